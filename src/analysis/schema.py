@@ -1,0 +1,206 @@
+"""Metadata as code: every dataset's columns, types, units and constraints, defined once.
+
+Each table in ``data/`` is described by a :class:`Table` (in :mod:`analysis.tables`); the
+same definition validates the CSV on load (via pandera) and generates the data dictionary
+``data/README.md``, so the two cannot drift. Validation errors name the file, the row (as
+the 1-based CSV line number, header = line 1), the column and what is allowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+import pandera.pandas as pa
+from pandera.errors import SchemaError, SchemaErrors
+
+DType = Literal["str", "float", "int", "bool", "date"]
+
+_PANDERA_TYPES: dict[str, object] = {
+    "str": str,
+    "float": float,
+    "int": "Int64",
+    "bool": "boolean",
+    "date": str,
+}
+
+
+class DataValidationError(ValueError):
+    """A dataset failed validation; the message names file, row and column."""
+
+
+@dataclass(frozen=True)
+class Col:
+    """One column: name (with unit suffix), type, unit, meaning and constraints."""
+
+    name: str
+    dtype: DType
+    description: str
+    unit: str = ""
+    required: bool = True  #: False = empty cells allowed
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    isin: Sequence[str] | None = None
+    pattern: str | None = None
+
+    def allowed(self) -> str:
+        """Human-readable constraint summary (also used in the data dictionary)."""
+        parts: list[str] = []
+        if self.gt is not None:
+            parts.append(f"> {self.gt:g}")
+        if self.ge is not None:
+            parts.append(f">= {self.ge:g}")
+        if self.le is not None:
+            parts.append(f"<= {self.le:g}")
+        if self.isin is not None:
+            parts.append("one of " + ", ".join(f"`{v}`" for v in self.isin))
+        if self.pattern is not None:
+            parts.append(f"matches `{self.pattern}`")
+        if self.dtype == "date":
+            parts.append("ISO date YYYY-MM-DD")
+        if not self.required:
+            parts.append("may be empty")
+        return "; ".join(parts)
+
+    def pandera_column(self) -> pa.Column:
+        checks = []
+        if self.gt is not None:
+            checks.append(pa.Check.gt(self.gt))
+        if self.ge is not None:
+            checks.append(pa.Check.ge(self.ge))
+        if self.le is not None:
+            checks.append(pa.Check.le(self.le))
+        if self.isin is not None:
+            checks.append(pa.Check.isin(list(self.isin)))
+        if self.pattern is not None:
+            checks.append(pa.Check.str_matches(self.pattern))
+        if self.dtype == "date":
+            checks.append(pa.Check.str_matches(r"^\d{4}-\d{2}-\d{2}$"))
+        return pa.Column(
+            _PANDERA_TYPES[self.dtype],
+            checks=checks,
+            nullable=not self.required,
+            coerce=True,
+            required=True,
+            description=self.description,
+            title=self.unit or None,
+        )
+
+
+@dataclass(frozen=True)
+class Table:
+    """A dataset: where it lives, what a row is, its key and its columns."""
+
+    name: str
+    path: str  #: relative to ``data/``
+    description: str
+    columns: tuple[Col, ...]
+    key: tuple[str, ...] = ()
+    #: Extra whole-table checks: each returns a list of error strings (empty = fine).
+    checks: tuple[Callable[[pd.DataFrame], list[str]], ...] = field(default=())
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def schema(self) -> pa.DataFrameSchema:
+        return pa.DataFrameSchema(
+            {c.name: c.pandera_column() for c in self.columns},
+            strict=True,
+            ordered=False,
+            name=self.name,
+        )
+
+    def validate(self, df: pd.DataFrame, source: str | Path | None = None) -> pd.DataFrame:
+        """Validate (and coerce) a frame read from ``source``; raise on the first problems."""
+        where = str(source or self.path)
+        missing = [c for c in self.column_names if c not in df.columns]
+        extra = [c for c in df.columns if c not in self.column_names]
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append(f"missing column(s) {missing}")
+            if extra:
+                parts.append(f"unexpected column(s) {extra}")
+            raise DataValidationError(
+                f"{where}: {'; '.join(parts)}. Expected columns: {', '.join(self.column_names)}."
+            )
+        df = df.reset_index(drop=True)
+        try:
+            out = self.schema().validate(df, lazy=True)
+        except SchemaErrors as err:
+            raise DataValidationError(_format_failures(where, err.failure_cases, self)) from None
+        except SchemaError as err:  # pragma: no cover - lazy=True collects into SchemaErrors
+            raise DataValidationError(f"{where}: {err}") from None
+        problems: list[str] = []
+        if self.key:
+            dup = out.duplicated(list(self.key), keep=False)
+            for idx in out.index[dup][:10]:
+                keyval = ", ".join(f"{k}={out.at[idx, k]!r}" for k in self.key)
+                problems.append(f"row {idx + 2}: duplicated key ({keyval})")
+        for check in self.checks:
+            problems.extend(check(out))
+        if problems:
+            raise DataValidationError(f"{where}: " + "; ".join(problems[:20]))
+        return out[self.column_names]
+
+    def read(self, data_dir: Path) -> pd.DataFrame:
+        """Read ``data_dir / path`` as strings, then validate and coerce."""
+        path = data_dir / self.path
+        try:
+            raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+        except FileNotFoundError:
+            raise DataValidationError(f"{path}: file not found (table {self.name!r}).") from None
+        except pd.errors.ParserError as err:
+            raise DataValidationError(f"{path}: not a valid CSV file ({err}).") from None
+        return self.validate(raw, path)
+
+
+def _format_failures(where: str, cases: pd.DataFrame, table: Table) -> str:
+    cols = {c.name: c for c in table.columns}
+    msgs = []
+    for _, case in cases.head(20).iterrows():
+        col = case.get("column")
+        idx = case.get("index")
+        row = f"row {int(idx) + 2}" if pd.notna(idx) else "column"
+        allowed = cols[col].allowed() if col in cols else ""
+        check = str(case.get("check"))
+        value = case.get("failure_case")
+        what = "empty value" if check == "not_nullable" else f"value {value!r} fails {check}"
+        if check.startswith("coerce_dtype") or check.startswith("dtype"):
+            what = f"value {value!r} is not of type {cols[col].dtype}" if col in cols else check
+        msgs.append(
+            f"{row}, column {col!r}: {what}" + (f" (allowed: {allowed})" if allowed else "")
+        )
+    return f"{where}: " + "; ".join(msgs)
+
+
+def render_data_dictionary(tables: Sequence[Table]) -> str:
+    """Markdown data dictionary for ``data/README.md`` (generated; do not edit by hand)."""
+    out = [
+        "# Data dictionary",
+        "",
+        "<!-- Generated by `python -m analysis data-readme` from src/analysis/tables.py;"
+        " do not edit by hand. A test fails when this file is stale. -->",
+        "",
+        "Every value in these tables carries a source (a URL or an MLPerf result path, via",
+        "`source_id` into `sources.csv` or a path column) and an access date. Vendor sparse",
+        "figures are halved to dense and labelled; estimates carry a low/high range and say",
+        "so; announced parts are flagged `status = announced`.",
+        "",
+    ]
+    for t in tables:
+        out += [f"## `{t.path}` ({t.name})", "", t.description, ""]
+        if t.key:
+            out += [f"Key: {', '.join(f'`{k}`' for k in t.key)}", ""]
+        out += ["| column | type | unit | description | allowed |", "|---|---|---|---|---|"]
+        for c in t.columns:
+            desc = c.description.replace("|", "\\|")
+            allowed = c.allowed().replace("|", "\\|")
+            out.append(f"| `{c.name}` | {c.dtype} | {c.unit} | {desc} | {allowed} |")
+        out.append("")
+    return "\n".join(out)
