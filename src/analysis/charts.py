@@ -1,5 +1,4 @@
-"""Figures: the report's Altair theme, a renderer that stores spec + static image, and one
-function per figure.
+"""Figures: the report's Altair theme, a spec + static-image renderer, one function per figure.
 
 Why a custom renderer (see the toolchain notes): altair's built-in renderers either write a
 MIME key nbformat rejects, or emit HTML that loads Vega from a CDN with a random element id.
@@ -35,10 +34,26 @@ def _theme() -> alt.theme.ThemeConfig:
         "config": {
             "font": FONT,
             "view": {"continuousWidth": 560, "continuousHeight": 320, "stroke": None},
-            "title": {"fontSize": 15, "anchor": "start", "subtitleFontSize": 12, "subtitleColor": "#555"},
+            "title": {
+                "fontSize": 15,
+                "anchor": "start",
+                "subtitleFontSize": 12,
+                "subtitleColor": "#555",
+            },
             "axis": {"labelFontSize": 11, "titleFontSize": 12, "gridColor": "#e6e6e6"},
             "legend": {"labelFontSize": 11, "titleFontSize": 12, "orient": "right"},
-            "range": {"category": ["#c8102e", "#5a9a08", "#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]},
+            "range": {
+                "category": [
+                    "#c8102e",
+                    "#5a9a08",
+                    "#1f77b4",
+                    "#ff7f0e",
+                    "#9467bd",
+                    "#8c564b",
+                    "#e377c2",
+                    "#7f7f7f",
+                ]
+            },
         }
     }
 
@@ -60,16 +75,22 @@ def render_bundle(spec: dict[str, Any]) -> dict[str, Any]:
     png = base64.b64encode(_png(spec)).decode()
     eid = _element_id(spec)
     desc = spec.get("description") or _title_text(spec)
+    spec_json = _script_safe(json.dumps(spec, sort_keys=True))
+    img = f'<img alt="{_escape(desc)}" src="data:image/png;base64,{png}" style="max-width:100%"/>'
     html = (
-        f'<div class="gpu-chart" id="{eid}">'
-        f'<img alt="{_escape(desc)}" src="data:image/png;base64,{png}" style="max-width:100%"/></div>'
-        f'<script type="application/json" id="{eid}-spec">{_script_safe(json.dumps(spec, sort_keys=True))}</script>'
+        f'<div class="gpu-chart" id="{eid}">{img}</div>'
+        f'<script type="application/json" id="{eid}-spec">{spec_json}</script>'
         "<script>(function(){if(window.vegaEmbed){"
         f'var s=JSON.parse(document.getElementById("{eid}-spec").textContent);'
         f'window.vegaEmbed("#{eid}",s,{{actions:false,renderer:"svg"}});'
         "}})();</script>"
     )
-    return {VEGALITE_MIME: spec, "image/png": png, "text/html": html, "text/plain": f"<chart: {_escape(desc)}>"}
+    return {
+        VEGALITE_MIME: spec,
+        "image/png": png,
+        "text/html": html,
+        "text/plain": f"<chart: {_escape(desc)}>",
+    }
 
 
 def _title_text(spec: dict[str, Any]) -> str:
@@ -82,7 +103,9 @@ def _title_text(spec: dict[str, Any]) -> str:
 
 
 def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+    return (
+        text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+    )
 
 
 def _script_safe(text: str) -> str:

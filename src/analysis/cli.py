@@ -65,9 +65,15 @@ def scenarios() -> None:
 
 @app.command()
 def run(
-    params: Annotated[Path, typer.Option("--params", help="Parameter file (YAML).")] = paths.DEFAULT_PARAMS,
-    out: Annotated[Path | None, typer.Option("--out", help="Reports folder (default: reports/).")] = None,
-    formats: Annotated[str, typer.Option("--formats", help="Comma-separated: html,pdf.")] = "html,pdf",
+    params: Annotated[
+        Path, typer.Option("--params", help="Parameter file (YAML).")
+    ] = paths.DEFAULT_PARAMS,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Reports folder (default: reports/).")
+    ] = None,
+    formats: Annotated[
+        str, typer.Option("--formats", help="Comma-separated: html,pdf.")
+    ] = "html,pdf",
     jobs: Annotated[int, typer.Option("--jobs", help="Chapters executed in parallel.")] = 2,
 ) -> None:
     """Execute every chapter for a scenario and publish a new report version."""
@@ -102,7 +108,9 @@ def diff(
 
 @app.command()
 def sync(
-    check: Annotated[bool, typer.Option("--check", help="Only check; exit 1 when out of sync.")] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Only check; exit 1 when out of sync.")
+    ] = False,
 ) -> None:
     """Keep each notebook and its py:percent pair in sync (jupytext)."""
     from analysis import report
@@ -128,7 +136,9 @@ def goldens() -> None:
 
 @app.command("data-readme")
 def data_readme(
-    check: Annotated[bool, typer.Option("--check", help="Exit 1 if data/README.md is stale.")] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 if data/README.md is stale.")
+    ] = False,
 ) -> None:
     """Generate data/README.md from the schema definitions."""
     from analysis.schema import render_data_dictionary
@@ -136,7 +146,9 @@ def data_readme(
 
     text = render_data_dictionary(list(ALL.values()))
     if check:
-        current = paths.DATA_README.read_text(encoding="utf-8") if paths.DATA_README.exists() else ""
+        current = (
+            paths.DATA_README.read_text(encoding="utf-8") if paths.DATA_README.exists() else ""
+        )
         if current != text:
             raise fail("data/README.md is stale: run `make data-readme`")
         return
@@ -146,8 +158,12 @@ def data_readme(
 
 @app.command()
 def bench(
-    params: Annotated[Path, typer.Option("--params", help="Scenario for the report phase timing.")] = paths.DEFAULT_PARAMS,
-    report_phases: Annotated[bool, typer.Option("--report/--no-report", help="Also time make report's phases.")] = True,
+    params: Annotated[
+        Path, typer.Option("--params", help="Scenario for the report phase timing.")
+    ] = paths.DEFAULT_PARAMS,
+    report_phases: Annotated[
+        bool, typer.Option("--report/--no-report", help="Also time make report's phases.")
+    ] = True,
 ) -> None:
     """Time the model sweeps, the Monte Carlo and each phase of a report run."""
     from analysis import bench as bench_mod
@@ -171,8 +187,12 @@ def validate_models() -> None:
 
 @ingest_app.command("mlperf")
 def ingest_mlperf(
-    sources: Annotated[list[Path], typer.Argument(help="summary_results.json / summary.csv / training CSV files.")],
-    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default: data/benchmarks/).")] = None,
+    sources: Annotated[
+        list[Path], typer.Argument(help="summary_results.json / summary.csv / training CSV files.")
+    ],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output folder (default: data/benchmarks/).")
+    ] = None,
 ) -> None:
     """Normalize raw MLPerf results into data/benchmarks/ (deterministic CSV)."""
     from analysis.ingest import mlperf

@@ -38,3 +38,10 @@ def load_table(name: str) -> pd.DataFrame:
 def clear_cache() -> None:
     """Forget cached tables (tests that write fixture data call this)."""
     _load_table_cached.cache_clear()
+
+
+# Named loaders for every table (thin wrappers; specs and models add derived columns).
+# Owners may replace a wrapper with a richer loader; the names are the public contract.
+def load_sources() -> pd.DataFrame:
+    """Every cited source: ``source_id``, URL, title, publisher, access date."""
+    return load_table("sources")

@@ -11,14 +11,27 @@ import difflib
 
 #: Shipping accelerators, then announced ones (``status: announced`` in the spec table).
 ACCELERATORS_SHIPPING: tuple[str, ...] = (
-    "H100-SXM", "H200", "B200", "B300", "GB200", "GB300",
-    "MI300X", "MI325X", "MI350X", "MI355X",
+    "H100-SXM",
+    "H200",
+    "B200",
+    "B300",
+    "GB200",
+    "GB300",
+    "MI300X",
+    "MI325X",
+    "MI350X",
+    "MI355X",
 )
 ACCELERATORS_ANNOUNCED: tuple[str, ...] = ("VR200", "MI455X")
 ACCELERATORS: tuple[str, ...] = ACCELERATORS_SHIPPING + ACCELERATORS_ANNOUNCED
 
 MODELS: tuple[str, ...] = (
-    "llama2-70b", "llama3.1-8b", "llama3.1-70b", "llama3.1-405b", "deepseek-r1", "gpt-oss-120b",
+    "llama2-70b",
+    "llama3.1-8b",
+    "llama3.1-70b",
+    "llama3.1-405b",
+    "deepseek-r1",
+    "gpt-oss-120b",
     "mixtral-8x7b",
 )
 PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")

@@ -100,9 +100,7 @@ class Training(_Strict):
     seq_len: Annotated[int, Field(ge=128, le=1_000_000)] = Field(
         8192, description="Training sequence length in tokens."
     )
-    global_batch_tokens: PositiveFloat = Field(
-        16.0e6, description="Global batch size in tokens."
-    )
+    global_batch_tokens: PositiveFloat = Field(16.0e6, description="Global batch size in tokens.")
 
     @field_validator("model")
     @classmethod
@@ -225,7 +223,9 @@ class Scenario(_Strict):
         """Candidates plus, when asked for, the announced parts (shown as projections)."""
         if not self.include_announced:
             return self.candidates
-        return self.candidates + tuple(a for a in ids.ACCELERATORS_ANNOUNCED if a not in self.candidates)
+        return self.candidates + tuple(
+            a for a in ids.ACCELERATORS_ANNOUNCED if a not in self.candidates
+        )
 
 
 class ParamsError(ValueError):
@@ -253,7 +253,11 @@ def format_validation_error(err: ValidationError, source: str) -> str:
             allowed = ", ".join(model.model_fields)
             msg = f"unknown key. Allowed keys here: {allowed}"
         got = e.get("input")
-        got_s = "" if e["type"] in {"extra_forbidden", "missing"} or isinstance(got, dict) else f" (got {got!r})"
+        got_s = (
+            ""
+            if e["type"] in {"extra_forbidden", "missing"} or isinstance(got, dict)
+            else f" (got {got!r})"
+        )
         lines.append(f"  - key `{loc}`: {msg}{got_s}")
     return "\n".join(lines)
 
@@ -261,7 +265,10 @@ def format_validation_error(err: ValidationError, source: str) -> str:
 def parse_scenario(raw: Any, source: str = "<params>") -> Scenario:
     """Validate an already-parsed mapping into a :class:`Scenario`."""
     if not isinstance(raw, dict):
-        raise ParamsError(f"{source}: expected a mapping of keys to values at the top level, got {type(raw).__name__}.")
+        raise ParamsError(
+            f"{source}: expected a mapping of keys to values at the top level, "
+            f"got {type(raw).__name__}."
+        )
     try:
         return Scenario.model_validate(raw)
     except ValidationError as err:

@@ -46,7 +46,9 @@ def normalize(value: Any) -> Scalar:
         if not math.isfinite(value):
             return None
         return round_sig(value)
-    raise TypeError(f"key results must be numbers, strings, booleans or None; got {type(value).__name__}")
+    raise TypeError(
+        f"key results must be numbers, strings, booleans or None; got {type(value).__name__}"
+    )
 
 
 def key_results_bundle(chapter: str, results: Mapping[str, Any]) -> dict[str, Any]:

@@ -67,6 +67,7 @@ class Col:
         return "; ".join(parts)
 
     def pandera_column(self) -> pa.Column:
+        """The pandera column (type, checks, nullability) for this definition."""
         checks = []
         if self.gt is not None:
             checks.append(pa.Check.gt(self.gt))
@@ -105,9 +106,11 @@ class Table:
 
     @property
     def column_names(self) -> list[str]:
+        """Column names in schema order."""
         return [c.name for c in self.columns]
 
     def schema(self) -> pa.DataFrameSchema:
+        """The pandera schema built from the column definitions."""
         return pa.DataFrameSchema(
             {c.name: c.pandera_column() for c in self.columns},
             strict=True,

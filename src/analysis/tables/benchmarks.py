@@ -1,0 +1,203 @@
+"""Schemas of the normalized MLPerf tables in ``data/benchmarks/`` (written by ``ingest mlperf``).
+
+Provenance: MLCommons MLPerf Inference and Training results, Apache License 2.0. MLPerf is a
+trademark of MLCommons; its results-messaging guidelines apply (cite the round and the
+result id; say when a figure is derived). The raw files live in ``../shared/data/mlperf/``
+(see its README for checksums) and are never copied into this repository; each row here
+carries its source file and row, and the path of the result in the MLCommons repository.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis import ids
+from analysis.schema import Col, Table
+
+#: MLPerf Inference LLM benchmark ids kept in ``mlperf_inference`` (as MLPerf names them).
+INFERENCE_BENCHMARKS: tuple[str, ...] = (
+    "deepseek-r1",
+    "gpt-oss-120b",
+    "llama2-70b-99",
+    "llama2-70b-99.9",
+    "llama3.1-405b",
+    "llama3.1-8b",
+    "mixtral-8x7b",
+)
+#: MLPerf Training LLM benchmark ids kept in ``mlperf_training``.
+TRAINING_BENCHMARKS: tuple[str, ...] = ("gpt3", "llama2_70b_lora", "llama31_405b", "llama31_8b")
+INFERENCE_SCENARIOS: tuple[str, ...] = ("Offline", "Server", "Interactive")
+
+#: Where each round's raw file comes from (shared README); quoted in the table descriptions.
+INFERENCE_PROVENANCE = (
+    "Sources (Apache-2.0, MLCommons): v4.1 `mlcommons/inference_results_v4.1` "
+    "`summary_results.json` at commit 1e5a50f0619832da57f1425c19a8ec3607eee91d; v5.1 "
+    "`mlcommons/inference_results_v5.1` at 965182b03376a00fcae415c54e560e1c83937932; v6.0 "
+    "`mlcommons/inference_results_v6.0`, added in ab33b2144a9f822f69d24f78569f993d195ee7e5."
+)
+TRAINING_PROVENANCE = (
+    "Sources (Apache-2.0, MLCommons): compiled from the MLLOG result files of "
+    "`mlcommons/training_results_v4.0` (6fe954378efe4a1a1bd665550b18ff8f26018def), `v4.1` "
+    "(b87b9e396f771345d4ef122ba33456304f15228d) and `v5.0` "
+    "(0fdc28f013256aea84fa36fdaf1e0fa46094b18c) and scored with MLCommons' "
+    "`mlperf-logging` 4.1.68 result summarizer (shared file "
+    "`training_llm_time_to_train_v4.0-v5.0.csv`)."
+)
+
+_ROUND = r"^v\d+\.\d+$"
+_ACC_DESC = (
+    "Canonical accelerator id (analysis.ids); empty when the raw name has no canonical id "
+    "(e.g. H100-NVL, H100-PCIe, H200-NVL, GH200, L40S, RTX PRO 6000, mixed-accelerator "
+    "clusters): such rows are kept and listed by the ingest, never dropped"
+)
+
+
+def _check_accelerator_vendor(df: pd.DataFrame) -> list[str]:
+    """A canonical id must belong to the row's vendor (MI* = AMD, the rest = NVIDIA)."""
+    mapped = df["accelerator"].notna()
+    amd = df["accelerator"].astype("string").str.startswith("MI").fillna(False).astype(bool)
+    expected = amd.map({True: "AMD", False: "NVIDIA"})
+    bad = df.index[mapped & (df["vendor"] != expected)]
+    return [
+        f"row {i + 2}: accelerator {df.at[i, 'accelerator']!r} is not a {df.at[i, 'vendor']} part"
+        for i in bad[:10]
+    ]
+
+
+def _check_total_accelerators(df: pd.DataFrame) -> list[str]:
+    """``total_accelerators`` = ``nodes`` x ``accelerators_per_node`` (MLPerf's own count)."""
+    bad = df.index[df["total_accelerators"] != df["nodes"] * df["accelerators_per_node"]]
+    return [f"row {i + 2}: total_accelerators != nodes x accelerators_per_node" for i in bad[:10]]
+
+
+def _check_duplicate_of(df: pd.DataFrame) -> list[str]:
+    """``duplicate_of`` names a sibling row (same run, other accuracy target) that exists."""
+    keys = set(zip(df["round"], df["mlperf_id"], df["benchmark"], df["scenario"], strict=True))
+    problems = []
+    for i in df.index[df["duplicate_of"].notna()]:
+        sib = (df.at[i, "round"], df.at[i, "mlperf_id"], df.at[i, "duplicate_of"],
+               df.at[i, "scenario"])
+        if sib not in keys:
+            problems.append(f"row {i + 2}: duplicate_of {df.at[i, 'duplicate_of']!r} not found")
+    return problems[:10]
+
+
+_COMMON_SYSTEM_COLS: tuple[Col, ...] = (
+    Col("round", "str", "MLPerf round, e.g. `v5.1`", pattern=_ROUND),
+    Col("submitter", "str", "Submitting organization as published"),
+    Col("system", "str", "System name as published"),
+    Col("accelerator", "str", _ACC_DESC, required=False, isin=ids.ACCELERATORS),
+    Col("accelerator_raw", "str", "Accelerator name exactly as published"),
+    Col("vendor", "str", "Accelerator vendor (only AMD and NVIDIA rows are kept)",
+        isin=ids.VENDORS),
+)
+
+MLPERF_INFERENCE = Table(
+    name="mlperf_inference",
+    path="benchmarks/mlperf_inference.csv",
+    description=(
+        "MLPerf Inference LLM results: closed division, datacenter suite (including systems "
+        "submitted as `datacenter,edge`), AMD and NVIDIA accelerators, Offline/Server/Interactive "
+        "scenarios, one row per published result. Built by `python -m analysis ingest mlperf` "
+        "from the round summaries (`summary_results.json` or `summary.csv`); never edited by "
+        "hand. `result` is the official MLPerf result; `result_per_accelerator` is derived "
+        "(result / total accelerators) and is NOT an official MLPerf metric. For many systems "
+        "the `llama2-70b-99` and `llama2-70b-99.9` rows are the same run: both rows are kept "
+        "and the `-99` row names its `-99.9` sibling in `duplicate_of`; drop rows with "
+        "`duplicate_of` set to count distinct runs. " + INFERENCE_PROVENANCE
+    ),
+    key=("round", "mlperf_id", "benchmark", "scenario"),
+    columns=(
+        *_COMMON_SYSTEM_COLS,
+        Col("accelerators_per_node", "int", "Accelerators per node (MLPerf `a#`)",
+            unit="accelerators", ge=1),
+        Col("nodes", "int", "Number of nodes", unit="nodes", ge=1),
+        Col("total_accelerators", "int",
+            "nodes x accelerators_per_node (MLPerf's count; the v6.0 AMD cluster named "
+            "'(x87)' counts 11 x 8 = 88)", unit="accelerators", ge=1),
+        Col("benchmark", "str", "MLPerf benchmark id as MLPerf names it (`-99`/`-99.9` = "
+            "accuracy target); interactive variants are normalized to scenario `Interactive`",
+            isin=INFERENCE_BENCHMARKS),
+        Col("model", "str", "Canonical model id (analysis.ids)", isin=ids.MODELS),
+        Col("scenario", "str", "MLPerf scenario (Interactive = Server with tighter latency "
+            "bounds)", isin=INFERENCE_SCENARIOS),
+        Col("result", "float", "Official MLPerf result (whole system)", unit="see `units`",
+            gt=0),
+        Col("units", "str", "Units of `result` as published (normally `Tokens/s`)"),
+        Col("result_per_accelerator", "float",
+            "DERIVED, not an official MLPerf metric: result / total_accelerators, rounded "
+            "to 3 decimals", unit="`units` per accelerator", gt=0),
+        Col("tokens_per_sample", "float", "Mean output length: TOKENS_PER_SAMPLE from the "
+            "published Accuracy field (empty where the round does not report it)",
+            unit="tokens", required=False, gt=0),
+        Col("weight_precision", "str", "Weight data types as published (`weight_data_types`)",
+            required=False),
+        Col("precision", "str", "Canonical weight precision: fp16/bf16 -> bf16, fp8 -> fp8, "
+            "fp4/mxfp4/nvfp4 -> fp4; empty for integer, UNSET or mixed", required=False,
+            isin=ids.PRECISIONS),
+        Col("software", "str", "Framework / software stack as published", required=False),
+        Col("availability", "str", "MLPerf availability category",
+            isin=("available", "preview", "rdi")),
+        Col("mlperf_id", "str", "MLPerf system id `suite/division/submitter/platform` (the "
+            "`Unique ID (e.g. for Audit)` of summary_results.json; derived from the same "
+            "fields in summary.csv)"),
+        Col("result_id", "str", "Published result id (`ID`, e.g. `5.1-0001`) where the source "
+            "has one (summary_results.json); empty from summary.csv", required=False),
+        Col("results_path", "str", "Path of the result in the MLCommons results repository "
+            "(`Location`)"),
+        Col("duplicate_of", "str", "Set on a `-99` row whose result equals its `-99.9` sibling "
+            "(same system, round and scenario): the sibling's benchmark id", required=False,
+            isin=INFERENCE_BENCHMARKS),
+        Col("caveat", "str", "What a reader must know about this row (power cap, "
+            "virtualization, accelerator count in the name, mislabelled units, ...)",
+            required=False),
+        Col("source_file", "str", "Raw file the row came from (stable relative path, e.g. "
+            "`shared/data/mlperf/inference_v5.1_summary_results.json`)"),
+        Col("source_row", "int", "0-based record index in `source_file` (JSON array index, "
+            "or CSV data row without the header)", ge=0),
+    ),
+    checks=(_check_accelerator_vendor, _check_total_accelerators, _check_duplicate_of),
+)
+
+MLPERF_TRAINING = Table(
+    name="mlperf_training",
+    path="benchmarks/mlperf_training.csv",
+    description=(
+        "MLPerf Training LLM results (time to train), one row per system and benchmark, AMD "
+        "and NVIDIA accelerators, all divisions present in the source (v4.0-v5.0: closed "
+        "only; keep `division` in filters). `time_to_train_min` is the official result "
+        "(MLCommons' summarizer score: olympic mean of the successful runs with scaling.json "
+        "and RCP normalization); empty where no run log was readable. " + TRAINING_PROVENANCE
+    ),
+    key=("round", "results_path"),
+    columns=(
+        *_COMMON_SYSTEM_COLS,
+        Col("nodes", "int", "Number of nodes", unit="nodes", ge=1),
+        Col("accelerators_per_node", "int", "Accelerators per node", unit="accelerators", ge=1),
+        Col("total_accelerators", "int", "nodes x accelerators_per_node", unit="accelerators",
+            ge=1),
+        Col("benchmark", "str", "MLPerf Training benchmark id", isin=TRAINING_BENCHMARKS),
+        Col("model", "str", "Canonical model id of the benchmark (empty for gpt3, which has "
+            "none)", required=False, isin=ids.MODELS),
+        Col("time_to_train_min", "float", "Official time to train (summarizer score)",
+            unit="min", required=False, gt=0),
+        Col("olympic_mean_min_raw", "float", "Olympic mean of the successful runs before "
+            "scaling/RCP normalization", unit="min", required=False, gt=0),
+        Col("n_success_runs", "int", "Runs that reached the quality target", unit="runs", ge=0),
+        Col("software", "str", "Framework as published", required=False),
+        Col("availability", "str", "Normalized availability (`preview` if published as "
+            "Preview, else `available`)", isin=("available", "preview", "rdi")),
+        Col("availability_raw", "str", "Availability as published (on-premise / cloud ...)"),
+        Col("division", "str", "MLPerf division", isin=("closed", "open")),
+        Col("caveat", "str", "What a reader must know about this row", required=False),
+        Col("source_file", "str", "Compiled table the row came from (stable relative path)"),
+        Col("source_row", "int", "0-based data row index in `source_file`", ge=0),
+        Col("results_path", "str", "Results folder in the MLCommons repository"),
+        Col("repo", "str", "MLCommons results repository (`owner/name`)"),
+        Col("commit", "str", "Commit of `repo` the logs were read at",
+            pattern=r"^[0-9a-f]{40}$"),
+    ),
+    checks=(_check_accelerator_vendor, _check_total_accelerators),
+)
+
+TABLES = (MLPERF_INFERENCE, MLPERF_TRAINING)

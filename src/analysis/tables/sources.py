@@ -1,0 +1,85 @@
+"""The sources register: one row per document a value in ``data/`` is taken from.
+
+Analytical decisions taken here:
+
+* Every value row in every other table points here through a ``source_id``; a data test
+  fails when a referenced id is missing, so a figure cannot lose its provenance.
+* ``accessed`` is the day the document was read (vendor pages change without notice).
+* ``kind`` says how much weight a source carries: a vendor ``datasheet`` or ``whitepaper``
+  outranks a ``press-release`` or a third-party ``article``. A row without a URL (an
+  ``estimate``, a file shipped beside the repository) must say in ``notes`` where the
+  document is or how the estimate was made.
+* Rows are kept sorted by ``source_id`` so that concurrent additions merge cleanly.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.schema import Col, Table
+
+#: Kinds of source, roughly from most to least authoritative.
+SOURCE_KINDS: tuple[str, ...] = (
+    "datasheet",
+    "whitepaper",
+    "product-page",
+    "documentation",
+    "model-card",
+    "config",
+    "paper",
+    "mlperf",
+    "press-release",
+    "blog",
+    "pricing",
+    "article",
+    "estimate",
+)
+
+SOURCE_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
+
+
+def _url_or_note(df: pd.DataFrame) -> list[str]:
+    """A source without a URL (an estimate, a file shipped beside the repo) explains itself."""
+    bad = df["url"].isna() & df["notes"].isna()
+    return [
+        f"row {i + 2}, column 'url': empty value with empty notes (a source without a URL "
+        "must say in `notes` where it is or how the estimate was made)"
+        for i in df.index[bad]
+    ]
+
+
+def _sorted_ids(df: pd.DataFrame) -> list[str]:
+    """Rows are sorted by ``source_id`` (keeps concurrent appends mergeable)."""
+    ids = df["source_id"].tolist()
+    for i, (a, b) in enumerate(zip(ids, ids[1:], strict=False)):
+        if b < a:
+            return [f"row {i + 3}, column 'source_id': {b!r} sorts before {a!r}; keep rows sorted"]
+    return []
+
+
+SOURCES = Table(
+    name="sources",
+    path="sources.csv",
+    description=(
+        "Every document a value in `data/` is taken from. Other tables reference a row by "
+        "`source_id`. Rows are sorted by `source_id`."
+    ),
+    key=("source_id",),
+    columns=(
+        Col("source_id", "str", "Stable short id, lower case (e.g. `nvidia-h100-datasheet`).",
+            pattern=SOURCE_ID_PATTERN),
+        Col("url", "str", "Exact URL of the document used; empty only when `notes` says where "
+            "the document is or how the estimate was made.", required=False,
+            pattern=r"^https?://"),
+        Col("title", "str", "Title of the document as published."),
+        Col("publisher", "str", "Organisation or author that published it."),
+        Col("accessed", "date", "Day the document was read."),
+        Col("kind", "str", "What sort of source it is (authority decreases down the list).",
+            isin=SOURCE_KINDS),
+        Col("notes", "str", "What it is used for; caveats; how an estimate was made.",
+            required=False),
+    ),
+    checks=(_url_or_note, _sorted_ids),
+)
+
+TABLES = (SOURCES,)

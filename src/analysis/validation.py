@@ -1,0 +1,34 @@
+"""``python -m analysis validate-models``: the models' out-of-sample error against MLPerf.
+
+Prints, for the inference and the training model, the held-out predictions' error summary
+per vendor and overall (the same tables the chapters show), so a reviewer can check the
+figures the report quotes without rendering it.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _print_frame(console: Console, title: str, df) -> None:  # noqa: ANN001 - a DataFrame
+    table = Table(title=title)
+    for col in df.columns:
+        table.add_column(str(col))
+    for row in df.itertuples(index=False):
+        table.add_row(*(f"{v:.1f}" if isinstance(v, float) else str(v) for v in row))
+    console.print(table)
+
+
+def print_model_validation(console: Console) -> None:
+    """Run both validations and print their summaries."""
+    from analysis import inference, training
+
+    inf = inference.validate_against_mlperf()
+    _print_frame(
+        console, "Inference model vs MLPerf Inference (held out)", inference.validation_summary(inf)
+    )
+    trn = training.validate_against_mlperf()
+    _print_frame(
+        console, "Training model vs MLPerf Training (held out)", training.validation_summary(trn)
+    )
