@@ -1,0 +1,1 @@
+"""Turning upstream result formats (MLPerf summaries, ...) into the tables in ``data/``."""
