@@ -1,0 +1,180 @@
+# ---
+# title: "Total cost of ownership"
+# description: "Owned vs rented $/GPU-hour, cost per million tokens per latency tier and per training run, with uncertainty, break-even points and sensitivity."
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# ## Overview
+#
+# - **Question:** what does a useful GPU-hour, a million tokens in each latency tier and the
+#   scenario's training run cost on each candidate, bought or rented, and how sure are we?
+# - **Decision informed:** which vendor is cheaper for the scenario, with what probability,
+#   and what would have to change (price, utilization, throughput, porting effort) to flip it.
+# - Every assumption used links to its entry in the assumptions register (appendix), e.g.
+#   [utilization](#A-utilization), [porting effort](#A-porting-effort-amd).
+
+# %% tags=["parameters"]
+scenario: dict = {}  # the Scenario as plain data (papermill injects it); {} = params/default.yaml
+
+# %%
+from analysis import params  # noqa: E402 (after the parameters cell, per the notebook contract)
+
+sc = params.scenario_from_parameters(scenario)
+
+# %%
+from analysis import charts, data, inference, results, tco, training  # noqa: E402
+
+charts.enable()
+assumptions = data.load_table("assumptions")
+inp_buy = tco.cost_inputs(sc, mode="buy", assumptions=assumptions)
+inp_rent = tco.cost_inputs(sc, mode="rent", assumptions=assumptions)
+inp = inp_buy if sc.cost.mode == "buy" else inp_rent
+tiers = inference.evaluate_tiers(sc, with_cost=False)
+train = training.evaluate_training(sc)
+print(f"Scenario {sc.name!r}: mode = {sc.cost.mode}, rental term = {sc.cost.rental_term}, "
+      f"{sc.cost.mc_draws:,} Monte Carlo draws (seed {sc.cost.seed}).")
+
+# %% [markdown]
+# ## Assumptions used
+#
+# The defaults below come from the assumptions register; the scenario may override the
+# value, and the Monte Carlo draws within the range. The `assumption_id` column links to
+# the register entry (`#A-...`) in the appendix.
+
+# %%
+inp.globals.reset_index()[["input", "value", "low", "high", "assumption_id"]].round(4)
+
+# %% [markdown]
+# ## Buy or rent: $/GPU-hour
+#
+# All-in owned cost per paid GPU-hour (capital, maintenance, power, colocation, software,
+# amortized porting) next to the median rental quote (plus the same porting cost). Rented
+# prices are the quotes in `data/prices/rental_quotes.csv`; accelerators without a quote or a
+# purchase price show empty cells rather than a guess.
+
+# %%
+costs = tco.gpu_hour_cost(sc, inp)
+costs[["accelerator", "vendor", "owned_capital", "owned_power", "owned_colocation",
+       "owned_maintenance", "owned_platform", "owned_gpu_hour_usd", "rented_gpu_hour_usd",
+       "rent_quote_min", "rent_quote_max", "n_quotes", "quote_note"]].round(3)
+
+# %%
+#| label: fig-tco-buy-vs-rent
+#| fig-cap: "Owned (all-in) versus rented (median quote) USD per paid GPU-hour."
+#| fig-alt: "Paired horizontal bars per accelerator comparing owned and rented cost per GPU-hour."
+charts.plot_buy_vs_rent(costs)
+
+# %% [markdown]
+# ## Cost per million tokens by latency tier
+#
+# Tokens/s per GPU come from the inference chapter's model (`inference.evaluate_tiers`);
+# cost per useful GPU-hour (paid cost / utilization) is spread over those tokens. The
+# interval is the 5th-95th percentile of the joint Monte Carlo over every ranged input,
+# including the throughput model's error ([A-throughput-error](#A-throughput-error)).
+
+# %%
+sim = tco.simulate(sc, tiers, train, inputs=inp)
+sim.gpu_hour[["accelerator", "vendor", "mode", "gpu_hour_usd_p05", "gpu_hour_usd",
+              "gpu_hour_usd_p95", "useful_gpu_hour_usd"]].round(3)
+
+# %%
+sim.tiers[["tier", "accelerator", "vendor", "status", "tokens_per_s_per_gpu",
+           "cost_per_mtok_p05", "cost_per_mtok", "cost_per_mtok_p95"]].round(3)
+
+# %%
+#| label: fig-tco-cost-per-mtok
+#| fig-cap: "Cost per million output tokens per accelerator and latency tier (median, p05-p95)."
+#| fig-alt: "Faceted interval chart of cost per million tokens for each accelerator in each latency tier."
+charts.plot_cost_per_mtok(sim.tiers)
+
+# %% [markdown]
+# ## Which vendor is cheaper, and how likely
+#
+# Per tier, the cheapest shipping AMD and NVIDIA candidates (by median) are compared draw by
+# draw: `p_amd_cheaper` is the share of draws in which the AMD candidate costs less.
+
+# %%
+sim.tier_summary.round(3)
+
+# %%
+sim.training[["accelerator", "vendor", "gpu_hours", "train_cost_usd_p05", "train_cost_usd",
+              "train_cost_usd_p95"]].round(0)
+
+# %%
+{k: (round(v, 3) if isinstance(v, float) else v) for k, v in sim.training_summary.items()}
+
+# %% [markdown]
+# ## Break-even: "AMD wins if ..."
+#
+# For the cheapest AMD/NVIDIA pair of each tier and of the training run: the AMD all-in
+# $/GPU-hour, the AMD utilization, the relative throughput and the porting effort at which
+# both cost the same (solved on the default inputs; other inputs held).
+
+# %%
+be = tco.breakeven_table(sim, inp)
+be[["case", "statement"]]
+
+# %% [markdown]
+# ## Sensitivity
+#
+# Each input swung across its range ([register](#A-utilization) low/high; price tables for
+# prices and quotes), all others at their defaults: the AMD-minus-NVIDIA cost per million
+# tokens in the tightest tier's cheapest pair.
+
+# %%
+pair = sim.tier_summary.iloc[0]
+tt = sim.tiers[sim.tiers["tier_index"] == pair["tier_index"]].set_index("accelerator")
+sens = tco.sensitivity(inp, pair["cheapest_amd"], pair["cheapest_nvidia"],
+                       float(tt.at[pair["cheapest_amd"], "tokens_per_s_per_gpu"]),
+                       float(tt.at[pair["cheapest_nvidia"], "tokens_per_s_per_gpu"]))
+sens[["input", "assumption_id", "low", "high", "diff_low", "diff_high"]].head(12).round(4)
+
+# %%
+#| label: fig-tco-tornado
+#| fig-cap: "Sensitivity of the AMD-minus-NVIDIA cost per million tokens (tightest tier) to each input."
+#| fig-alt: "Tornado chart of the cost difference between the cheapest AMD and NVIDIA candidates as each input moves from low to high."
+charts.plot_cost_tornado(sens, f"{pair['cheapest_amd']} minus {pair['cheapest_nvidia']}: USD per million tokens ({pair['tier']})")
+
+# %% [markdown]
+# ## The article's three cost claims, in numbers
+#
+# The verdicts are given in the claims chapter; here are the numbers for this scenario:
+#
+# 1. *"AMD's hardware typically costs 20-30% less than equivalent NVIDIA configurations"*:
+#    `hardware_discount_pct` (purchase price) and `owned_discount_pct` (all-in $/GPU-hour).
+# 2. *"NVIDIA consistently outperforms AMD in terms of performance-per-dollar within the
+#    rental market, irrespective of latency requirements"*: the rental-mode comparison per tier.
+# 3. *"Integration time and tooling mismatches can outweigh hardware price differences"*:
+#    AMD's amortized porting cost per GPU-hour against its hardware saving per GPU-hour
+#    ([A-porting-effort-amd](#A-porting-effort-amd), [A-engineer-month-cost](#A-engineer-month-cost)).
+
+# %%
+claims = tco.claim_numbers(tco.gpu_hour_cost(sc, inp_buy), inp_buy)
+claims.round(3)
+
+# %%
+sim_rent = sim if sc.cost.mode == "rent" else tco.simulate(sc, tiers, train, inputs=inp_rent)
+sim_rent.tier_summary[["tier", "cheapest", "cheapest_amd", "cheapest_nvidia", "p_amd_cheaper"]].round(3)
+
+# %% [markdown]
+# ## Key results
+
+# %%
+key = tco.key_results(sim, be, sc.cost.mode)
+key["claim_hw_discount_pct_min"] = float(claims["hardware_discount_pct"].min()) if len(claims) else None
+key["claim_hw_discount_pct_max"] = float(claims["hardware_discount_pct"].max()) if len(claims) else None
+key["claim_rent_p_amd_cheaper_min"] = float(sim_rent.tier_summary["p_amd_cheaper"].min())
+key["claim_hidden_costs_exceed_gap_any"] = bool(claims["hidden_costs_exceed_gap"].any()) if len(claims) else False
+results.show_key_results("40-tco", key)

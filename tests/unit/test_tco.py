@@ -1,0 +1,169 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import tco
+from analysis.params import Scenario
+
+
+@pytest.fixture(scope="module")
+def sc():
+    return Scenario(name="x", title="x")
+
+
+@pytest.fixture(scope="module")
+def inp(sc):
+    return tco.cost_inputs(sc)
+
+
+def test_cost_per_million_tokens_hand_case():
+    # $2.00/GPU-hour at 1,000 tokens/s = 3.6M tokens/hour -> $0.5556 per million.
+    assert tco.cost_per_million_tokens(2.0, 1000.0) == pytest.approx(2.0 / 3.6, rel=1e-12)
+    assert round(tco.cost_per_million_tokens(2.0, 1000.0), 3) == 0.556
+
+
+def test_crf_textbook_value():
+    assert tco.capital_recovery_factor(0.08, 5) == pytest.approx(0.25046, abs=5e-6)
+    assert tco.capital_recovery_factor(0.0, 5) == pytest.approx(0.2)
+
+
+def _point(**over):
+    p = {
+        "gpu_price_usd": 25_000.0, "server_price_usd": np.nan, "server_platform_usd": 50_000.0,
+        "networking_frac": 0.0, "cost_of_capital": 0.0, "depreciation_years": 5.0,
+        "residual_frac": 0.0, "maintenance_frac_per_year": 0.0, "server_power_kw": 10.0,
+        "idle_power_frac": 0.3, "load_power_frac": 0.8, "utilization": 1.0, "pue": 1.0,
+        "electricity_usd_per_kwh": 0.1, "colocation_usd_per_kw_month": 0.0,
+        "software_usd_per_gpu_year": 0.0, "porting_engineer_months": 0.0,
+        "engineer_month_usd": 25_000.0, "rental_usd_per_gpu_hour": 2.0,
+    }
+    p.update(over)
+    return p
+
+
+def test_owned_components_hand_computed():
+    c = tco.owned_cost_components(_point(), fleet_gpus=1024)
+    # Capital: (8 x 25k + 50k) / 5 years / 8760 h / 8 GPUs.
+    assert c["capital"] == pytest.approx(250_000 / 5 / 8760 / 8)
+    # Power at full utilization: 10 kW x 0.8 / 8 GPUs x $0.10.
+    assert c["power"] == pytest.approx(10 * 0.8 / 8 * 0.1)
+    assert c["platform"] == pytest.approx(0.0)
+
+
+def test_platform_cost_amortized_over_fleet_hours():
+    p = _point(porting_engineer_months=12.0)
+    expected = 12 * 25_000 / (1024 * 8760 * 5)
+    assert tco.platform_cost_per_gpu_hour(p, 1024) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("key", ["gpu_price_usd", "electricity_usd_per_kwh",
+                                 "rental_usd_per_gpu_hour", "porting_engineer_months"])
+@pytest.mark.parametrize("mode", ["buy", "rent"])
+def test_cost_rises_with_prices(key, mode):
+    lo = tco.useful_gpu_hour_usd(_point(), mode, 1024)
+    hi = tco.useful_gpu_hour_usd(_point(**{key: _point()[key] * 1.5 + 1}), mode, 1024)
+    owned_only = {"gpu_price_usd", "electricity_usd_per_kwh"}
+    rent_only = key == "rental_usd_per_gpu_hour"
+    if (mode == "rent" and key in owned_only) or (mode == "buy" and rent_only):
+        assert hi == pytest.approx(lo)
+    else:
+        assert hi > lo
+
+
+def test_cost_falls_with_utilization_and_throughput():
+    u = np.array([0.3, 0.5, 0.7, 0.9])
+    costs = tco.useful_gpu_hour_usd(_point(utilization=u), "buy", 1024)
+    assert np.all(np.diff(costs) < 0)
+    per_mtok = tco.cost_per_million_tokens(2.0, np.array([100.0, 500.0, 1000.0]))
+    assert np.all(np.diff(per_mtok) < 0)
+
+
+def test_rental_term_filter(sc):
+    quotes = pd.DataFrame({
+        "accelerator": ["MI300X"] * 3, "term": ["on-demand", "committed-1y", "spot"],
+        "price_usd_per_gpu_hour": [2.0, 1.5, 0.5],
+    })
+    for term, expected in [("on-demand", [2.0]), ("committed", [1.5]), ("any", [2.0, 1.5])]:
+        pool, note = tco._rental_pool(quotes, "MI300X", term)
+        assert sorted(pool) == sorted(expected) and note == ""
+    pool, note = tco._rental_pool(quotes.iloc[[0, 2]], "MI300X", "committed")
+    assert list(pool) == [2.0] and "no committed quote" in note
+
+
+def test_same_seed_same_results(sc, inp):
+    tiers, training = tco.example_tiers(sc), tco.example_training(sc)
+    a = tco.simulate(sc, tiers, training, inputs=inp, n=2000)
+    b = tco.simulate(sc, tiers, training, inputs=inp, n=2000)
+    np.testing.assert_array_equal(a.paid_draws, b.paid_draws)
+    pd.testing.assert_frame_equal(a.tier_summary, b.tier_summary)
+    sc2 = sc.model_copy(update={"cost": sc.cost.model_copy(update={"seed": 1})})
+    c = tco.simulate(sc2, tiers, training, inputs=inp, n=2000)
+    assert not np.array_equal(a.paid_draws, c.paid_draws)
+
+
+def test_mc_intervals_bracket_median(sc, inp):
+    sim = tco.simulate(sc, tco.example_tiers(sc), tco.example_training(sc), inputs=inp, n=4000)
+    t = sim.tiers.dropna(subset=["cost_per_mtok"])
+    assert (t["cost_per_mtok_p05"] <= t["cost_per_mtok"]).all()
+    assert (t["cost_per_mtok"] <= t["cost_per_mtok_p95"]).all()
+    p = sim.tier_summary["p_amd_cheaper"]
+    assert ((p >= 0) & (p <= 1)).all()
+
+
+@pytest.mark.parametrize("mode", ["buy", "rent"])
+@pytest.mark.parametrize("kind", ["tier", "training"])
+def test_breakeven_plugs_back(sc, mode, kind):
+    inp = tco.cost_inputs(sc, mode=mode)
+    amd, nv = "MI300X", "H100-SXM"
+    wa, wn = (800.0, 1000.0) if kind == "tier" else (3.0e5, 2.5e5)
+    be = tco.breakeven(inp, amd, nv, wa, wn, kind)
+    ref = tco._pair_cost(inp, amd, nv, wa, wn, kind, "amd_gpu_hour_usd", 1.0)
+    scale = abs(ref) + 1e-9
+    checked = 0
+    for var, val in be.items():
+        if math.isfinite(val):
+            gap = tco._pair_cost(inp, amd, nv, wa, wn, kind, var, val)
+            assert abs(gap) <= 1e-3 * scale, var
+            checked += 1
+    assert checked >= 2
+
+
+def test_breakeven_relative_within_tenth_percent(sc):
+    inp = tco.cost_inputs(sc, mode="buy")
+    p = tco._point_params(inp)
+    i_a, i_n = inp.accelerators.index("MI300X"), inp.accelerators.index("H100-SXM")
+    wa, wn = 800.0, 1000.0
+    price = tco.breakeven(inp, "MI300X", "H100-SXM", wa, wn)["amd_gpu_hour_usd"]
+    paid = np.asarray(tco.paid_gpu_hour_usd(p, "buy", inp.fleet_gpus))
+    c_amd = tco.cost_per_million_tokens(price / p["utilization"], wa)
+    c_nv = tco.cost_per_million_tokens(paid[i_n] / p["utilization"], wn)
+    assert c_amd == pytest.approx(c_nv, rel=1e-3)
+    assert i_a != i_n
+
+
+def test_sensitivity_has_swings(sc, inp):
+    df = tco.sensitivity(inp, "MI300X", "H100-SXM", 800.0, 1000.0)
+    assert {"utilization", "porting_engineer_months [MI300X]"} <= set(df["input"])
+    assert (df["swing"].diff().dropna() <= 1e-12).all()
+    assert (df["base_diff"] == df["base_diff"].iloc[0]).all()
+
+
+def test_override_gpu_hour(sc):
+    cost = sc.cost.model_copy(update={"mode": "rent", "gpu_hour_usd": {"MI300X": 0.5}})
+    sc2 = sc.model_copy(update={"cost": cost})
+    df = tco.gpu_hour_cost(sc2)
+    row = df.set_index("accelerator").loc["MI300X"]
+    assert row["rent_quote_min"] == row["rent_quote_max"] == 0.5
+    assert row["quote_note"] == "scenario override"
+
+
+def test_key_results_names(sc, inp):
+    sim = tco.simulate(sc, tco.example_tiers(sc), tco.example_training(sc), inputs=inp, n=500)
+    keys = tco.key_results(sim, tco.breakeven_table(sim, inp), "buy")
+    for k in ["mode", "gpu_hour_usd_MI300X", "tier0_cost_per_mtok_MI300X_p05",
+              "tier0_cheapest", "tier0_p_amd_cheaper", "tier0_breakeven_amd_gpu_hour_usd",
+              "train_cost_usd_H200_p95", "train_cheapest", "train_p_amd_cheaper",
+              "train_breakeven_amd_gpu_hour_usd"]:
+        assert k in keys, k
