@@ -1,0 +1,1033 @@
+"""Training step-time and scaling model, time and cost to train, calibration on MLPerf Training.
+
+Analytical decisions (each constant is cited where it is defined):
+
+* **Work per token.** Model FLOPs per trained token follow the PaLM accounting (Chowdhery
+  et al. 2022, App. B; the same as Narayanan et al. 2021, "Efficient Large-Scale Language
+  Model Training on GPU Clusters using Megatron-LM", eq. 3 without the recomputation
+  term): ``6 * N_active + 12 * layers * (heads * head_dim) * seq_len``. LoRA fine-tuning
+  (MLPerf ``llama2_70b_lora``) has no weight-gradient GEMMs for the frozen base, so its
+  dense term is ``4 * N`` instead of ``6 * N``. MFU is model FLOPs over peak dense FLOPs
+  at the training precision; recomputation is hardware work, not model work.
+* **Step time** for a layout (TP x PP x DP, ZeRO-1 or FSDP, selective or full
+  recomputation) is ``compute / efficiency + TP collectives + pipeline bubble + PP
+  point-to-point + exposed data-parallel gradient reduction + optimizer step``. The
+  efficiency is the only fitted number: the fraction of peak the GEMMs and kernels reach
+  when nothing waits for the network. TP stays inside the scale-up domain; the gradient
+  reduction is hierarchical (reduce-scatter/all-gather inside the domain, all-reduce of the
+  shard across the scale-out network); it overlaps with the backward pass of the last
+  microbatch only (:data:`DP_OVERLAP`); TP collectives are not overlapped (Megatron's
+  default). The pipeline bubble is ``(PP - 1) / microbatches`` of the per-microbatch time
+  (1F1B schedule, Narayanan et al. 2021).
+* **Memory** per GPU (mixed-precision Adam, 16 bytes per parameter before sharding:
+  Rajbhandari et al. 2020, "ZeRO") decides which layouts are feasible; activations follow
+  Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer
+  Models"): ``34 s h / t`` bytes per layer with sequence parallelism and selective
+  recomputation, ``2 s h / t`` with full recomputation (which costs one extra forward pass).
+  The best feasible layout per GPU count comes from a small exhaustive search, vectorized
+  over layouts x GPU counts with numpy.
+* **Calibration.** MLPerf Training reports time to train to a quality target, so the
+  tokens processed come from MLCommons' reference convergence points (RCPs, the mean
+  samples or tokens to converge at each reference global batch size); the global batch a
+  submitter used is not in the results table, so :func:`mlperf_batch_size` applies a stated
+  policy. The efficiency is fitted per accelerator and benchmark at the *smallest* GPU
+  count of at least one node (median of the submissions there); every submission at another GPU
+  count of the same accelerator and benchmark is held out and predicted. All v4.0-v5.0 LLM
+  submissions are modelled at FP8 (NVIDIA's NeMo and AMD's v5.0 submissions train these
+  benchmarks in FP8); the efficiency is therefore relative to FP8 peak.
+* **Transfer.** A scenario's job uses the accelerator's ``llama2_70b_lora`` fit (the only
+  benchmark with both vendors, single-node, many submitters: like for like), converted from
+  FP8 to the scenario's precision (:data:`FP8_OVER_BF16_SPEEDUP`); parts without a fit use
+  the nearest measured part of the same vendor (:data:`PROXY`) and say so in
+  ``mfu_source``. Announced parts are therefore projections. The pre-training fits are
+  used only to predict the pre-training benchmarks themselves.
+* **Scaling efficiency** is per-GPU throughput at ``n`` over per-GPU throughput at the
+  baseline: one node (:data:`NODE_GPUS`) when the model fits there, else the smallest
+  feasible power-of-two count above it. A larger count can relieve memory (ZeRO shards the
+  optimizer further, so a cheaper recomputation fits); such gains are not counted as
+  "scaling": the ratio is capped at 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis import ids
+
+# --------------------------------------------------------------------------------------
+# Constants (assumptions are labelled as such; data-derived ones cite their source)
+# --------------------------------------------------------------------------------------
+
+#: GPUs per server node: HGX/DGX and AMD OAM platforms are 8-GPU nodes (vendor datasheets).
+NODE_GPUS = 8
+#: Powers of two from one node to 16,384 GPUs: the scaling curves' x axis (issue 5).
+CURVE_GPU_COUNTS: tuple[int, ...] = tuple(2**k for k in range(3, 15))
+#: Layout search space (issue 5): TP inside the scale-up domain, PP up to 16.
+TP_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+PP_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16)
+#: Virtual pipeline stages per GPU (interleaved 1F1B, Narayanan et al. 2021; NeMo's
+#: large-model recipes use 2-8; assumption: up to 4, limited by layers per stage).
+PP_INTERLEAVE = 4
+#: 1 = ZeRO-1 (optimizer state sharded over DP); 3 = FSDP / ZeRO-3 (weights, gradients and
+#: optimizer state sharded; 1.5x the gradient traffic: Rajbhandari et al. 2020, sec. 7).
+ZERO_CHOICES: tuple[int, ...] = (1, 3)
+#: 0 = selective recomputation (Korthikanti et al. 2022), 1 = full recomputation.
+RECOMPUTE_CHOICES: tuple[int, ...] = (0, 1)
+
+#: Bytes per parameter: bf16 weights 2, bf16 gradients 2, fp32 master + Adam m, v 12
+#: (Rajbhandari et al. 2020, "ZeRO", sec. 3.1: 2 + 2 + 12 = 16 bytes per parameter).
+BYTES_WEIGHT, BYTES_GRAD, BYTES_OPTIM = 2.0, 2.0, 12.0
+#: Activation bytes per layer per token (x hidden): sequence parallel + selective
+#: recomputation 34 / t, full recomputation 2 / t (Korthikanti et al. 2022, Table 2).
+ACT_BYTES_SELECTIVE, ACT_BYTES_FULL = 34.0, 2.0
+#: Assumption: fraction of HBM usable for the training state (allocator fragmentation,
+#: workspaces, communication buffers take the rest).
+USABLE_MEMORY_FRACTION = 0.90
+#: Assumption: achieved collective bus bandwidth over the nominal link rate (NCCL/RCCL
+#: all-reduce bus bandwidth on NVLink/xGMI and 400G RDMA is typically 75-85% of line rate).
+LINK_EFFICIENCY = 0.80
+#: Assumption: fraction of the last microbatch's backward pass that hides the gradient
+#: reduction (bucketed, overlapped reduce as in PyTorch DDP / Megatron distributed optimizer).
+DP_OVERLAP = 0.8
+#: Optimizer step: bytes of HBM traffic per locally held parameter (read + write of the
+#: 16-byte state plus the gradient), assumption.
+OPTIMIZER_BYTES_PER_PARAM = 36.0
+#: LoRA trainable fraction (rank 16 adapters on the attention projections of Llama 2 70B,
+#: MLPerf reference: about 0.1% of the parameters).
+LORA_TRAINABLE_FRACTION = 0.001
+#: Assumption: realized FP8 speedup over BF16 at the same layout (NVIDIA NeMo performance
+#: tables show about 1.3-1.5x for 70B-class pre-training on H100); used to carry an
+#: FP8-relative efficiency to BF16. FP4 over FP8 assumed 1.3x.
+FP8_OVER_BF16_SPEEDUP = 1.4
+FP4_OVER_FP8_SPEEDUP = 1.3
+#: Precision of every MLPerf Training LLM submission v4.0-v5.0 (see module docstring).
+MLPERF_PRECISION = "fp8"
+#: Highest efficiency the fit may return (above it the model, not the hardware, is wrong).
+MAX_EFFICIENCY = 1.0
+
+#: Nearest measured part of the same vendor, for parts without MLPerf Training results.
+PROXY: dict[str, str] = {
+    "H200": "H100-SXM", "B300": "B200", "GB300": "GB200", "VR200": "GB200",
+    "B200": "GB200", "GB200": "B200", "MI325X": "MI300X", "MI350X": "MI325X",
+    "MI355X": "MI325X", "MI455X": "MI355X", "MI300X": "MI325X", "H100-SXM": "H200",
+}
+
+PRETRAIN_BENCHMARKS = ("llama31_405b", "gpt3", "llama31_8b")
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One MLPerf Training LLM benchmark: model, sequence length, RCP table, batch policy."""
+
+    model: str
+    seq_len: int
+    lora: bool
+    #: Reference global batch sizes (sequences) with their mean work to converge.
+    rcp_batch: tuple[int, ...]
+    #: Mean tokens to converge at each reference batch size.
+    rcp_tokens: tuple[float, ...]
+    #: Batch policy: sequences per GPU before clipping to the RCP range.
+    seqs_per_gpu: float
+    description: str
+
+
+#: MLPerf Training LLM benchmarks. Work to converge: means of MLCommons' reference
+#: convergence points, ``mlcommons/logging`` ``mlperf_logging/rcp_checker``:
+#: ``training_5.0.0/rcps_llama2_70b_lora.json`` (samples of 8,192 tokens, GovReport/SCROLLS),
+#: ``training_5.0.0/rcps_llama31_405b.json`` (counted in tokens, C4),
+#: ``training_5.1.0/rcps_llama31_8b.json`` (samples of 8,192 tokens, C4) and
+#: ``training_4.1.0/rcps_gpt3.json`` (tokens, C4, sequence 2,048; the BS 6144 entry's
+#: placeholder values of 1 are dropped). Batch policy (assumption, set on NVIDIA H100
+#: submissions only): lora one sequence per two GPUs; pre-training a quarter of a sequence per
+#: GPU; both clipped to the reference batch sizes that have convergence data.
+BENCHMARKS: dict[str, Benchmark] = {
+    "llama2_70b_lora": Benchmark(
+        model="llama2-70b", seq_len=8192, lora=True,
+        rcp_batch=(8, 16, 32, 128),
+        rcp_tokens=tuple(s * 8192.0 for s in (3187.2, 4051.2, 6028.8, 11289.6)),
+        seqs_per_gpu=0.5,
+        description="LoRA fine-tuning of Llama 2 70B on GovReport (SCROLLS), seq 8,192",
+    ),
+    "llama31_8b": Benchmark(
+        model="llama3.1-8b", seq_len=8192, lora=False,
+        rcp_batch=(32, 64, 96, 128),
+        rcp_tokens=tuple(s * 8192.0 for s in (179404.8, 226713.6, 278640.0, 345907.2)),
+        seqs_per_gpu=1.0,
+        description="Pre-training Llama 3.1 8B on C4, seq 8,192",
+    ),
+    "llama31_405b": Benchmark(
+        model="llama3.1-405b", seq_len=8192, lora=False,
+        rcp_batch=(1152, 2304),
+        rcp_tokens=(2642411520.0, 3145728000.0),
+        seqs_per_gpu=0.25,
+        description="Continued pre-training of Llama 3.1 405B on C4, seq 8,192",
+    ),
+    "gpt3": Benchmark(
+        model="gpt3-175b", seq_len=2048, lora=False,
+        rcp_batch=(1536, 2048, 3072, 4096, 6144, 8192),
+        rcp_tokens=(1199570944.0, 1182793728.0, 1216348160.0, 1266679808.0,
+                    1409286144.0, 1627389952.0),
+        seqs_per_gpu=0.25,
+        description="GPT-3 175B pre-training from a checkpoint on C4, seq 2,048",
+    ),
+}
+
+#: GPT-3 175B is not in the report's model table (no one buys hardware to train it now);
+#: its shape from Brown et al. 2020, Table 2.1 (96 layers, d_model 12,288, 96 heads).
+GPT3_ARCH: dict[str, float] = {
+    "total_params_b": 175.0, "active_params_b": 175.0, "layers": 96, "hidden_size": 12288,
+    "attention_heads": 96, "kv_heads": 96, "head_dim": 128, "vocab_size": 50257,
+    "experts": 1, "active_experts": 1,
+}
+
+# --------------------------------------------------------------------------------------
+# Lookups
+# --------------------------------------------------------------------------------------
+
+
+def _load_specs() -> pd.DataFrame:
+    from analysis import data
+
+    return data.load_specs()
+
+
+def _load_models() -> pd.DataFrame:
+    from analysis import data
+
+    return data.load_models()
+
+
+def _load_mlperf() -> pd.DataFrame:
+    from analysis import data
+
+    return data.load_table("mlperf_training")
+
+
+def spec_row(accelerator: str, specs: pd.DataFrame | None = None) -> dict[str, Any]:
+    """The spec table's row for ``accelerator`` as a dict; ValueError for unknown ids."""
+    if accelerator not in ids.ACCELERATORS:
+        raise ValueError(ids.unknown_id_message("accelerator", accelerator, ids.ACCELERATORS))
+    specs = _load_specs() if specs is None else specs
+    rows = specs.loc[specs["accelerator"] == accelerator]
+    if rows.empty:
+        known = tuple(specs["accelerator"])
+        raise ValueError(ids.unknown_id_message("accelerator (no spec row)", accelerator, known))
+    return rows.iloc[0].to_dict()
+
+
+def model_arch(model: str, models: pd.DataFrame | None = None) -> dict[str, float]:
+    """Shape of ``model`` (parameters in billions, layers, widths, experts)."""
+    if model == "gpt3-175b":
+        return dict(GPT3_ARCH)
+    if model not in ids.MODELS:
+        raise ValueError(ids.unknown_id_message("model", model, ids.MODELS))
+    models = _load_models() if models is None else models
+    rows = models.loc[models["model"] == model]
+    if rows.empty:
+        raise ValueError(ids.unknown_id_message("model (no row in data/models)", model,
+                                                tuple(models["model"])))
+    row = rows.iloc[0].to_dict()
+    arch = {k: float(row[k]) for k in ("total_params_b", "active_params_b", "layers",
+                                       "hidden_size", "attention_heads", "head_dim",
+                                       "vocab_size")}
+    for k, default in (("kv_heads", row["attention_heads"]), ("experts", 1),
+                       ("active_experts", 1)):
+        v = row.get(k, default)
+        arch[k] = float(default if v is None or pd.isna(v) or v == 0 else v)
+    return arch
+
+
+def _benchmark(benchmark: str) -> Benchmark:
+    if benchmark not in BENCHMARKS:
+        raise ValueError(ids.unknown_id_message("MLPerf Training benchmark", benchmark,
+                                                tuple(BENCHMARKS)))
+    return BENCHMARKS[benchmark]
+
+
+def _check_precision(precision: str) -> None:
+    if precision not in ids.PRECISIONS:
+        raise ValueError(ids.unknown_id_message("precision", precision, ids.PRECISIONS))
+
+
+def peak_tflops(spec: Mapping[str, Any], precision: str) -> float:
+    """Peak dense TFLOP/s of a spec row at ``precision``; ValueError when not supported."""
+    _check_precision(precision)
+    v = spec.get(f"{precision}_dense_tflops")
+    if v is None or pd.isna(v) or float(v) <= 0:
+        raise ValueError(f"{spec.get('accelerator')} has no {precision} dense TFLOP/s in the "
+                         "spec table; choose another precision")
+    return float(v)
+
+
+def flops_per_token(arch: Mapping[str, float], seq_len: int, *, lora: bool = False) -> float:
+    """Model FLOPs per trained token (PaLM App. B accounting; 4N instead of 6N for LoRA).
+
+    >>> a = {"active_params_b": 1.0, "layers": 2, "attention_heads": 4, "head_dim": 64}
+    >>> flops_per_token(a, 1024) == 6e9 + 12 * 2 * 256 * 1024
+    True
+    """
+    dense = (4.0 if lora else 6.0) * arch["active_params_b"] * 1e9
+    attn = 12.0 * arch["layers"] * arch["attention_heads"] * arch["head_dim"] * seq_len
+    return dense + attn
+
+
+# --------------------------------------------------------------------------------------
+# The vectorized step-time model
+# --------------------------------------------------------------------------------------
+
+
+def _layouts(domain: int) -> dict[str, np.ndarray]:
+    grid = np.array(np.meshgrid(TP_CHOICES, PP_CHOICES, ZERO_CHOICES, RECOMPUTE_CHOICES,
+                                indexing="ij")).reshape(4, -1)
+    keep = grid[0] <= max(1, domain)
+    tp, pp, zero, rc = (g[keep].astype(float) for g in grid)
+    return {"tp": tp, "pp": pp, "zero": zero, "rc": rc}
+
+
+def _as_float(spec: Mapping[str, Any], key: str) -> float:
+    v = spec.get(key)
+    if v is None or pd.isna(v):
+        raise ValueError(f"{spec.get('accelerator')}: spec column {key!r} is missing")
+    return float(v)
+
+
+def evaluate_layouts(
+    spec: Mapping[str, Any],
+    arch: Mapping[str, float],
+    n_gpus: np.ndarray | list[int] | int,
+    *,
+    precision: str,
+    seq_len: int,
+    batch_seqs: np.ndarray | float,
+    efficiency: float,
+    lora: bool = False,
+) -> dict[str, np.ndarray]:
+    """Step time of every layout at every GPU count; the best feasible one per count.
+
+    Returns arrays over GPU counts: ``tokens_per_s_per_gpu`` (NaN when infeasible),
+    ``step_s``, ``tp``, ``pp``, ``dp``, ``zero``, ``recompute``, ``memory_gb``,
+    ``mfu`` (achieved model FLOPs utilization), ``reason`` ("" when feasible) and the
+    time components of the chosen layout (``t_compute``, ``t_tp``, ``t_bubble``,
+    ``t_dp_exposed``, ``t_other``).
+    """
+    n = np.atleast_1d(np.asarray(n_gpus, dtype=float))[None, :]
+    b = np.broadcast_to(np.asarray(batch_seqs, dtype=float), n.shape[1:])[None, :]
+    domain = int(_as_float(spec, "scaleup_domain_gpus"))
+    lay = _layouts(domain)
+    tp, pp, zero, rc = (lay[k][:, None] for k in ("tp", "pp", "zero", "rc"))
+    peak = peak_tflops(spec, precision) * 1e12
+    mem_usable = _as_float(spec, "memory_gb") * 1e9 * USABLE_MEMORY_FRACTION
+    hbm = _as_float(spec, "memory_bw_tbps") * 1e12
+    # Bidirectional per-GPU scale-up bandwidth in GB/s -> one direction, bytes/s.
+    bw_up = _as_float(spec, "scaleup_bw_gbps") / 2.0 * 1e9 * LINK_EFFICIENCY
+    bw_out = _as_float(spec, "scaleout_gbps_per_gpu") / 8.0 * 1e9 * LINK_EFFICIENCY
+
+    L, h = arch["layers"], arch["hidden_size"]
+    d_attn = arch["attention_heads"] * arch["head_dim"]
+    n_total, n_active = arch["total_params_b"] * 1e9, arch["active_params_b"] * 1e9
+    experts, k_act = arch.get("experts", 1.0), arch.get("active_experts", 1.0)
+    moe = experts > 1
+    # Split parameters into shared and per-expert parts from total and active counts.
+    per_expert = (n_total - n_active) / (experts - k_act) if moe else 0.0
+    shared = n_total - experts * per_expert
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dp = n / (tp * pp)
+        dp_int = np.isclose(dp, np.round(dp)) & (dp >= 1)
+        dp = np.where(dp_int, np.round(dp), np.nan)
+        ep = np.minimum(experts, dp) if moe else np.ones_like(dp)
+        params_local = (shared + experts * per_expert / ep) / (tp * pp)
+        m = np.ceil(b / dp)  # microbatches of one sequence per DP rank and step
+        # ---- memory per GPU
+        trainable = LORA_TRAINABLE_FRACTION if lora else 1.0
+        shard = np.where(zero == 3, dp, 1.0)
+        weights = BYTES_WEIGHT * params_local / shard
+        grads = BYTES_GRAD * trainable * params_local / shard
+        optim = BYTES_OPTIM * trainable * params_local / dp
+        act_per_layer = np.where(rc == 1, ACT_BYTES_FULL, ACT_BYTES_SELECTIVE) * seq_len * h / tp
+        # 1F1B keeps PP microbatches in flight on the first stage: L/PP layers x PP.
+        acts = act_per_layer * L * np.minimum(m, pp) / pp
+        logits = 4.0 * seq_len * arch["vocab_size"] / tp
+        gathered = np.where(zero == 3, 2.0 * BYTES_WEIGHT * params_local / max(L, 1.0) * pp, 0.0)
+        mem = weights + grads + optim + acts + logits + gathered
+        # ---- compute
+        f_model = flops_per_token(arch, seq_len, lora=lora)
+        f_extra = 2.0 * n_active + 4.0 * L * d_attn * seq_len  # one more forward pass
+        f_hw = f_model + rc * f_extra
+        t_comp = m * seq_len * f_hw / (tp * pp) / (peak * efficiency)
+        bwd_frac = (2.0 if lora else 4.0) / (4.0 if lora else 6.0)
+        # ---- tensor parallel: 4 all-reduces of s*h bf16 per layer and microbatch
+        # (2 forward, 2 backward; +2 when the forward is recomputed), ring cost 2(t-1)/t.
+        n_ar = 4.0 + 2.0 * rc
+        t_tp = n_ar * (L / pp) * m * 2.0 * (tp - 1) / tp * seq_len * h * 2.0 / bw_up
+        # ---- MoE all-to-all (dispatch + combine, forward and backward) over EP ranks
+        if moe:
+            ep_inside = ep * tp <= domain
+            bw_ep = np.where(ep_inside, bw_up, bw_out)
+            t_a2a = 4.0 * (L / pp) * m * seq_len * h * 2.0 * k_act / tp * (ep - 1) / ep / bw_ep
+        else:
+            t_a2a = np.zeros_like(t_tp)
+        # ---- pipeline: bubble (1F1B) and point-to-point activations
+        # interleaved 1F1B (Narayanan et al. 2021, sec. 2.2.2): v model chunks per stage
+        # divide the bubble by v and multiply the point-to-point traffic by v
+        v = np.where(pp > 1, np.clip(np.floor(L / pp), 1, PP_INTERLEAVE), 1.0)
+        t_mb = (t_comp + t_tp + t_a2a) / m
+        t_bubble = (pp - 1) / v * t_mb
+        bw_pp = np.where(n > domain, bw_out, bw_up)
+        t_pp = np.where(pp > 1, 2.0 * v * m * seq_len * h * 2.0 / tp / bw_pp, 0.0)
+        # ---- data parallel: hierarchical collectives (reduce-scatter / all-gather inside
+        # the scale-up domain, the 1/d_in shard across the scale-out network).
+        d_in = np.clip(np.floor(domain / tp), 1, dp)
+        d_out = np.ceil(dp / d_in)
+
+        def ring_pass(nbytes: np.ndarray) -> np.ndarray:
+            # one reduce-scatter or all-gather pass of nbytes per GPU (ring, per level)
+            return (d_in - 1) / d_in * nbytes / bw_up + (d_out - 1) / d_out * nbytes / d_in / bw_out
+
+        g = BYTES_GRAD * trainable * params_local
+        w = BYTES_WEIGHT * params_local
+        # gradients: reduce-scatter + all-gather (= all-reduce), once per step, hidden
+        # behind the backward pass of the last microbatch
+        t_grad = 2.0 * ring_pass(g)
+        window = DP_OVERLAP * bwd_frac * t_comp / m
+        # FSDP also all-gathers the weights for forward and backward of every microbatch
+        # (prefetched: hidden behind that microbatch's compute)
+        t_gather = np.where(zero == 3, 2.0 * m * ring_pass(w), 0.0)
+        t_dp_exp = (np.maximum(0.0, t_grad - window)
+                    + np.maximum(0.0, t_gather - DP_OVERLAP * t_comp))
+        # ---- optimizer step (memory bound)
+        t_opt = OPTIMIZER_BYTES_PER_PARAM * trainable * params_local / shard / hbm
+        step = t_comp + t_tp + t_a2a + t_bubble + t_pp + t_dp_exp + t_opt
+
+        ok_div = dp_int
+        ok_batch = ok_div & (dp <= b)
+        ok_heads = tp <= arch["attention_heads"]
+        ok_pp = pp <= L
+        ok_mem = mem <= mem_usable
+        feasible = ok_batch & ok_heads & ok_pp & ok_mem
+        score = np.where(feasible, step, np.inf)
+
+    best = np.argmin(score, axis=0)
+    cols = np.arange(n.shape[1])
+    any_ok = np.isfinite(score[best, cols])
+
+    def pick(a: np.ndarray) -> np.ndarray:
+        a = np.broadcast_to(a, score.shape)
+        return np.where(any_ok, a[best, cols], np.nan)
+
+    step_b = pick(step)
+    tokens = b[0] * seq_len
+    thr = tokens / (step_b * n[0])
+    mfu = thr * f_model / peak
+    reasons = []
+    min_mem = np.nanmin(np.where(ok_batch & ok_heads & ok_pp, mem, np.inf), axis=0)
+    for j in range(n.shape[1]):
+        if any_ok[j]:
+            reasons.append("")
+        elif not (ok_div & ok_heads & ok_pp)[:, j].any():
+            reasons.append(f"{int(n[0, j])} GPUs cannot be split into TP x PP x DP")
+        elif not ok_batch[:, j].any():
+            reasons.append(f"global batch of {b[0, j]:.0f} sequences is smaller than the "
+                           f"data-parallel degree at {int(n[0, j])} GPUs")
+        else:
+            reasons.append(f"does not fit in memory with any layout: needs at least "
+                           f"{min_mem[j] / 1e9:.0f} GB per GPU, {mem_usable / 1e9:.0f} GB usable")
+    return {
+        "n_gpus": n[0].astype(int), "tokens_per_s_per_gpu": thr, "step_s": step_b,
+        "tp": pick(tp), "pp": pick(pp), "dp": pick(dp), "zero": pick(zero),
+        "recompute": pick(rc), "memory_gb": pick(mem) / 1e9, "mfu": mfu,
+        "t_compute": pick(t_comp), "t_tp": pick(t_tp + t_a2a), "t_bubble": pick(t_bubble),
+        "t_dp_exposed": pick(t_dp_exp), "t_other": pick(t_pp + t_opt),
+        "feasible": any_ok, "reason": np.array(reasons, dtype=object),
+    }
+
+
+def layout_label(tp: float, pp: float, dp: float, zero: float, recompute: float) -> str:
+    """Human-readable layout, e.g. ``"TP8 PP4 DP32 ZeRO-1 sel-recompute"``.
+
+    >>> layout_label(8, 4, 32, 1, 0)
+    'TP8 PP4 DP32 ZeRO-1 sel-recompute'
+    """
+    if any(math.isnan(float(x)) for x in (tp, pp, dp)):
+        return ""
+    zero_s = "FSDP" if int(zero) == 3 else "ZeRO-1"
+    rc_s = "full-recompute" if int(recompute) == 1 else "sel-recompute"
+    return f"TP{int(tp)} PP{int(pp)} DP{int(dp)} {zero_s} {rc_s}"
+
+
+# --------------------------------------------------------------------------------------
+# Efficiency: calibration on MLPerf Training and its transfer to other workloads
+# --------------------------------------------------------------------------------------
+
+
+def mlperf_batch_size(benchmark: str, n_gpus: int | np.ndarray) -> np.ndarray:
+    """Global batch (sequences) assumed for an MLPerf submission on ``n_gpus`` GPUs.
+
+    >>> [int(mlperf_batch_size("llama2_70b_lora", n)[0]) for n in (8, 1024)]
+    [8, 128]
+    >>> int(mlperf_batch_size("llama2_70b_lora", 64)[0])
+    32
+    """
+    bm = _benchmark(benchmark)
+    raw = np.atleast_1d(np.asarray(n_gpus, dtype=float)) * bm.seqs_per_gpu
+    return np.clip(np.round(raw), bm.rcp_batch[0], bm.rcp_batch[-1])
+
+
+def mlperf_tokens(benchmark: str, batch_seqs: np.ndarray | float) -> np.ndarray:
+    """Tokens to converge at a global batch: log-log interpolation of the RCP means."""
+    bm = _benchmark(benchmark)
+    x = np.log(np.atleast_1d(np.asarray(batch_seqs, dtype=float)))
+    return np.exp(np.interp(x, np.log(bm.rcp_batch), np.log(bm.rcp_tokens)))
+
+
+def _mlperf_minutes(spec: Mapping[str, Any], arch: Mapping[str, float], benchmark: str,
+                    n_gpus: np.ndarray, efficiency: float, precision: str) -> np.ndarray:
+    bm = _benchmark(benchmark)
+    b = mlperf_batch_size(benchmark, n_gpus)
+    res = evaluate_layouts(spec, arch, n_gpus, precision=precision, seq_len=bm.seq_len,
+                           batch_seqs=b, efficiency=efficiency, lora=bm.lora)
+    thr = res["tokens_per_s_per_gpu"] * np.asarray(n_gpus, dtype=float)
+    return mlperf_tokens(benchmark, b) / thr / 60.0
+
+
+def _fit_one(spec: Mapping[str, Any], arch: Mapping[str, float], benchmark: str, n: int,
+             minutes: float, precision: str) -> float:
+    """Efficiency at which the model reproduces ``minutes`` (bisection in log space)."""
+    lo, hi = math.log(0.01), math.log(3.0)
+
+    def pred(log_e: float) -> float:
+        v = _mlperf_minutes(spec, arch, benchmark, np.array([n]), math.exp(log_e), precision)[0]
+        return float(v) if np.isfinite(v) else math.inf
+
+    if not math.isfinite(pred(hi)):
+        return math.nan
+    for _ in range(50):  # time falls monotonically with efficiency
+        mid = 0.5 * (lo + hi)
+        if pred(mid) > minutes:
+            lo = mid
+        else:
+            hi = mid
+    return math.exp(0.5 * (lo + hi))
+
+
+def mlperf_rows(mlperf: pd.DataFrame | None = None) -> pd.DataFrame:
+    """MLPerf Training rows the model uses: canonical accelerator, known benchmark, a time."""
+    df = _load_mlperf() if mlperf is None else mlperf
+    keep = (df["accelerator"].notna() & (df["accelerator"].astype(str) != "")
+            & df["benchmark"].isin(list(BENCHMARKS)) & df["time_to_train_min"].notna())
+    if "division" in df.columns:
+        keep &= df["division"] == "closed"
+    out = df.loc[keep, ["round", "submitter", "system", "accelerator", "vendor", "benchmark",
+                        "total_accelerators", "time_to_train_min"]].copy()
+    out = out.rename(columns={"total_accelerators": "n_gpus", "time_to_train_min": "measured_min"})
+    out["n_gpus"] = out["n_gpus"].astype(int)
+    out["measured_min"] = out["measured_min"].astype(float)
+    return out.reset_index(drop=True)
+
+
+def fit_efficiencies(
+    mlperf: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Fitted compute efficiency per accelerator and benchmark at its calibration count.
+
+    The calibration count is the smallest submitted count of at least one node
+    (:data:`NODE_GPUS`), else the smallest submitted count.
+
+    Columns: accelerator, vendor, benchmark, n_gpus, n_submissions, measured_min (median
+    there), efficiency (fraction of FP8 peak while computing), mfu (achieved end-to-end
+    model FLOPs utilization at that point, FP8 peak).
+    """
+    rows = mlperf_rows(mlperf)
+    specs = _load_specs() if specs is None else specs
+    out = []
+    for (acc, bench), grp in rows.groupby(["accelerator", "benchmark"], sort=True):
+        counts = grp["n_gpus"]
+        n0 = int(counts[counts >= NODE_GPUS].min() if (counts >= NODE_GPUS).any()
+                 else counts.min())
+        at = grp.loc[grp["n_gpus"] == n0, "measured_min"]
+        spec = spec_row(str(acc), specs)
+        arch = model_arch(_benchmark(str(bench)).model, models)
+        t = float(at.median())
+        e = _fit_one(spec, arch, str(bench), n0, t, MLPERF_PRECISION)
+        mfu = math.nan
+        if math.isfinite(e):
+            bm = _benchmark(str(bench))
+            res = evaluate_layouts(spec, arch, [n0], precision=MLPERF_PRECISION,
+                                   seq_len=bm.seq_len,
+                                   batch_seqs=mlperf_batch_size(str(bench), n0),
+                                   efficiency=e, lora=bm.lora)
+            mfu = float(res["mfu"][0])
+        out.append({"accelerator": acc, "vendor": grp["vendor"].iloc[0], "benchmark": bench,
+                    "n_gpus": n0, "n_submissions": len(at), "measured_min": t,
+                    "efficiency": e, "mfu": mfu})
+    return pd.DataFrame(out)
+
+
+def _precision_factor(precision: str) -> float:
+    """Efficiency at ``precision`` relative to the FP8-relative fitted efficiency."""
+    _check_precision(precision)
+    if precision == "bf16":
+        return 2.0 / FP8_OVER_BF16_SPEEDUP
+    if precision == "fp4":
+        return FP4_OVER_FP8_SPEEDUP / 2.0
+    return 1.0
+
+
+def resolve_efficiency(
+    accelerator: str,
+    *,
+    kind: str = "lora",
+    precision: str = "bf16",
+    fits: pd.DataFrame | None = None,
+) -> tuple[float, str]:
+    """Compute efficiency (fraction of ``precision`` peak) for an accelerator, and its source.
+
+    ``kind="lora"`` (the default, used for every scenario) takes the accelerator's
+    ``llama2_70b_lora`` fit: the one benchmark both vendors submitted, on one node, by many
+    submitters, so the comparison is like for like. Pre-training fits (``kind="pretrain"``)
+    come from 256-512 GPU submissions whose memory-forced layouts the model does not capture
+    well (see the chapter), so they are used only to predict those benchmarks. Parts without
+    a fit take their :data:`PROXY`'s (recursively), and say so.
+    """
+    if accelerator not in ids.ACCELERATORS:
+        raise ValueError(ids.unknown_id_message("accelerator", accelerator, ids.ACCELERATORS))
+    if kind not in {"pretrain", "lora"}:
+        raise ValueError(f"unknown workload kind {kind!r}; allowed: 'pretrain', 'lora'")
+    fits = _fits_cached() if fits is None else fits
+    fits = fits.loc[np.isfinite(fits["efficiency"])]
+    pre = fits.loc[fits["benchmark"].isin(PRETRAIN_BENCHMARKS)]
+    lor = fits.loc[fits["benchmark"] == "llama2_70b_lora"]
+    factor = _precision_factor(precision)
+    seen: list[str] = []
+    acc = accelerator
+    while acc not in seen:
+        tag = "" if acc == accelerator else f"proxy {acc}: "
+        for frame, name in ((pre, "pretrain") if kind == "pretrain" else (lor, "lora"),
+                            (lor, "lora") if kind == "pretrain" else (lor, "lora")):
+            mine = frame.loc[frame["accelerator"] == acc, "efficiency"]
+            if len(mine):
+                return min(MAX_EFFICIENCY, float(mine.median()) * factor), f"{tag}{name} fit"
+        seen.append(acc)
+        acc = PROXY.get(acc, acc)
+    raise ValueError(f"no MLPerf Training fit for {accelerator} or any proxy of it")
+
+
+_FITS: dict[str, pd.DataFrame] = {}
+
+
+def _fits_cached() -> pd.DataFrame:
+    if "default" not in _FITS:
+        _FITS["default"] = fit_efficiencies()
+    return _FITS["default"]
+
+
+# --------------------------------------------------------------------------------------
+# Public API
+# --------------------------------------------------------------------------------------
+
+
+def _apply_overrides(spec: Mapping[str, Any], overrides: Mapping[str, float] | None) -> dict:
+    out = dict(spec)
+    for k, v in (overrides or {}).items():
+        if k not in {"scaleup_domain_gpus", "scaleup_bw_gbps", "scaleout_gbps_per_gpu",
+                     "memory_gb", "memory_bw_tbps"}:
+            raise ValueError(f"cannot override spec column {k!r}")
+        out[k] = float(v)
+    return out
+
+
+def scaling_curve(
+    accelerator: str,
+    model: str,
+    *,
+    precision: str = "bf16",
+    gpu_counts: tuple[int, ...] | list[int] = CURVE_GPU_COUNTS,
+    seq_len: int = 8192,
+    global_batch_tokens: float = 16.0e6,
+    efficiency: float | None = None,
+    spec_overrides: Mapping[str, float] | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    fits: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Best layout, tokens/s per GPU and scaling efficiency at each GPU count.
+
+    Scaling efficiency is relative to the first feasible count of ``gpu_counts`` at or above
+    one node (capped at 1, see the module docstring); NaN where infeasible.
+    """
+    spec = _apply_overrides(spec_row(accelerator, specs), spec_overrides)
+    arch = model_arch(model, models)
+    if efficiency is None:
+        efficiency, _ = resolve_efficiency(accelerator, precision=precision, fits=fits)
+    counts = np.asarray(sorted({int(c) for c in gpu_counts}), dtype=float)
+    b = global_batch_tokens / seq_len
+    res = evaluate_layouts(spec, arch, counts, precision=precision, seq_len=seq_len,
+                           batch_seqs=b, efficiency=efficiency)
+    thr = res["tokens_per_s_per_gpu"]
+    base_mask = res["feasible"] & (counts >= min(NODE_GPUS, counts.max()))
+    eff = np.full_like(thr, np.nan)
+    if base_mask.any():
+        j0 = int(np.argmax(base_mask))
+        eff = np.where(counts >= counts[j0], np.minimum(1.0, thr / thr[j0]), np.nan)
+    df = pd.DataFrame({
+        "accelerator": accelerator, "model": model, "n_gpus": counts.astype(int),
+        "feasible": res["feasible"], "tokens_per_s_per_gpu": thr, "scaling_efficiency": eff,
+        "mfu": res["mfu"], "memory_gb": res["memory_gb"], "step_s": res["step_s"],
+        "t_compute": res["t_compute"], "t_tp": res["t_tp"], "t_bubble": res["t_bubble"],
+        "t_dp_exposed": res["t_dp_exposed"], "t_other": res["t_other"],
+        "reason": res["reason"],
+    })
+    df["layout"] = [layout_label(*v) for v in zip(res["tp"], res["pp"], res["dp"], res["zero"],
+                                                   res["recompute"], strict=True)]
+    return df
+
+
+def _baseline_counts(n_gpus: int) -> list[int]:
+    counts = [c for c in (1, 2, 4) if c < NODE_GPUS] + [NODE_GPUS]
+    c = NODE_GPUS
+    while c < n_gpus:
+        c *= 2
+        counts.append(c)
+    return sorted({x for x in counts if x >= min(NODE_GPUS, n_gpus)} | {int(n_gpus)})
+
+
+def scaling_efficiency(
+    accelerator: str,
+    model: str,
+    n_gpus: int,
+    *,
+    precision: str = "bf16",
+    seq_len: int = 8192,
+    global_batch_tokens: float = 16.0e6,
+    spec_overrides: Mapping[str, float] | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    fits: pd.DataFrame | None = None,
+) -> float:
+    """Throughput per GPU at ``n_gpus`` / throughput per GPU at the smallest feasible count.
+
+    The baseline is one node when the model fits there, else the smallest feasible power of
+    two above it. In (0, 1]. Raises ValueError for unknown ids, for a count below the
+    baseline, and when no layout is feasible at ``n_gpus`` (the message says why).
+    """
+    if int(n_gpus) < 1:
+        raise ValueError(f"n_gpus must be a positive integer, got {n_gpus!r}")
+    counts = _baseline_counts(int(n_gpus))
+    df = scaling_curve(accelerator, model, precision=precision, gpu_counts=counts,
+                       seq_len=seq_len, global_batch_tokens=global_batch_tokens,
+                       spec_overrides=spec_overrides, specs=specs, models=models, fits=fits)
+    row = df.loc[df["n_gpus"] == int(n_gpus)].iloc[0]
+    if not row["feasible"]:
+        raise ValueError(f"{model} on {n_gpus} x {accelerator} ({precision}) is infeasible: "
+                         f"{row['reason']}")
+    if not np.isfinite(row["scaling_efficiency"]):
+        base = int(df.loc[df["feasible"], "n_gpus"].min())
+        raise ValueError(f"{n_gpus} GPUs is below the baseline of {base} GPUs (one node or "
+                         f"the smallest feasible count) for {model} on {accelerator}")
+    return float(row["scaling_efficiency"])
+
+
+def predict_mlperf(
+    accelerator: str,
+    benchmark: str,
+    n_gpus: int,
+    *,
+    precision: str = MLPERF_PRECISION,
+    fits: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+) -> float:
+    """Predicted MLPerf Training time to train in minutes on ``n_gpus`` accelerators."""
+    bm = _benchmark(benchmark)
+    spec = spec_row(accelerator, specs)
+    arch = model_arch(bm.model, models)
+    fits = _fits_cached() if fits is None else fits
+    own = fits.loc[(fits["accelerator"] == accelerator) & (fits["benchmark"] == benchmark)
+                   & np.isfinite(fits["efficiency"]), "efficiency"]
+    if len(own):
+        eff = float(own.iloc[0]) * _precision_factor(precision)
+    else:
+        eff, _ = resolve_efficiency(accelerator, kind="lora" if bm.lora else "pretrain",
+                                    precision=precision, fits=fits)
+    minutes = _mlperf_minutes(spec, arch, benchmark, np.array([int(n_gpus)]), eff, precision)[0]
+    if not np.isfinite(minutes):
+        res = evaluate_layouts(spec, arch, [int(n_gpus)], precision=precision,
+                               seq_len=bm.seq_len,
+                               batch_seqs=mlperf_batch_size(benchmark, n_gpus),
+                               efficiency=eff, lora=bm.lora)
+        raise ValueError(f"{benchmark} on {n_gpus} x {accelerator} is infeasible: "
+                         f"{res['reason'][0]}")
+    return float(minutes)
+
+
+def validate_against_mlperf(
+    mlperf: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Held-out predictions: every submission at a GPU count other than the calibration one.
+
+    Columns: round, accelerator, vendor, benchmark, n_gpus, measured_min, predicted_min,
+    err_pct (signed, predicted vs measured), holdout (True for held-out rows; the
+    calibration rows are included with holdout=False for reference), submitter, system,
+    measured_scaling / predicted_scaling (per-GPU throughput relative to the calibration
+    point).
+    """
+    rows = mlperf_rows(mlperf)
+    fits = fit_efficiencies(mlperf=mlperf, specs=specs, models=models)
+    out = []
+    for r in rows.itertuples(index=False):
+        f = fits.loc[(fits["accelerator"] == r.accelerator) & (fits["benchmark"] == r.benchmark)]
+        if f.empty or not np.isfinite(f["efficiency"].iloc[0]):
+            continue
+        fr = f.iloc[0]
+        try:
+            pred = predict_mlperf(r.accelerator, r.benchmark, r.n_gpus, fits=fits,
+                                  specs=specs, models=models)
+        except ValueError:
+            pred = math.nan
+        t0_pred = predict_mlperf(r.accelerator, r.benchmark, int(fr["n_gpus"]), fits=fits,
+                                 specs=specs, models=models)
+        n_ratio = r.n_gpus / fr["n_gpus"]
+        out.append({
+            "round": r.round, "accelerator": r.accelerator, "vendor": r.vendor,
+            "benchmark": r.benchmark, "n_gpus": r.n_gpus, "measured_min": r.measured_min,
+            "predicted_min": pred, "err_pct": 100.0 * (pred - r.measured_min) / r.measured_min,
+            "holdout": bool(r.n_gpus != fr["n_gpus"]), "submitter": r.submitter,
+            "system": r.system, "calibration_n_gpus": int(fr["n_gpus"]),
+            "measured_scaling": fr["measured_min"] / (r.measured_min * n_ratio),
+            "predicted_scaling": t0_pred / (pred * n_ratio),
+        })
+    df = pd.DataFrame(out)
+    return df.sort_values(["benchmark", "accelerator", "n_gpus", "round"]).reset_index(drop=True)
+
+
+def validation_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Median absolute error (%) of the held-out predictions, per vendor and overall."""
+    held = df.loc[df["holdout"] & df["err_pct"].notna()]
+    rows = [{"group": v, "n": len(g), "median_abs_err_pct": float(g["err_pct"].abs().median()),
+             "median_err_pct": float(g["err_pct"].median())}
+            for v, g in held.groupby("vendor", sort=True)]
+    rows.append({"group": "overall", "n": len(held),
+                 "median_abs_err_pct": float(held["err_pct"].abs().median())
+                 if len(held) else math.nan,
+                 "median_err_pct": float(held["err_pct"].median()) if len(held) else math.nan})
+    return pd.DataFrame(rows)
+
+
+def time_to_train_hours(
+    accelerator: str,
+    model: str,
+    tokens: float,
+    n_gpus: int,
+    *,
+    precision: str = "bf16",
+    seq_len: int = 8192,
+    global_batch_tokens: float = 16.0e6,
+    spec_overrides: Mapping[str, float] | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    fits: pd.DataFrame | None = None,
+) -> float:
+    """Wall-clock hours to train ``model`` on ``tokens`` tokens with ``n_gpus`` GPUs."""
+    df = scaling_curve(accelerator, model, precision=precision, gpu_counts=[int(n_gpus)],
+                       seq_len=seq_len, global_batch_tokens=global_batch_tokens,
+                       spec_overrides=spec_overrides, specs=specs, models=models, fits=fits)
+    row = df.iloc[0]
+    if not row["feasible"]:
+        raise ValueError(f"{model} on {n_gpus} x {accelerator} ({precision}) is infeasible: "
+                         f"{row['reason']}")
+    return float(tokens / (row["tokens_per_s_per_gpu"] * n_gpus) / 3600.0)
+
+
+def gpu_hours(accelerator: str, model: str, tokens: float, n_gpus: int, **kwargs: Any) -> float:
+    """GPU-hours to train: :func:`time_to_train_hours` x ``n_gpus``."""
+    return time_to_train_hours(accelerator, model, tokens, n_gpus, **kwargs) * n_gpus
+
+
+def cost_to_train_usd(gpu_hours_: float, gpu_hour_usd: float) -> float:
+    """Dollars to train: GPU-hours x $/GPU-hour (the TCO chapter supplies the price).
+
+    >>> cost_to_train_usd(1000.0, 2.5)
+    2500.0
+    """
+    return float(gpu_hours_) * float(gpu_hour_usd)
+
+
+def evaluate_training(
+    sc: Any,
+    *,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    fits: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """One row per accelerator in ``sc.accelerators`` for the scenario's training job.
+
+    Columns (contracts.md): accelerator, vendor, status, n_gpus, feasible, layout, mfu,
+    scaling_efficiency, tokens_per_s_per_gpu, time_to_train_hours, gpu_hours, reason; plus
+    efficiency and mfu_source (where the efficiency comes from).
+    """
+    tr = sc.training
+    specs = _load_specs() if specs is None else specs
+    out = []
+    for acc in sc.accelerators:
+        spec = spec_row(acc, specs)
+        eff, source = resolve_efficiency(acc, precision=tr.precision, fits=fits)
+        counts = _baseline_counts(tr.cluster_gpus)
+        df = scaling_curve(acc, tr.model, precision=tr.precision, gpu_counts=counts,
+                           seq_len=tr.seq_len, global_batch_tokens=tr.global_batch_tokens,
+                           efficiency=eff, specs=specs, models=models, fits=fits)
+        row = df.loc[df["n_gpus"] == tr.cluster_gpus].iloc[0]
+        thr = float(row["tokens_per_s_per_gpu"]) if row["feasible"] else math.nan
+        hours = tr.tokens / (thr * tr.cluster_gpus) / 3600.0 if row["feasible"] else math.nan
+        out.append({
+            "accelerator": acc, "vendor": spec.get("vendor"), "status": spec.get("status"),
+            "n_gpus": tr.cluster_gpus, "feasible": bool(row["feasible"]),
+            "layout": row["layout"], "mfu": float(row["mfu"]),
+            "scaling_efficiency": float(row["scaling_efficiency"]),
+            "tokens_per_s_per_gpu": thr, "time_to_train_hours": hours,
+            "gpu_hours": hours * tr.cluster_gpus, "reason": row["reason"],
+            "efficiency": eff, "mfu_source": source,
+        })
+    return pd.DataFrame(out)
+
+
+def training_winner(ev: pd.DataFrame) -> dict[str, Any]:
+    """Shipping winner (shortest time to train) and its margin over the other vendor's best.
+
+    ``margin_pct`` = winner's tokens/s per GPU over the best feasible shipping part of the
+    other vendor, minus 100 (NaN when the other vendor has none).
+    """
+    ship = ev.loc[(ev["status"] == "shipping") & ev["feasible"]]
+    if ship.empty:
+        return {"winner": "", "vendor": "", "margin_pct": math.nan}
+    best = ship.sort_values(["time_to_train_hours", "accelerator"]).iloc[0]
+    other = ship.loc[ship["vendor"] != best["vendor"]]
+    margin = (100.0 * (best["tokens_per_s_per_gpu"] / other["tokens_per_s_per_gpu"].max() - 1.0)
+              if len(other) else math.nan)
+    return {"winner": best["accelerator"], "vendor": best["vendor"], "margin_pct": margin}
+
+
+#: What-ifs that isolate the article's interconnect claims (seed article): NVLink 6
+#: "3.6 TB/s per GPU" belongs to Vera Rubin (announced), "UALink 300 GB/s" is not a shipping
+#: MI3xx figure; scale-up domain 8 vs 72; scale-out 400 vs 800 Gb/s per GPU.
+WHAT_IFS: tuple[tuple[str, dict[str, float]], ...] = (
+    ("as shipped", {}),
+    ("scale-up domain 8", {"scaleup_domain_gpus": 8}),
+    ("scale-up domain 72", {"scaleup_domain_gpus": 72}),
+    ("scale-up 3.6 TB/s (NVLink 6 claim)", {"scaleup_bw_gbps": 3600}),
+    ("scale-up 300 GB/s (article's UALink figure)", {"scaleup_bw_gbps": 300}),
+    ("scale-out 400 Gb/s", {"scaleout_gbps_per_gpu": 400}),
+    ("scale-out 800 Gb/s", {"scaleout_gbps_per_gpu": 800}),
+)
+
+
+def what_if_table(
+    sc: Any,
+    *,
+    n_gpus: int | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    fits: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Tokens/s per GPU and time to train under each interconnect what-if, per candidate.
+
+    Columns: accelerator, vendor, what_if, feasible, tokens_per_s_per_gpu,
+    time_to_train_hours, change_pct (throughput vs as shipped), layout.
+    """
+    tr = sc.training
+    n = int(n_gpus or tr.cluster_gpus)
+    specs = _load_specs() if specs is None else specs
+    out = []
+    for acc in sc.accelerators:
+        spec = spec_row(acc, specs)
+        eff, _ = resolve_efficiency(acc, precision=tr.precision, fits=fits)
+        base = math.nan
+        for name, ov in WHAT_IFS:
+            df = scaling_curve(acc, tr.model, precision=tr.precision, gpu_counts=[n],
+                               seq_len=tr.seq_len, global_batch_tokens=tr.global_batch_tokens,
+                               efficiency=eff, spec_overrides=ov, specs=specs, models=models)
+            r = df.iloc[0]
+            thr = float(r["tokens_per_s_per_gpu"])
+            if not ov:
+                base = thr
+            out.append({
+                "accelerator": acc, "vendor": spec.get("vendor"), "what_if": name,
+                "feasible": bool(r["feasible"]), "tokens_per_s_per_gpu": thr,
+                "time_to_train_hours": tr.tokens / (thr * n) / 3600.0,
+                "change_pct": 100.0 * (thr / base - 1.0), "layout": r["layout"],
+            })
+    return pd.DataFrame(out)
+
+
+def scaling_curves(
+    sc: Any,
+    *,
+    gpu_counts: tuple[int, ...] = CURVE_GPU_COUNTS,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    fits: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Scaling curves (one node to 16,384 GPUs) for every accelerator of the scenario."""
+    tr = sc.training
+    specs = _load_specs() if specs is None else specs
+    frames = []
+    for acc in sc.accelerators:
+        eff, _ = resolve_efficiency(acc, precision=tr.precision, fits=fits)
+        df = scaling_curve(acc, tr.model, precision=tr.precision, gpu_counts=gpu_counts,
+                           seq_len=tr.seq_len, global_batch_tokens=tr.global_batch_tokens,
+                           efficiency=eff, specs=specs, models=models)
+        spec = spec_row(acc, specs)
+        df.insert(1, "vendor", spec.get("vendor"))
+        df.insert(2, "status", spec.get("status"))
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
+    """``make bench`` cases: (name, callable, target seconds)."""
+    from analysis import params, paths
+
+    sc = params.load_scenario(paths.DEFAULT_PARAMS)
+    specs, models, fits = _load_specs(), _load_models(), _fits_cached()
+    accs = tuple(a for a in ids.ACCELERATORS if a in set(specs["accelerator"]))
+
+    def curves_all() -> object:
+        return [scaling_curve(a, sc.training.model, precision=sc.training.precision,
+                              specs=specs, models=models, fits=fits) for a in accs]
+
+    return [
+        ("training: scaling curves, all accelerators x 12 GPU counts", curves_all, 0.5),
+        ("training: evaluate_training(default scenario)",
+         lambda: evaluate_training(sc, specs=specs, models=models, fits=fits), 0.5),
+        ("training: validate_against_mlperf()", validate_against_mlperf, 5.0),
+    ]
+
+
+def key_results(ev: pd.DataFrame, summary: pd.DataFrame) -> dict[str, Any]:
+    """The chapter's key results (contracts.md, ``20-training-scaling``).
+
+    ``ev`` from :func:`evaluate_training`, ``summary`` from :func:`validation_summary`.
+    Infeasible candidates get None for their numbers.
+    """
+    out: dict[str, Any] = {}
+    for r in ev.itertuples(index=False):
+        ok = bool(r.feasible)
+        out[f"train_hours_{r.accelerator}"] = float(r.time_to_train_hours) if ok else None
+        out[f"train_gpu_hours_{r.accelerator}"] = float(r.gpu_hours) if ok else None
+        out[f"scaling_eff_{r.accelerator}"] = float(r.scaling_efficiency) if ok else None
+    win = training_winner(ev)
+    out["train_winner"] = win["winner"]
+    out["train_winner_vendor"] = win["vendor"]
+    out["train_margin_pct"] = float(win["margin_pct"])
+    overall = summary.loc[summary["group"] == "overall", "median_abs_err_pct"]
+    out["mlperf_median_err_pct"] = float(overall.iloc[0]) if len(overall) else None
+    return out
