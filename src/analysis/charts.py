@@ -125,3 +125,498 @@ def enable() -> None:
 
 
 # --- figure functions (one per figure; chapters append below) -------------------------
+
+
+# --- 20-training-scaling --------------------------------------------------------------
+def plot_training_scaling(curves: Any) -> alt.Chart:
+    """Scaling efficiency vs GPU count (log2 axis), one line per accelerator.
+
+    ``curves``: :func:`analysis.training.scaling_curves` output (accelerator, vendor,
+    status, n_gpus, scaling_efficiency).
+    """
+    df = curves.loc[curves["scaling_efficiency"].notna(),
+                    ["accelerator", "vendor", "status", "n_gpus", "scaling_efficiency",
+                     "layout"]]
+    return (
+        alt.Chart(df, title="Training scaling efficiency from one node to 16,384 GPUs")
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("n_gpus:Q", scale=alt.Scale(type="log", base=2), title="GPUs (log scale)"),
+            y=alt.Y("scaling_efficiency:Q", scale=alt.Scale(domain=[0, 1.05]),
+                    title="Scaling efficiency (per-GPU throughput vs baseline)"),
+            color=alt.Color("accelerator:N", title="Accelerator"),
+            strokeDash=alt.StrokeDash("status:N", title="Status"),
+            tooltip=["accelerator", "n_gpus", alt.Tooltip("scaling_efficiency:Q", format=".3f"),
+                     "layout"],
+        )
+        .properties(description="Line chart of modelled training scaling efficiency against "
+                                "GPU count for each candidate accelerator.")
+    )
+
+
+def plot_training_validation(val: Any) -> alt.Chart:
+    """Predicted vs measured MLPerf Training time to train (log-log), held-out rows."""
+    df = val.loc[val["holdout"] & val["predicted_min"].notna(),
+                 ["accelerator", "vendor", "benchmark", "n_gpus", "measured_min",
+                  "predicted_min", "err_pct"]]
+    lo = float(min(df["measured_min"].min(), df["predicted_min"].min())) * 0.8
+    hi = float(max(df["measured_min"].max(), df["predicted_min"].max())) * 1.25
+    diag = alt.Chart(alt.Data(values=[{"x": lo, "y": lo}, {"x": hi, "y": hi}])).mark_line(
+        color="#888", strokeDash=[4, 4]).encode(x="x:Q", y="y:Q")
+    pts = (
+        alt.Chart(df)
+        .mark_point(filled=True, size=60)
+        .encode(
+            x=alt.X("measured_min:Q", scale=alt.Scale(type="log", domain=[lo, hi]),
+                    title="Measured time to train (min, log scale)"),
+            y=alt.Y("predicted_min:Q", scale=alt.Scale(type="log", domain=[lo, hi]),
+                    title="Predicted time to train (min, log scale)"),
+            color=alt.Color("vendor:N", scale=alt.Scale(domain=list(VENDOR_COLORS),
+                                                        range=list(VENDOR_COLORS.values())),
+                            title="Vendor"),
+            shape=alt.Shape("benchmark:N", title="Benchmark"),
+            tooltip=["accelerator", "benchmark", "n_gpus",
+                     alt.Tooltip("measured_min:Q", format=".2f"),
+                     alt.Tooltip("predicted_min:Q", format=".2f"),
+                     alt.Tooltip("err_pct:Q", format=".1f")],
+        )
+    )
+    return (diag + pts).properties(
+        title="Training model vs MLPerf Training (held-out GPU counts)",
+        description="Scatter plot of predicted against measured MLPerf Training time to "
+                    "train for held-out submissions; the dashed diagonal is a perfect "
+                    "prediction.",
+    )
+
+
+def plot_training_what_ifs(wi: Any) -> alt.Chart:
+    """Change in training throughput per GPU under each interconnect what-if."""
+    df = wi.loc[wi["what_if"] != "as shipped",
+                ["accelerator", "vendor", "what_if", "change_pct"]]
+    return (
+        alt.Chart(df, title="Interconnect what-ifs: change in training throughput per GPU")
+        .mark_bar()
+        .encode(
+            y=alt.Y("accelerator:N", title=None),
+            x=alt.X("change_pct:Q", title="Change vs as shipped (%)"),
+            color=alt.Color("vendor:N", scale=alt.Scale(domain=list(VENDOR_COLORS),
+                                                        range=list(VENDOR_COLORS.values())),
+                            title="Vendor"),
+            row=alt.Row("what_if:N", title=None, header=alt.Header(labelAngle=0,
+                                                                     labelAlign="left")),
+            tooltip=["accelerator", "what_if", alt.Tooltip("change_pct:Q", format=".1f")],
+        )
+        .properties(width=420, height=110,
+                    description="Bar charts of the modelled change in tokens per second per "
+                                "GPU for each interconnect what-if and candidate.")
+    )
+
+
+def _vendor_color() -> alt.Color:
+    return alt.Color(
+        "vendor:N",
+        title="Vendor",
+        scale=alt.Scale(domain=list(VENDOR_COLORS), range=list(VENDOR_COLORS.values())),
+    )
+
+
+def plot_memory_vs_bandwidth(specs: Any) -> alt.LayerChart:
+    """HBM capacity against HBM bandwidth per GPU; announced parts are hollow squares.
+
+    Parts of one vendor at (nearly) the same point share one label ("B300 / GB300"); AMD
+    labels sit left of the points, NVIDIA labels right, so the two never overlap.
+
+    Args:
+        specs: frame with ``accelerator, label, vendor, status, memory_gb, memory_bw_tbps``
+            (e.g. :func:`analysis.data.load_specs`).
+    """
+    data = specs[["accelerator", "label", "vendor", "status", "memory_gb", "memory_bw_tbps"]]
+    # Label groups: same vendor and bandwidth, capacity within ~20 GB (B200 180 / GB200 186).
+    groups = data.assign(_bucket=(data["memory_gb"] / 20).round()).groupby(
+        ["vendor", "memory_bw_tbps", "_bucket"], as_index=False
+    )
+    label_data = groups.agg(text=("label", " / ".join), memory_gb=("memory_gb", "mean"))
+    x = alt.X("memory_bw_tbps:Q", title="HBM bandwidth per GPU (TB/s)")
+    y = alt.Y("memory_gb:Q", title="HBM capacity per GPU (GB)")
+    announced = alt.datum.status == "announced"
+    points = (
+        alt.Chart(data)
+        .mark_point(size=120, strokeWidth=2)
+        .encode(
+            x=x,
+            y=y,
+            color=_vendor_color(),
+            fill=alt.condition(announced, alt.value("white"), _vendor_color()),
+            # The subtitle and the "(announced)" labels explain the shapes; Vega-Lite draws
+            # this legend's symbols without a stroke, so it is left out.
+            shape=alt.Shape("status:N", sort=["shipping", "announced"], legend=None),
+            tooltip=[
+                alt.Tooltip("label:N", title="Accelerator"),
+                alt.Tooltip("memory_gb:Q", title="Memory (GB)"),
+                alt.Tooltip("memory_bw_tbps:Q", title="Bandwidth (TB/s)"),
+            ],
+        )
+    )
+    text = alt.Chart(label_data).encode(x=x, y=y, text="text:N", color=_vendor_color())
+    amd_labels = text.mark_text(align="right", dx=-10, fontSize=10).transform_filter(
+        alt.datum.vendor == "AMD"
+    )
+    nvidia_labels = text.mark_text(align="left", dx=10, fontSize=10).transform_filter(
+        alt.datum.vendor != "AMD"
+    )
+    return (points + amd_labels + nvidia_labels).properties(
+        title=alt.Title(
+            "HBM capacity vs bandwidth per GPU",
+            subtitle="Hollow squares: announced parts (vendor preliminary figures)",
+        ),
+        description=(
+            "Scatter of HBM capacity (GB) against HBM bandwidth (TB/s) per GPU for each "
+            "accelerator, coloured by vendor; announced parts are drawn as hollow squares."
+        ),
+    )
+
+
+def plot_peak_compute_by_precision(compute: Any) -> alt.FacetChart:
+    """Dense peak TFLOPS per precision, accelerators ordered by launch year.
+
+    Announced parts are drawn as pale, dashed bars; estimated values are marked "est.".
+
+    Args:
+        compute: long frame from :func:`analysis.hardware.compute_by_precision`.
+    """
+    data = compute[
+        ["accelerator", "label", "vendor", "status", "launch_year", "precision", "dense_tflops",
+         "basis"]
+    ].copy()
+    data["launch_year"] = data["launch_year"].astype(int)
+    data["flag"] = data["basis"].map({"estimate": "est."}).fillna("")
+    order = (
+        data.drop_duplicates("label").sort_values(["launch_year", "vendor", "accelerator"])["label"]
+    ).tolist()
+    announced = alt.datum.status == "announced"
+    x = alt.X("label:N", sort=order, title="Accelerator (ordered by launch year)")
+    bars = alt.Chart().mark_bar(strokeWidth=1.5).encode(
+        x=x,
+        y=alt.Y("dense_tflops:Q", title="Dense peak (TFLOPS)"),
+        color=_vendor_color(),
+        stroke=_vendor_color(),
+        fillOpacity=alt.condition(announced, alt.value(0.25), alt.value(0.9)),
+        strokeDash=alt.condition(announced, alt.value([4, 3]), alt.value([1, 0])),
+        tooltip=[
+            alt.Tooltip("label:N", title="Accelerator"),
+            alt.Tooltip("precision:N", title="Precision"),
+            alt.Tooltip("dense_tflops:Q", title="Dense TFLOPS", format=",.0f"),
+            alt.Tooltip("launch_year:O", title="Launch year"),
+            alt.Tooltip("basis:N", title="Basis"),
+        ],
+    )
+    flags = alt.Chart().mark_text(dy=-6, fontSize=9).encode(
+        x=x, y="dense_tflops:Q", text="flag:N"
+    )
+    return (
+        alt.layer(bars, flags, data=data)
+        .properties(width=560, height=170)
+        .facet(
+            row=alt.Row(
+                "precision:N", title="Precision", sort=["bf16", "fp8", "fp6", "fp4"]
+            )
+        )
+        .resolve_scale(y="independent")
+        .properties(
+            title=alt.Title(
+                "Dense peak compute per GPU by precision and generation",
+                subtitle=(
+                    "Pale dashed bars: announced parts; 'est.' = estimate. No bar: format "
+                    "not supported (e.g. FP4 on Hopper, CDNA 3) or not yet published."
+                ),
+            ),
+            description=(
+                "Bar charts, one per precision (BF16, FP8, FP6, FP4), of dense peak TFLOPS "
+                "per GPU for each accelerator ordered by launch year and coloured by vendor; "
+                "announced parts are pale with dashed outlines."
+            ),
+        )
+    )
+
+
+def plot_cost_per_mtok(tiers: Any) -> alt.FacetChart:
+    """Cost per million tokens per accelerator and tier, median with a p05-p95 interval.
+
+    ``tiers``: :attr:`analysis.tco.Simulation.tiers` (accelerator, vendor, tier,
+    cost_per_mtok, cost_per_mtok_p05, cost_per_mtok_p95).
+    """
+    data = tiers.dropna(subset=["cost_per_mtok"])
+    color = alt.Color("vendor:N", scale=alt.Scale(domain=list(VENDOR_COLORS),
+                                                  range=list(VENDOR_COLORS.values())),
+                      title="Vendor")
+    base = alt.Chart(data).encode(y=alt.Y("accelerator:N", title=None, sort=None))
+    bars = base.mark_rule(strokeWidth=3).encode(
+        x=alt.X("cost_per_mtok_p05:Q", title="USD per million output tokens (p05-p95, median)"),
+        x2="cost_per_mtok_p95:Q", color=color)
+    dots = base.mark_point(filled=True, size=70, color="black").encode(
+        x="cost_per_mtok:Q",
+        tooltip=["accelerator", "tier", alt.Tooltip("cost_per_mtok:Q", format=".3f")])
+    return (
+        alt.layer(bars, dots, data=data)
+        .properties(width=480, height=140)
+        .facet(row=alt.Row("tier:N", title="Latency tier", sort=None))
+        .properties(
+            title="Cost per million tokens by latency tier",
+            description=(
+                "Horizontal intervals of cost per million output tokens (5th to 95th "
+                "percentile of the Monte Carlo) with the median as a dot, per accelerator, "
+                "one panel per latency tier, coloured by vendor."
+            ),
+        )
+    )
+
+
+def plot_cost_tornado(sens: Any, title: str) -> alt.LayerChart:
+    """Tornado chart: AMD-minus-NVIDIA cost difference as each input swings low to high.
+
+    ``sens``: :func:`analysis.tco.sensitivity` output (input, diff_low, diff_high,
+    base_diff, swing), largest swing first.
+    """
+    data = sens.head(12).copy()
+    data["lo"] = data[["diff_low", "diff_high"]].min(axis=1)
+    data["hi"] = data[["diff_low", "diff_high"]].max(axis=1)
+    order = list(data["input"])
+    base = float(data["base_diff"].iloc[0]) if len(data) else 0.0
+    bars = alt.Chart(data).mark_bar(color="#7f7f7f").encode(
+        y=alt.Y("input:N", sort=order, title=None),
+        x=alt.X("lo:Q", title="AMD minus NVIDIA cost (USD; negative = AMD cheaper)"),
+        x2="hi:Q",
+        tooltip=["input", "assumption_id", alt.Tooltip("low:Q", format=".4g"),
+                 alt.Tooltip("high:Q", format=".4g"),
+                 alt.Tooltip("diff_low:Q", format=".4g"), alt.Tooltip("diff_high:Q", format=".4g")],
+    )
+    rule = alt.Chart(alt.Data(values=[{"x": base}])).mark_rule(color="black").encode(x="x:Q")
+    zero = alt.Chart(alt.Data(values=[{"x": 0.0}])).mark_rule(
+        color="#c8102e", strokeDash=[4, 3]).encode(x="x:Q")
+    return alt.layer(bars, rule, zero).properties(
+        width=480, height=alt.Step(22), title=title,
+        description=(
+            "Tornado chart: for each input, a bar spans the AMD-minus-NVIDIA cost difference "
+            "at the input's low and high value; the black line is the default difference and "
+            "the dashed red line marks parity."
+        ),
+    )
+
+
+def plot_buy_vs_rent(costs: Any) -> alt.Chart:
+    """Owned versus rented $/GPU-hour per accelerator (point estimates).
+
+    ``costs``: :func:`analysis.tco.gpu_hour_cost` output.
+    """
+    data = costs.melt(id_vars=["accelerator", "vendor"],
+                      value_vars=["owned_gpu_hour_usd", "rented_gpu_hour_usd"],
+                      var_name="how", value_name="usd").dropna(subset=["usd"])
+    data["how"] = data["how"].map({"owned_gpu_hour_usd": "buy (owned, all-in)",
+                                   "rented_gpu_hour_usd": "rent (median quote + porting)"})
+    return alt.Chart(data).mark_bar().encode(
+        x=alt.X("usd:Q", title="USD per paid GPU-hour"),
+        y=alt.Y("how:N", title=None),
+        row=alt.Row("accelerator:N", title=None, sort=None),
+        color=alt.Color("vendor:N", scale=alt.Scale(domain=list(VENDOR_COLORS),
+                                                    range=list(VENDOR_COLORS.values())),
+                        title="Vendor"),
+        opacity=alt.Opacity("how:N", legend=None),
+        tooltip=["accelerator", "how", alt.Tooltip("usd:Q", format=".2f")],
+    ).properties(
+        width=420, height=40, title="Buy or rent: USD per GPU-hour",
+        description=("Paired bars per accelerator: all-in owned cost and median rental quote "
+                     "(plus porting cost) per paid GPU-hour, coloured by vendor."),
+    )
+
+
+# --- 30-inference-tiers ------------------------------------------------------------------
+
+
+def _vendor_scale() -> alt.Scale:
+    return alt.Scale(domain=list(VENDOR_COLORS), range=list(VENDOR_COLORS.values()))
+
+
+def plot_inference_frontier(front: Any, tiers: Any) -> alt.LayerChart:
+    """Throughput per GPU vs tokens/s per user per accelerator, tier bands shaded.
+
+    ``front``: inference.frontiers(); ``tiers``: rows with name, lo, hi in tokens/s per user
+    (1000 / TPOT bound), one per bounded tier.
+    """
+    bands = alt.Chart(tiers).mark_rect(opacity=0.12).encode(
+        x=alt.X("lo:Q"), x2="hi:Q",
+        color=alt.Color("tier:N", title="Latency tier", scale=alt.Scale(scheme="greys")),
+    )
+    lines = alt.Chart(front).mark_line().encode(
+        x=alt.X("tokens_per_s_per_user:Q", title="Interactivity (output tokens/s per user)",
+                scale=alt.Scale(type="log")),
+        y=alt.Y("tokens_per_s_per_gpu:Q", title="Throughput (output tokens/s per GPU)"),
+        detail="accelerator:N",
+        strokeDash=alt.StrokeDash("accelerator:N", title="Accelerator"),
+        stroke=alt.Stroke("vendor:N", title="Vendor", scale=_vendor_scale()),
+        tooltip=["accelerator", "concurrency", "tokens_per_s_per_gpu", "tokens_per_s_per_user"],
+    )
+    return alt.layer(bands, lines).resolve_scale(color="independent").properties(
+        title="Throughput-interactivity frontier per accelerator (calibrated model)",
+        description=("Lines: output tokens/s per GPU against tokens/s per user as concurrency "
+                     "grows, one per accelerator, coloured by vendor; shaded bands mark the "
+                     "interactivity the latency tiers require."),
+    )
+
+
+def plot_memory_headroom(head: Any) -> alt.Chart:
+    """Maximum concurrency per replica at the scenario's context (memory bound)."""
+    return alt.Chart(head).mark_bar().encode(
+        x=alt.X("max_concurrency:Q", title="Maximum concurrent sequences per replica"),
+        y=alt.Y("accelerator:N", sort="-x", title=None),
+        color=alt.Color("vendor:N", title="Vendor", scale=_vendor_scale()),
+        tooltip=["accelerator", "weights_gb_per_gpu", "kv_room_gb_per_gpu", "max_concurrency"],
+    ).properties(
+        title="Memory headroom: sequences that fit at the scenario's context length",
+        description=("Bars: the largest number of sequences a replica can hold in HBM after "
+                     "the weights and a 10 % reserve, per accelerator, coloured by vendor."),
+    )
+
+
+def plot_tier_table(tiers: Any) -> alt.Chart:
+    """Heat-map table: tokens/s per GPU per tier and accelerator (blank = infeasible)."""
+    base = alt.Chart(tiers).encode(
+        x=alt.X("tier:N", title="Latency tier (TPOT bound)", sort=None),
+        y=alt.Y("accelerator:N", title=None, sort=None),
+    )
+    cells = base.mark_rect().encode(
+        color=alt.Color("tokens_per_s_per_gpu:Q", title="tokens/s per GPU",
+                        scale=alt.Scale(scheme="blues")),
+    )
+    text = base.mark_text(fontSize=11).encode(text=alt.Text("tokens_per_s_per_gpu:Q",
+                                                            format=".0f"))
+    return alt.layer(cells, text).properties(
+        title="Best output tokens/s per GPU per latency tier",
+        description=("Table as heat map: rows are accelerators, columns latency tiers, cells the "
+                     "best output tokens/s per GPU that meets the tier; blank cells cannot meet "
+                     "it."),
+    )
+
+
+def plot_mlperf_validation(val: Any) -> alt.LayerChart:
+    """Predicted vs measured MLPerf results (held out), log-log with the y = x line."""
+    lo = float(min(val["measured"].min(), val["predicted"].min())) * 0.8
+    hi = float(max(val["measured"].max(), val["predicted"].max())) * 1.25
+    import pandas as pd
+
+    diag = alt.Chart(pd.DataFrame({"x": [lo, hi], "y": [lo, hi]})).mark_line(
+        color="#777", strokeDash=[4, 4]).encode(x="x:Q", y="y:Q")
+    pts = alt.Chart(val).mark_point(filled=True, opacity=0.6).encode(
+        x=alt.X("measured:Q", title="Measured MLPerf result (tokens/s per accelerator)",
+                scale=alt.Scale(type="log", domain=[lo, hi])),
+        y=alt.Y("predicted:Q", title="Predicted, held out (tokens/s per accelerator)",
+                scale=alt.Scale(type="log", domain=[lo, hi])),
+        color=alt.Color("vendor:N", title="Vendor", scale=_vendor_scale()),
+        shape=alt.Shape("scenario:N", title="Scenario"),
+        tooltip=["round", "submitter", "system", "benchmark", "scenario", "measured",
+                 "predicted", "ape_pct"],
+    )
+    return alt.layer(diag, pts).properties(
+        title="Inference model vs MLPerf: out-of-sample predictions",
+        description=("Scatter, log-log: each point is one MLPerf result predicted with its "
+                     "system left out of the calibration; the dashed line is perfect "
+                     "prediction; colour = vendor, shape = scenario."),
+    )
+
+
+def plot_efficiency_trend(trend: Any) -> alt.LayerChart:
+    """Achieved fraction of the roofline per vendor per MLPerf round."""
+    base = alt.Chart(trend).encode(
+        x=alt.X("round:N", title="MLPerf Inference round", sort=None),
+        y=alt.Y("eta:Q", title="Achieved fraction of roofline (median)",
+                scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("vendor:N", title="Vendor", scale=_vendor_scale()),
+    )
+    return alt.layer(
+        base.mark_line(point=True),
+        base.mark_text(dy=-10, fontSize=10).encode(text=alt.Text("runs:Q", format="d")),
+    ).properties(
+        title="Software maturity: fitted efficiency per vendor per round",
+        description=("Lines per vendor: median fraction of the memory/compute roofline that "
+                     "MLPerf runs achieve (llama2-70b Offline basis), per round; labels give "
+                     "the number of runs."),
+    )
+
+
+#: Colour per claim verdict (claims chapter).
+VERDICT_COLORS = {
+    "supported": "#2a7f3f",
+    "contradicted": "#b2182b",
+    "mixes generations": "#e08214",
+    "unverifiable": "#8c8c8c",
+}
+
+
+def plot_claim_verdicts(counts: Any) -> alt.Chart:
+    """Bar chart of the article's claims per verdict (``claims.verdict_counts`` output)."""
+    total = int(counts["claims"].sum())
+    return (
+        alt.Chart(counts)
+        .mark_bar()
+        .encode(
+            x=alt.X("claims:Q", title="Claims (count)"),
+            y=alt.Y("verdict:N", title="Verdict", sort=list(VERDICT_COLORS)),
+            color=alt.Color(
+                "verdict:N",
+                scale=alt.Scale(domain=list(VERDICT_COLORS), range=list(VERDICT_COLORS.values())),
+                legend=None,
+            ),
+            tooltip=["verdict:N", "claims:Q"],
+        )
+        .properties(
+            title=f"The article's {total} claims, by verdict",
+            description=(
+                f"Horizontal bars: number of the seed article's {total} claims per verdict "
+                "(supported, contradicted, mixes generations, unverifiable)."
+            ),
+            height=160,
+        )
+    )
+
+
+def plot_recommendation_costs(recs: Any) -> alt.Chart:
+    """Cheapest AMD vs cheapest NVIDIA median cost per workload, with 5-95% intervals.
+
+    Takes ``decision.recommend`` output; costs are relative to NVIDIA's best (= 1).
+    """
+    import pandas as pd
+
+    rows = []
+    for r in recs.itertuples(index=False):
+        base = r.nvidia_cost
+        if not (base and base == base and r.amd_cost == r.amd_cost):
+            continue
+        for vendor, acc, med, lo, hi in (
+            ("AMD", r.amd_best, r.amd_cost, r.amd_cost_p05, r.amd_cost_p95),
+            ("NVIDIA", r.nvidia_best, r.nvidia_cost, r.nvidia_cost_p05, r.nvidia_cost_p95),
+        ):
+            rows.append({"workload": r.label, "vendor": vendor, "accelerator": acc,
+                         "relative_cost": med / base, "low": lo / base, "high": hi / base})
+    df = pd.DataFrame(rows, columns=["workload", "vendor", "accelerator", "relative_cost",
+                                     "low", "high"])
+    color = alt.Color("vendor:N", scale=alt.Scale(domain=list(VENDOR_COLORS),
+                                                  range=list(VENDOR_COLORS.values())),
+                      title="Vendor")
+    base_chart = alt.Chart(df).encode(
+        y=alt.Y("workload:N", title="Workload"),
+        yOffset=alt.YOffset("vendor:N"),
+        color=color,
+    )
+    bars = base_chart.mark_rule(strokeWidth=2).encode(
+        x=alt.X("low:Q", title="Cost relative to the cheapest NVIDIA candidate (1 = equal)"),
+        x2="high:Q",
+    )
+    points = base_chart.mark_point(filled=True, size=70).encode(
+        x="relative_cost:Q", tooltip=["workload:N", "accelerator:N", "relative_cost:Q"]
+    )
+    return (bars + points).properties(
+        title="Cheapest AMD vs cheapest NVIDIA candidate per workload",
+        description=(
+            "For each workload, a dot per vendor at its cheapest shipping candidate's median cost "
+            "relative to NVIDIA's (1 = equal), with a line spanning the 5th-95th percentile."
+        ),
+    )

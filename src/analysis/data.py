@@ -3,19 +3,74 @@
 Every loader validates its table against the schema in :mod:`analysis.tables` (errors name
 file, row and column) and returns a fresh copy, so callers may modify what they get.
 Tables are read once per process (they are small) and cached.
+
+Analytical decisions taken here:
+
+* :func:`load_specs` is the one wide view of the accelerator tables: one row per
+  accelerator, every numeric field with a ``<field>_source`` (a ``source_id``) and a
+  ``<field>_basis`` column beside it. Empty values stay NaN (not supported / not
+  published); they are never filled.
+* Cross-table checks run on load: every canonical id of :mod:`analysis.ids` has its rows,
+  every (accelerator, field) pair of the value table exists, and every ``source_id`` the
+  spec and model tables cite exists in ``sources.csv``. :func:`check_source_references`
+  runs the source check over every registered table.
+* :func:`load_models` derives the KV-cache size per token from the attention layout
+  (GQA, sliding-window GQA, or DeepSeek's multi-head latent attention), so a model's KV
+  footprint is defined in one place.
 """
 
 from __future__ import annotations
 
 from functools import cache
 
+import numpy as np
 import pandas as pd
 
-from analysis import paths
+from analysis import ids, paths
 from analysis.schema import DataValidationError
 from analysis.tables import ALL
+from analysis.tables.specs import FIELD_UNITS
 
-__all__ = ["DataValidationError", "load_table", "table_names"]
+__all__ = [
+    "DataValidationError",
+    "check_source_references",
+    "clear_cache",
+    "get_accelerator",
+    "get_model",
+    "load_accelerators",
+    "load_assumptions",
+    "load_claims",
+    "load_facility",
+    "load_mlperf_inference",
+    "load_mlperf_training",
+    "load_models",
+    "load_purchase_prices",
+    "load_rental_quotes",
+    "load_sources",
+    "load_spec_values",
+    "load_specs",
+    "load_table",
+    "mlperf_coverage",
+    "mlperf_coverage_matrix",
+    "table_names",
+]
+
+#: Numeric spec fields, in the order :func:`load_specs` shows them.
+SPEC_FIELDS: tuple[str, ...] = tuple(FIELD_UNITS)
+_INT_FIELDS = ("launch_year", "scaleup_domain_gpus")
+_IDENTITY_COLUMNS = (
+    "accelerator",
+    "vendor",
+    "name",
+    "status",
+    "architecture",
+    "process_node",
+    "package",
+    "hbm_type",
+    "scaleup_interconnect",
+)
+#: Bytes per element of a BF16 KV cache.
+_BF16_BYTES = 2
 
 
 def table_names() -> list[str]:
@@ -38,10 +93,311 @@ def load_table(name: str) -> pd.DataFrame:
 def clear_cache() -> None:
     """Forget cached tables (tests that write fixture data call this)."""
     _load_table_cached.cache_clear()
+    _load_specs_cached.cache_clear()
+    _load_models_cached.cache_clear()
 
 
-# Named loaders for every table (thin wrappers; specs and models add derived columns).
-# Owners may replace a wrapper with a richer loader; the names are the public contract.
+# --- cross-table checks ------------------------------------------------------------------
+
+
+def _where(name: str) -> str:
+    return str(paths.DATA / ALL[name].path)
+
+
+def _source_problems(name: str, df: pd.DataFrame, known: set[str]) -> list[str]:
+    """Rows of table ``name`` whose ``source_id``-like columns cite an unknown source."""
+    cols = [c for c in df.columns if c == "source_id" or c.endswith("_source_id")]
+    problems = []
+    for col in cols:
+        cited = df[col]
+        bad = cited.notna() & ~cited.isin(known)
+        problems += [
+            f"{_where(name)}: row {i + 2}, column {col!r}: unknown source {cited[i]!r} "
+            f"(not in {paths.SOURCES})"
+            for i in df.index[bad]
+        ]
+    return problems
+
+
+def _raise(problems: list[str]) -> None:
+    if problems:
+        more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
+        raise DataValidationError("; ".join(problems[:20]) + more)
+
+
+def check_source_references(tables: list[str] | None = None) -> None:
+    """Every ``source_id`` (and ``*_source_id``) cited by ``tables`` exists in sources.csv.
+
+    Args:
+        tables: table names to check; ``None`` = every registered table.
+
+    Raises:
+        DataValidationError: naming file, row, column and the unknown id.
+    """
+    known = set(load_sources()["source_id"])
+    names = [n for n in (tables or table_names()) if n != "sources"]
+    _raise([p for n in names for p in _source_problems(n, load_table(n), known)])
+
+
+def _missing_ids(name: str, present: pd.Series, wanted: tuple[str, ...], kind: str) -> list[str]:
+    missing = [w for w in wanted if w not in set(present)]
+    return [
+        f"{_where(name)}: no row for {kind} {m!r} (every id in analysis.ids needs one)"
+        for m in missing
+    ]
+
+
+# --- accelerators ------------------------------------------------------------------------
+
+
 def load_sources() -> pd.DataFrame:
-    """Every cited source: ``source_id``, URL, title, publisher, access date."""
+    """Every cited source: ``source_id``, URL, title, publisher, access date, kind, notes."""
     return load_table("sources")
+
+
+def load_accelerators() -> pd.DataFrame:
+    """Identity and descriptive fields, one row per accelerator (``specs/accelerators.csv``)."""
+    return load_table("accelerators")
+
+
+def load_spec_values() -> pd.DataFrame:
+    """Every numeric spec value with unit, basis, source and note (the long table)."""
+    return load_table("accelerator_values")
+
+
+@cache
+def _load_specs_cached() -> pd.DataFrame:
+    ident = load_accelerators()
+    values = load_spec_values()
+    problems = _missing_ids("accelerators", ident["accelerator"], ids.ACCELERATORS, "accelerator")
+    have = set(zip(values["accelerator"], values["field"], strict=True))
+    problems += [
+        f"{_where('accelerator_values')}: no row for accelerator {a!r}, field {f!r} (every "
+        "accelerator needs every field; leave the value empty with a note if unknown)"
+        for a in ids.ACCELERATORS
+        for f in SPEC_FIELDS
+        if (a, f) not in have
+    ]
+    known = set(load_sources()["source_id"])
+    problems += _source_problems("accelerators", ident, known)
+    problems += _source_problems("accelerator_values", values, known)
+    _raise(problems)
+
+    wide = values.pivot(
+        index="accelerator", columns="field", values=["value", "source_id", "basis"]
+    )
+    out = ident[list(_IDENTITY_COLUMNS)].set_index("accelerator")
+    for field in SPEC_FIELDS:
+        out[field] = wide[("value", field)]
+    for field in _INT_FIELDS:
+        out[field] = out[field].round().astype("Int64")
+    for field in SPEC_FIELDS:
+        out[f"{field}_source"] = wide[("source_id", field)]
+    for field in SPEC_FIELDS:
+        out[f"{field}_basis"] = wide[("basis", field)]
+    out["identity_source"] = ident.set_index("accelerator")["source_id"]
+    out["process_source"] = ident.set_index("accelerator")["process_source_id"]
+    out["label"] = np.where(out["status"] == "announced", out.index + " (announced)", out.index)
+    order = [a for a in ids.ACCELERATORS if a in out.index]
+    return out.loc[order].reset_index()
+
+
+def load_specs(include_announced: bool = True) -> pd.DataFrame:
+    """One row per accelerator: identity, every numeric value, and its source and basis.
+
+    Columns: ``accelerator, vendor, name, status, architecture, process_node, package,
+    hbm_type, scaleup_interconnect``, the numeric fields (``launch_year, memory_gb,
+    memory_bw_tbps, fp64/tf32/bf16/fp8/fp6/fp4_dense_tflops, tdp_w, scaleup_bw_gbps,
+    scaleup_domain_gpus, scaleout_gbps_per_gpu``), ``<field>_source`` (a ``source_id``)
+    and ``<field>_basis`` for each, ``identity_source``, ``process_source`` and ``label``
+    (the id, with " (announced)" appended for announced parts). Rows follow
+    ``analysis.ids.ACCELERATORS``. NaN = not supported in hardware or not published.
+
+    Args:
+        include_announced: keep announced parts (``status == "announced"``).
+    """
+    specs = _load_specs_cached().copy()
+    if not include_announced:
+        specs = specs[specs["status"] != "announced"].reset_index(drop=True)
+    return specs
+
+
+def get_accelerator(accelerator: str) -> pd.Series:
+    """The :func:`load_specs` row of one accelerator id.
+
+    Raises:
+        ValueError: unknown id, with the closest known ids.
+    """
+    specs = _load_specs_cached()
+    match = specs[specs["accelerator"] == accelerator]
+    if match.empty:
+        raise ValueError(ids.unknown_id_message("accelerator", accelerator, ids.ACCELERATORS))
+    return match.iloc[0].copy()
+
+
+# --- models ------------------------------------------------------------------------------
+
+
+def _kv_bytes_per_token(models: pd.DataFrame, bytes_per_element: int = _BF16_BYTES) -> pd.Series:
+    """KV-cache bytes per token of context that grow with context length (all layers)."""
+    per_layer_gqa = models["kv_heads"] * models["head_dim"] * 2 * bytes_per_element
+    per_layer_mla = (models["kv_lora_rank"] + models["qk_rope_head_dim"]) * bytes_per_element
+    growing_layers = models["layers"] - models["sliding_window_layers"].fillna(0)
+    out = np.where(
+        models["attention_type"] == "mla",
+        models["layers"] * per_layer_mla,
+        growing_layers * per_layer_gqa,
+    )
+    return pd.Series(out, index=models.index).astype("int64")
+
+
+def _kv_window_bytes(models: pd.DataFrame, bytes_per_element: int = _BF16_BYTES) -> pd.Series:
+    """Fixed KV bytes per sequence held by sliding-window layers (0 without them)."""
+    per_layer = models["kv_heads"] * models["head_dim"] * 2 * bytes_per_element
+    out = models["sliding_window_layers"].fillna(0) * models["sliding_window"].fillna(0) * per_layer
+    return out.astype("int64")
+
+
+@cache
+def _load_models_cached() -> pd.DataFrame:
+    models = load_table("models")
+    problems = _missing_ids("models", models["model"], ids.MODELS, "model")
+    problems += _source_problems("models", models, set(load_sources()["source_id"]))
+    _raise(problems)
+    models["kv_bytes_per_token_bf16"] = _kv_bytes_per_token(models)
+    models["kv_window_bytes_bf16"] = _kv_window_bytes(models)
+    order = [m for m in ids.MODELS if m in set(models["model"])]
+    return models.set_index("model").loc[order].reset_index()
+
+
+def load_models() -> pd.DataFrame:
+    """One row per model (``models/models.csv``) plus derived KV-cache sizes.
+
+    Adds ``kv_bytes_per_token_bf16``: BF16 KV-cache bytes per token of context, summed
+    over the layers whose cache grows with context (GQA: ``kv_heads x head_dim x 2 x 2``
+    per layer; MLA: ``(kv_lora_rank + qk_rope_head_dim) x 2`` per layer), and
+    ``kv_window_bytes_bf16``: the fixed KV of sliding-window layers per sequence
+    (``sliding_window_layers x sliding_window x kv_heads x head_dim x 2 x 2``).
+    KV cache for a sequence of ``n`` tokens = ``n x kv_bytes_per_token_bf16 +
+    kv_window_bytes_bf16`` (for ``n`` >= the window).
+    """
+    return _load_models_cached().copy()
+
+
+def get_model(model: str) -> pd.Series:
+    """The :func:`load_models` row of one model id.
+
+    Raises:
+        ValueError: unknown id, with the closest known ids.
+    """
+    models = _load_models_cached()
+    match = models[models["model"] == model]
+    if match.empty:
+        raise ValueError(ids.unknown_id_message("model", model, ids.MODELS))
+    return match.iloc[0].copy()
+
+
+# --- tables other chapters own (thin wrappers; the names are the public contract) ----------
+
+
+def load_mlperf_inference() -> pd.DataFrame:
+    """MLPerf Inference LLM results (``benchmarks/mlperf_inference.csv``)."""
+    return load_table("mlperf_inference")
+
+
+def load_mlperf_training() -> pd.DataFrame:
+    """MLPerf Training LLM results (``benchmarks/mlperf_training.csv``)."""
+    return load_table("mlperf_training")
+
+
+def load_rental_quotes() -> pd.DataFrame:
+    """Cloud rental quotes per GPU-hour (``prices/``)."""
+    return load_table("rental_quotes")
+
+
+def load_purchase_prices() -> pd.DataFrame:
+    """Server and GPU purchase price estimates (``prices/``)."""
+    return load_table("purchase_prices")
+
+
+def load_facility() -> pd.DataFrame:
+    """Facility inputs: power, cooling, colocation (``prices/``)."""
+    return load_table("facility")
+
+
+def load_claims() -> pd.DataFrame:
+    """The seed article's claims and how they are tested (``claims/``)."""
+    return load_table("claims")
+
+
+def load_assumptions() -> pd.DataFrame:
+    """The assumptions register (``assumptions/``)."""
+    return load_table("assumptions")
+
+
+# --- coverage ----------------------------------------------------------------------------
+
+
+def mlperf_coverage(
+    inference: pd.DataFrame | None = None, training: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Which accelerator has MLPerf results for which benchmark in which round.
+
+    Args:
+        inference: MLPerf Inference rows with columns ``round, accelerator, benchmark,
+            scenario``; ``None`` = :func:`load_mlperf_inference`.
+        training: MLPerf Training rows with ``round, accelerator, benchmark``;
+            ``None`` = :func:`load_mlperf_training`.
+
+    Returns:
+        One row per (suite, round, benchmark, accelerator) with ``results`` (row count)
+        and ``scenarios`` (comma-joined, sorted; empty for training), sorted by suite,
+        benchmark, round and accelerator (canonical order).
+
+    >>> inf = pd.DataFrame({"round": ["v5.1", "v5.1"], "accelerator": ["MI300X"] * 2,
+    ...                     "benchmark": ["llama2-70b-99"] * 2,
+    ...                     "scenario": ["Server", "Offline"]})
+    >>> tr = pd.DataFrame({"round": ["v5.0"], "accelerator": ["B200"],
+    ...                    "benchmark": ["llama31_405b"]})
+    >>> cov = mlperf_coverage(inf, tr)
+    >>> cov[["suite", "accelerator", "results", "scenarios"]].to_numpy().tolist()
+    [['inference', 'MI300X', 2, 'Offline, Server'], ['training', 'B200', 1, '']]
+    """
+    if inference is None:
+        inference = load_mlperf_inference()
+    if training is None:
+        training = load_mlperf_training()
+    keys = ["suite", "round", "benchmark", "accelerator"]
+    inf = inference.assign(suite="inference")[[*keys, "scenario"]]
+    tr = training.assign(suite="training", scenario="")[[*keys, "scenario"]]
+    both = pd.concat([inf, tr], ignore_index=True)
+    out = both.groupby(keys, as_index=False).agg(
+        results=("scenario", "size"),
+        scenarios=("scenario", lambda s: ", ".join(sorted({x for x in s if x}))),
+    )
+    rank = {a: i for i, a in enumerate(ids.ACCELERATORS)}
+    out["_rank"] = out["accelerator"].map(rank).fillna(len(rank))
+    out = out.sort_values(["suite", "benchmark", "round", "_rank", "accelerator"])
+    return out.drop(columns="_rank").reset_index(drop=True)
+
+
+def mlperf_coverage_matrix(coverage: pd.DataFrame) -> pd.DataFrame:
+    """:func:`mlperf_coverage` as a matrix: accelerator x (suite, benchmark) -> rounds.
+
+    Cells list the rounds with results (e.g. ``"v4.1, v5.1"``), empty where there are
+    none; rows follow the canonical accelerator order.
+
+    >>> cov = pd.DataFrame({"suite": ["training"] * 2, "round": ["v4.0", "v5.0"],
+    ...                     "benchmark": ["gpt3"] * 2, "accelerator": ["H100-SXM"] * 2})
+    >>> mlperf_coverage_matrix(cov).loc["H100-SXM", ("training", "gpt3")]
+    'v4.0, v5.0'
+    """
+    matrix = (
+        coverage.groupby(["accelerator", "suite", "benchmark"])["round"]
+        .agg(lambda rounds: ", ".join(sorted(set(rounds))))
+        .unstack(["suite", "benchmark"], fill_value="")
+        .sort_index(axis=1)
+    )
+    order = [a for a in ids.ACCELERATORS if a in matrix.index]
+    order += sorted(set(matrix.index) - set(order))
+    return matrix.loc[order]

@@ -1,0 +1,150 @@
+"""Derived hardware metrics: pure, vectorized functions over the specs frame.
+
+Every function takes the frame :func:`analysis.data.load_specs` returns (or any frame with
+the same columns) and returns a Series aligned with it, or a new tidy frame. Nothing here
+reads files or prints.
+
+Analytical decisions taken here:
+
+* All ratios use the **dense** peak FLOPS of the spec table and peak memory bandwidth:
+  they describe the hardware's balance, not achieved performance.
+* The **ridge point** (roofline knee) is peak FLOP/s divided by memory bytes/s: a kernel
+  whose arithmetic intensity (FLOP per byte moved) is below it is memory-bound. LLM decode
+  at small batch runs at roughly 1-2 FLOP per weight byte, far below every ridge point.
+* Per-watt metrics divide by the board/module TDP (an upper bound on draw, not measured
+  power); system, CPU, network and cooling power are excluded.
+* A format a part does not support (NaN in the spec table) stays NaN in every metric.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+#: Precision name -> dense peak TFLOPS column of the specs frame.
+PRECISION_COLUMNS: dict[str, str] = {
+    "fp64": "fp64_dense_tflops",
+    "tf32": "tf32_dense_tflops",
+    "bf16": "bf16_dense_tflops",
+    "fp8": "fp8_dense_tflops",
+    "fp6": "fp6_dense_tflops",
+    "fp4": "fp4_dense_tflops",
+}
+
+
+def _tflops(specs: pd.DataFrame, precision: str) -> pd.Series:
+    try:
+        column = PRECISION_COLUMNS[precision]
+    except KeyError:
+        allowed = ", ".join(PRECISION_COLUMNS)
+        raise ValueError(f"unknown precision {precision!r}; allowed: {allowed}") from None
+    return specs[column].astype(float)
+
+
+def ridge_point(specs: pd.DataFrame, precision: str = "bf16") -> pd.Series:
+    """Roofline ridge point: dense peak FLOP per byte of memory traffic.
+
+    TFLOP/s over TB/s is FLOP per byte directly (the 1e12 factors cancel).
+
+    >>> specs = pd.DataFrame({"bf16_dense_tflops": [989.5], "memory_bw_tbps": [3.35]})
+    >>> round(float(ridge_point(specs, "bf16").iloc[0]), 1)
+    295.4
+    """
+    return _tflops(specs, precision) / specs["memory_bw_tbps"].astype(float)
+
+
+def bytes_per_flop(specs: pd.DataFrame, precision: str = "bf16") -> pd.Series:
+    """Memory bytes available per dense peak FLOP (inverse of the ridge point)."""
+    return 1.0 / ridge_point(specs, precision)
+
+
+def tflops_per_watt(specs: pd.DataFrame, precision: str = "bf16") -> pd.Series:
+    """Dense peak TFLOPS per watt of TDP.
+
+    >>> specs = pd.DataFrame({"fp8_dense_tflops": [4500.0], "tdp_w": [1000.0]})
+    >>> float(tflops_per_watt(specs, "fp8").iloc[0])
+    4.5
+    """
+    return _tflops(specs, precision) / specs["tdp_w"].astype(float)
+
+
+def memory_gb_per_kw(specs: pd.DataFrame) -> pd.Series:
+    """HBM capacity per kilowatt of TDP (GB/kW)."""
+    return specs["memory_gb"].astype(float) / (specs["tdp_w"].astype(float) / 1000.0)
+
+
+def bandwidth_gbps_per_w(specs: pd.DataFrame) -> pd.Series:
+    """HBM bandwidth per watt of TDP (GB/s per W)."""
+    return specs["memory_bw_tbps"].astype(float) * 1000.0 / specs["tdp_w"].astype(float)
+
+
+def scaleup_domain_memory_tb(specs: pd.DataFrame) -> pd.Series:
+    """HBM in one scale-up domain (TB): the largest model state one NVLink/IF domain holds."""
+    return specs["memory_gb"].astype(float) * specs["scaleup_domain_gpus"].astype(float) / 1000.0
+
+
+def scaleup_bytes_per_flop(specs: pd.DataFrame, precision: str = "bf16") -> pd.Series:
+    """Scale-up bytes per second per dense peak FLOP/s, in bytes per kFLOP.
+
+    How much GPU-to-GPU bandwidth backs each unit of compute: the lower, the more tensor
+    parallelism is limited by communication.
+    """
+    return specs["scaleup_bw_gbps"].astype(float) * 1e9 / (_tflops(specs, precision) * 1e12) * 1e3
+
+
+def ratio(specs: pd.DataFrame, column: str, numerator: str, denominator: str) -> float:
+    """``column`` of accelerator ``numerator`` divided by that of ``denominator``.
+
+    Raises:
+        ValueError: an id is not in ``specs``.
+
+    >>> specs = pd.DataFrame({"accelerator": ["A", "B"], "memory_bw_tbps": [5.3, 3.35]})
+    >>> round(ratio(specs, "memory_bw_tbps", "A", "B"), 3)
+    1.582
+    """
+    values = specs.set_index("accelerator")[column]
+    missing = [a for a in (numerator, denominator) if a not in values.index]
+    if missing:
+        raise ValueError(
+            f"accelerator(s) {missing} not in the specs frame; have {list(values.index)}"
+        )
+    return float(values[numerator]) / float(values[denominator])
+
+
+def derived_metrics(specs: pd.DataFrame) -> pd.DataFrame:
+    """One row per accelerator with every derived metric (identity columns first)."""
+    keep = [c for c in ("accelerator", "vendor", "status", "label") if c in specs.columns]
+    out = specs[keep].copy()
+    for precision in ("bf16", "fp8", "fp4"):
+        out[f"ridge_flop_per_byte_{precision}"] = ridge_point(specs, precision)
+    out["bytes_per_flop_bf16"] = bytes_per_flop(specs, "bf16")
+    for precision in ("bf16", "fp8", "fp4"):
+        out[f"tflops_per_w_{precision}"] = tflops_per_watt(specs, precision)
+    out["memory_gb_per_kw"] = memory_gb_per_kw(specs)
+    out["bandwidth_gbps_per_w"] = bandwidth_gbps_per_w(specs)
+    out["scaleup_domain_memory_tb"] = scaleup_domain_memory_tb(specs)
+    out["scaleup_bytes_per_kflop_bf16"] = scaleup_bytes_per_flop(specs, "bf16")
+    return out
+
+
+def compute_by_precision(
+    specs: pd.DataFrame, precisions: tuple[str, ...] = ("bf16", "fp8", "fp6", "fp4")
+) -> pd.DataFrame:
+    """Long frame of dense peak TFLOPS: one row per (accelerator, supported precision).
+
+    Unsupported or unpublished formats (NaN) are dropped, not shown as zero. Columns:
+    ``accelerator, label, vendor, status, architecture, launch_year, precision,
+    dense_tflops, basis`` (the spec row's basis, e.g. ``estimate``).
+    """
+    ident = ["accelerator", "label", "vendor", "status", "architecture", "launch_year"]
+    frames = []
+    for precision in precisions:
+        column = PRECISION_COLUMNS[precision]
+        part = specs[ident].copy()
+        part["precision"] = precision
+        part["dense_tflops"] = _tflops(specs, precision)
+        basis = f"{column}_basis"
+        part["basis"] = specs[basis] if basis in specs.columns else np.nan
+        frames.append(part)
+    out = pd.concat(frames, ignore_index=True)
+    return out[out["dense_tflops"].notna()].reset_index(drop=True)

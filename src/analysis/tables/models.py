@@ -1,0 +1,160 @@
+"""LLM architectures: the shapes the inference and training models need, one row per model.
+
+Analytical decisions taken here:
+
+* Values come from each model's Hugging Face ``config.json`` (shapes) and its paper or
+  model card (parameter counts), cited per row.
+* Dense models have ``experts = active_experts = 1``; ``active_params_b`` is then the total.
+* **KV cache.** ``attention_type`` says which formula applies; the loader derives
+  ``kv_bytes_per_token_bf16`` from it (see :func:`analysis.data.load_models`):
+  ``gqa``/``mha``: ``layers x kv_heads x head_dim x 2 (K and V) x 2 bytes``;
+  ``mla`` (DeepSeek): one compressed latent of ``kv_lora_rank + qk_rope_head_dim`` per layer;
+  ``gqa_sliding``: only the full-attention layers grow with context, the
+  ``sliding_window_layers`` hold at most ``sliding_window`` tokens each.
+* ``context_length`` is the longest context the released model supports.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis import ids
+from analysis.schema import Col, Table
+from analysis.tables.sources import SOURCE_ID_PATTERN
+
+ATTENTION_TYPES: tuple[str, ...] = ("mha", "gqa", "gqa_sliding", "mla")
+
+
+def _rows(mask: pd.Series) -> list[int]:
+    return [int(i) + 2 for i in mask.index[mask]]
+
+
+def _known_model(df: pd.DataFrame) -> list[str]:
+    return [
+        f"row {r}, column 'model': "
+        + ids.unknown_id_message("model", df.at[r - 2, "model"], ids.MODELS)
+        for r in _rows(~df["model"].isin(ids.MODELS))
+    ]
+
+
+def _consistent_shapes(df: pd.DataFrame) -> list[str]:
+    problems = []
+    checks = {
+        "active_params_b": df["active_params_b"] > df["total_params_b"],
+        "active_experts": df["active_experts"] > df["experts"],
+        "kv_heads": df["kv_heads"] > df["attention_heads"],
+        "sliding_window_layers": df["sliding_window_layers"].fillna(0) > df["layers"],
+    }
+    for col, bad in checks.items():
+        problems += [
+            f"row {r}, column {col!r}: larger than its total" for r in _rows(bad.fillna(False))
+        ]
+    mla_missing = (df["attention_type"] == "mla") & (
+        df["kv_lora_rank"].isna() | df["qk_rope_head_dim"].isna()
+    )
+    problems += [
+        f"row {r}, column 'kv_lora_rank': attention_type 'mla' needs kv_lora_rank and "
+        "qk_rope_head_dim"
+        for r in _rows(mla_missing)
+    ]
+    sliding_missing = (df["attention_type"] == "gqa_sliding") & (
+        df["sliding_window"].isna() | df["sliding_window_layers"].isna()
+    )
+    problems += [
+        f"row {r}, column 'sliding_window': attention_type 'gqa_sliding' needs "
+        "sliding_window and sliding_window_layers"
+        for r in _rows(sliding_missing)
+    ]
+    return problems
+
+
+MODELS = Table(
+    name="models",
+    path="models/models.csv",
+    description=(
+        "One row per LLM: parameter counts and the architecture shapes the performance "
+        "models use. `analysis.data.load_models()` adds `kv_bytes_per_token_bf16` (KV cache "
+        "per token of context, all layers, BF16) and `kv_window_bytes_bf16` (fixed KV of "
+        "sliding-window layers per sequence)."
+    ),
+    key=("model",),
+    columns=(
+        Col("model", "str", "Canonical model id (`analysis.ids.MODELS`)."),
+        Col("name", "str", "Model name as released."),
+        Col("total_params_b", "float", "Total parameters.", unit="billions", gt=0),
+        Col(
+            "active_params_b",
+            "float",
+            "Parameters active per token (MoE); = total if dense.",
+            unit="billions",
+            gt=0,
+        ),
+        Col("layers", "int", "Transformer layers (blocks).", gt=0),
+        Col("hidden_size", "int", "Model (residual stream) width.", gt=0),
+        Col("attention_heads", "int", "Query heads per layer.", gt=0),
+        Col(
+            "kv_heads",
+            "int",
+            "Key/value heads per layer (GQA groups); for MLA the decompressed head count.",
+            gt=0,
+        ),
+        Col(
+            "head_dim",
+            "int",
+            "Dimension per head (MLA: the non-rotary query/key and value dimension).",
+            gt=0,
+        ),
+        Col("vocab_size", "int", "Vocabulary size.", unit="tokens", gt=0),
+        Col("context_length", "int", "Longest supported context.", unit="tokens", gt=0),
+        Col("experts", "int", "Routed experts per MoE layer; 1 = dense.", ge=1),
+        Col("active_experts", "int", "Routed experts per token; 1 = dense.", ge=1),
+        Col(
+            "attention_type",
+            "str",
+            "KV-cache layout: `mha`, `gqa`, `gqa_sliding` "
+            "(GQA with some sliding-window layers), `mla` (multi-head latent attention).",
+            isin=ATTENTION_TYPES,
+        ),
+        Col(
+            "kv_lora_rank", "int", "MLA only: width of the cached KV latent.", required=False, gt=0
+        ),
+        Col(
+            "qk_rope_head_dim",
+            "int",
+            "MLA only: width of the cached rotary key.",
+            required=False,
+            gt=0,
+        ),
+        Col(
+            "sliding_window",
+            "int",
+            "gqa_sliding only: window of the sliding layers.",
+            unit="tokens",
+            required=False,
+            gt=0,
+        ),
+        Col(
+            "sliding_window_layers",
+            "int",
+            "gqa_sliding only: how many layers use the sliding window.",
+            required=False,
+            gt=0,
+        ),
+        Col(
+            "source_id",
+            "str",
+            "Source of the architecture shapes (config.json).",
+            pattern=SOURCE_ID_PATTERN,
+        ),
+        Col(
+            "params_source_id",
+            "str",
+            "Source of the parameter counts (paper/model card).",
+            pattern=SOURCE_ID_PATTERN,
+        ),
+        Col("note", "str", "Caveats.", required=False),
+    ),
+    checks=(_known_model, _consistent_shapes),
+)
+
+TABLES = (MODELS,)

@@ -1,0 +1,200 @@
+"""Accelerator specifications: identity (one row per accelerator) and values (one row per value).
+
+Analytical decisions taken here:
+
+* **Long table for numbers.** ``accelerator_values.csv`` holds one row per (accelerator,
+  field) with its own ``source_id``, ``basis`` and ``note``, so every number is traceable on
+  its own; :func:`analysis.data.load_specs` pivots it to one row per accelerator.
+* **Dense FLOPS only.** NVIDIA quotes tensor-core FLOPS "with sparsity" (2:4 structured);
+  those figures are halved and the row says ``basis = sparse_halved``. AMD quotes dense
+  figures (sparse in brackets), used as published.
+* **FP64** is the matrix (tensor-core) FP64 peak where the vendor quotes one, else vector.
+* **Per GPU, as the platform ships it.** GB200/GB300/VR200 values are per GPU in the NVL72
+  rack (rack totals divided by 72: ``basis = derived``); B200/B300 are the HGX 8-GPU board.
+* **Empty value** means the format is not supported in hardware (FP4/FP6 on Hopper and
+  CDNA 3, TF32 on CDNA 4) or the vendor has not published it (announced parts); the note
+  says which. Never zero.
+* **Scale-up bandwidth** is per GPU, bidirectional (both directions added), in GB/s; for
+  AMD's point-to-point Infinity Fabric it is the sum over the GPU's links, while any one
+  peer pair only gets one link. **Scale-out** is the NIC bandwidth per GPU of the vendor's
+  reference system (Gb/s, one direction); where no reference system states it, the typical
+  value is an ``estimate``.
+* Announced parts (``status = announced``) carry the vendor's preliminary figures.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis import ids
+from analysis.schema import Col, Table
+from analysis.tables.sources import SOURCE_ID_PATTERN
+
+#: Numeric fields of the long table, with the unit every row of that field must carry.
+FIELD_UNITS: dict[str, str] = {
+    "launch_year": "year",
+    "memory_gb": "GB",
+    "memory_bw_tbps": "TB/s",
+    "fp64_dense_tflops": "TFLOPS",
+    "tf32_dense_tflops": "TFLOPS",
+    "bf16_dense_tflops": "TFLOPS",
+    "fp8_dense_tflops": "TFLOPS",
+    "fp6_dense_tflops": "TFLOPS",
+    "fp4_dense_tflops": "TFLOPS",
+    "tdp_w": "W",
+    "scaleup_bw_gbps": "GB/s",
+    "scaleup_domain_gpus": "GPUs",
+    "scaleout_gbps_per_gpu": "Gb/s",
+}
+
+#: Fields that may be empty (format not supported, or not published for an announced part).
+OPTIONAL_FIELDS: frozenset[str] = frozenset(
+    {"fp64_dense_tflops", "tf32_dense_tflops", "fp6_dense_tflops", "fp4_dense_tflops"}
+)
+
+BASES: tuple[str, ...] = ("published", "sparse_halved", "derived", "estimate")
+STATUSES: tuple[str, ...] = ("shipping", "announced")
+PACKAGES: tuple[str, ...] = ("monolithic", "multi-die", "chiplet")
+
+
+def _rows(mask: pd.Series) -> list[int]:
+    return [int(i) + 2 for i in mask.index[mask]]
+
+
+def _known_accelerator(df: pd.DataFrame) -> list[str]:
+    bad = ~df["accelerator"].isin(ids.ACCELERATORS)
+    return [
+        f"row {r}, column 'accelerator': "
+        + ids.unknown_id_message("accelerator", df.at[r - 2, "accelerator"], ids.ACCELERATORS)
+        for r in _rows(bad)
+    ]
+
+
+def _status_matches_ids(df: pd.DataFrame) -> list[str]:
+    expected = df["accelerator"].map(
+        lambda a: "announced" if a in ids.ACCELERATORS_ANNOUNCED else "shipping"
+    )
+    bad = df["accelerator"].isin(ids.ACCELERATORS) & (df["status"] != expected)
+    return [
+        f"row {r}, column 'status': {df.at[r - 2, 'status']!r} but analysis.ids lists "
+        f"{df.at[r - 2, 'accelerator']!r} as {expected[r - 2]!r}"
+        for r in _rows(bad)
+    ]
+
+
+def _unit_matches_field(df: pd.DataFrame) -> list[str]:
+    wrong = df["unit"] != df["field"].map(FIELD_UNITS)
+    return [
+        f"row {r}, column 'unit': {df.at[r - 2, 'unit']!r} for field "
+        f"{df.at[r - 2, 'field']!r} (allowed: {FIELD_UNITS[df.at[r - 2, 'field']]!r})"
+        for r in _rows(wrong)
+    ]
+
+
+def _empty_values_explained(df: pd.DataFrame) -> list[str]:
+    empty = df["value"].isna()
+    not_allowed = empty & ~df["field"].isin(list(OPTIONAL_FIELDS))
+    unexplained = empty & df["note"].isna()
+    return [
+        f"row {r}, column 'value': empty value for field {df.at[r - 2, 'field']!r} "
+        f"(only {', '.join(sorted(OPTIONAL_FIELDS))} may be empty)"
+        for r in _rows(not_allowed)
+    ] + [
+        f"row {r}, column 'note': an empty value needs a note (not supported, or not published)"
+        for r in _rows(unexplained & ~not_allowed)
+    ]
+
+
+def _adjusted_values_explained(df: pd.DataFrame) -> list[str]:
+    """A halved, derived or estimated value says how it was obtained."""
+    bad = df["basis"].isin(["sparse_halved", "derived", "estimate"]) & df["note"].isna()
+    return [
+        f"row {r}, column 'note': basis {df.at[r - 2, 'basis']!r} needs a note saying how "
+        "the value was obtained"
+        for r in _rows(bad)
+    ]
+
+
+ACCELERATORS = Table(
+    name="accelerators",
+    path="specs/accelerators.csv",
+    description=(
+        "One row per accelerator id: identity and descriptive fields. Numbers are in "
+        "`accelerator_values`; `analysis.data.load_specs()` joins both into one row per "
+        "accelerator. Announced parts are `status = announced` and carry preliminary figures."
+    ),
+    key=("accelerator",),
+    columns=(
+        Col("accelerator", "str", "Canonical accelerator id (`analysis.ids.ACCELERATORS`)."),
+        Col("vendor", "str", "Vendor.", isin=ids.VENDORS),
+        Col("name", "str", "Product name and the platform the values refer to."),
+        Col(
+            "status",
+            "str",
+            "`shipping` or `announced` (preliminary vendor figures).",
+            isin=STATUSES,
+        ),
+        Col("architecture", "str", "GPU architecture (e.g. Hopper, CDNA 3)."),
+        Col("process_node", "str", "Foundry process of the compute dies (+ I/O dies)."),
+        Col("package", "str", "Die organisation of the package.", isin=PACKAGES),
+        Col("hbm_type", "str", "HBM generation (HBM3, HBM3e, HBM4)."),
+        Col("scaleup_interconnect", "str", "Scale-up (GPU-to-GPU) interconnect and generation."),
+        Col(
+            "source_id",
+            "str",
+            "Source of name, architecture, HBM type and interconnect.",
+            pattern=SOURCE_ID_PATTERN,
+        ),
+        Col(
+            "process_source_id",
+            "str",
+            "Source of process node and package.",
+            pattern=SOURCE_ID_PATTERN,
+        ),
+        Col("note", "str", "Caveats (conflicting sources, naming).", required=False),
+    ),
+    checks=(_known_accelerator, _status_matches_ids),
+)
+
+ACCELERATOR_VALUES = Table(
+    name="accelerator_values",
+    path="specs/accelerator_values.csv",
+    description=(
+        "One row per numeric specification value: (accelerator, field) with value, unit, "
+        "basis, source and note. FLOPS are dense peak tensor/matrix-core figures per GPU; "
+        "`sparse_halved` rows halve a vendor figure quoted with 2:4 sparsity; `derived` "
+        "rows divide a platform total by its GPU count; `estimate` rows are typical values "
+        "where none is published. An empty value means the format is not supported in "
+        "hardware or not yet published (the note says which); never zero. Fields and "
+        "units: " + ", ".join(f"`{f}` ({u})" for f, u in FIELD_UNITS.items()) + "."
+    ),
+    key=("accelerator", "field"),
+    columns=(
+        Col("accelerator", "str", "Canonical accelerator id."),
+        Col("field", "str", "Which value (a column of `load_specs()`).", isin=tuple(FIELD_UNITS)),
+        Col(
+            "value",
+            "float",
+            "The value in `unit`; empty = not supported / not published.",
+            required=False,
+            gt=0,
+        ),
+        Col("unit", "str", "Unit of `value`; fixed per field."),
+        Col("basis", "str", "How the value relates to the source's figure.", isin=BASES),
+        Col(
+            "source_id",
+            "str",
+            "Row of `sources.csv` the value comes from.",
+            pattern=SOURCE_ID_PATTERN,
+        ),
+        Col("note", "str", "How it was obtained; conflicts between sources.", required=False),
+    ),
+    checks=(
+        _known_accelerator,
+        _unit_matches_field,
+        _empty_values_explained,
+        _adjusted_values_explained,
+    ),
+)
+
+TABLES = (ACCELERATORS, ACCELERATOR_VALUES)

@@ -1,0 +1,19 @@
+"""data/README.md is generated from the schema definitions and must be up to date."""
+
+from analysis import paths
+from analysis.schema import render_data_dictionary
+from analysis.tables import ALL
+
+
+def test_data_readme_is_up_to_date():
+    expected = render_data_dictionary(list(ALL.values()))
+    current = paths.DATA_README.read_text(encoding="utf-8") if paths.DATA_README.exists() else ""
+    assert current == expected, "data/README.md is stale: run `make data-readme`"
+
+
+def test_data_readme_documents_every_table_and_column():
+    text = paths.DATA_README.read_text(encoding="utf-8")
+    for table in ALL.values():
+        assert f"`{table.path}`" in text
+        for column in table.columns:
+            assert f"`{column.name}`" in text
