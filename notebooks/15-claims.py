@@ -1,0 +1,97 @@
+# ---
+# title: "The article's claims, tested"
+# description: "Every checkable claim of the seed article with a verdict (supported, contradicted, mixes generations, unverifiable), the data behind it and the reasoning."
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# ## Overview
+#
+# - **Question:** which of the seed article's claims hold up against sourced specifications,
+#   MLPerf results, prices and this report's models?
+# - **Decision informed:** how much weight the article's advice deserves, and which of its
+#   numbers belong to other products or generations (announced parts quoted as current).
+# - Verdicts: **supported**, **contradicted**, **mixes generations** (the number is real but
+#   belongs to a different product or generation than the one named) and **unverifiable**.
+#   Claims about latency tiers, training and cost use the other chapters' model outputs for
+#   this scenario; opened by hand (without the orchestrator) they come out unverifiable.
+
+# %% tags=["parameters"]
+scenario: dict = {}  # the Scenario as plain data (papermill injects it); {} = params/default.yaml
+chapter_results: dict = {}  # other chapters' key results {chapter id: {key: value}} (orchestrator injects)
+
+# %%
+from analysis import params  # noqa: E402 (after the parameters cell, per the notebook contract)
+
+sc = params.scenario_from_parameters(scenario)
+
+# %%
+from analysis import charts, claims, results  # noqa: E402
+
+charts.enable()
+audit = claims.evaluate_claims(chapter_results=chapter_results, scenario=sc)
+counts = claims.verdict_counts(audit)
+
+# %% [markdown]
+# ### Verdicts at a glance
+#
+# How many of the article's claims each verdict covers. "Mixes generations" marks numbers that
+# are real but quoted for the wrong product, usually an announced 2026 part (Rubin VR200,
+# MI455X) presented as a current one.
+
+# %%
+#| label: fig-claim-verdicts
+#| fig-cap: "The seed article's claims by verdict."
+#| fig-alt: "Horizontal bar chart of the number of claims per verdict: supported, contradicted, mixes generations, unverifiable."
+charts.plot_claim_verdicts(counts)
+
+# %% [markdown]
+# ### The audit
+#
+# One row per claim, in article order: the quote, the verdict, what the data says and which
+# products the quoted numbers really belong to. Sources are `sources.csv` ids (URLs in the
+# appendix) or MLPerf result paths.
+
+# %%
+audit[["claim_id", "topic", "quote", "verdict", "products", "reasoning", "data_sources"]]
+
+# %% [markdown]
+# ### Claims whose numbers belong to another product
+#
+# The quoted figure, the product it was attributed to, and the product it actually matches
+# in the spec table.
+
+# %%
+audit.loc[audit["verdict"] == "mixes generations", ["claim_id", "claimed", "observed", "products"]]
+
+# %% [markdown]
+# ### Contradicted claims
+#
+# What the data shows instead.
+
+# %%
+audit.loc[audit["verdict"] == "contradicted", ["claim_id", "quote", "observed"]]
+
+# %%
+n = counts.set_index("verdict")["claims"]
+results.show_key_results(
+    "15-claims",
+    {
+        "claims_total": int(n.sum()),
+        "claims_supported": int(n["supported"]),
+        "claims_contradicted": int(n["contradicted"]),
+        "claims_mixes_generations": int(n["mixes generations"]),
+        "claims_unverifiable": int(n["unverifiable"]),
+    },
+)

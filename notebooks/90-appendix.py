@@ -1,0 +1,100 @@
+# ---
+# title: "Appendix: assumptions, methodology, sources, version"
+# description: "The assumptions register, the models and their measured error, every source cited by the data, and what produced this report version."
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# ## Overview
+#
+# - **Question:** what does this report assume, how good are its models, where does every
+#   number come from, and exactly what produced this version?
+# - **Decision informed:** how far to trust the recommendation, and what to change (a
+#   parameter file, a data row) to test a different assumption.
+
+# %% tags=["parameters"]
+scenario: dict = {}  # the Scenario as plain data (papermill injects it); {} = params/default.yaml
+chapter_results: dict = {}  # other chapters' key results {chapter id: {key: value}} (orchestrator injects)
+run_info: dict = {}  # package version, git commit, renderer, digests, version id (orchestrator injects)
+
+# %%
+from analysis import params  # noqa: E402 (after the parameters cell, per the notebook contract)
+
+sc = params.scenario_from_parameters(scenario)
+
+# %%
+import pandas as pd  # noqa: E402
+from IPython.display import HTML  # noqa: E402
+
+from analysis import data, decision, results  # noqa: E402
+
+register = data.load_table("assumptions")
+sources = data.load_table("sources")
+
+# %% [markdown]
+# ## Assumptions register
+#
+# One entry per default that is not a measured fact, with its range, the evidence behind it
+# and a quality rating. Other chapters link here by id (e.g. `#A-utilization`). The
+# scenario's own value overrides the default where the parameter file sets it.
+
+# %%
+HTML(decision.assumptions_register_html(register, sources))
+
+# %% [markdown]
+# ## Methodology and measured model error
+#
+# - **Inference:** a roofline-style prefill/decode model per accelerator, calibrated on MLPerf
+#   Inference; the error below is out-of-sample (MLPerf rounds the model was not fitted to).
+# - **Training:** a step-time and scaling model calibrated on MLPerf Training.
+# - **Cost:** owned and rented $/GPU-hour with a Monte Carlo over the assumptions' ranges;
+#   the summary calls a workload "either" when P(AMD cheaper) is between 0.35 and 0.65.
+#
+# The errors as measured in this run (empty when the chapters were not run):
+
+# %%
+pd.DataFrame(
+    [{"measure": k, "percent": v} for k, v in decision.model_error(chapter_results).items()]
+).round(1)
+
+# %% [markdown]
+# ## Data sources
+#
+# Every source cited by a table in `data/` (spec values, prices, assumptions, models, the
+# claims audit), with its URL and the day it was read. MLPerf rows cite their result path in
+# the MLCommons repositories instead (see the data chapter).
+
+# %%
+cited = decision.cited_source_ids(
+    {name: data.load_table(name) for name in data.table_names() if name != "sources"}
+)
+sources.loc[sources["source_id"].isin(cited), ["source_id", "title", "publisher", "url", "accessed", "kind"]]
+
+# %% [markdown]
+# ## Version
+#
+# What produced this report: package version, git commit (and whether the tree had
+# uncommitted changes), renderer, and digests of the data and the parameters.
+
+# %%
+pd.DataFrame(
+    [{"item": k, "value": str(v)} for k, v in (run_info or {"version": "not run by the orchestrator"}).items()]
+)
+
+# %%
+results.show_key_results(
+    "90-appendix",
+    {"assumptions": len(register), "sources_cited": len(cited),
+     "version": str(run_info.get("version", "")) if run_info else ""},
+)

@@ -1,0 +1,170 @@
+import math
+
+import pytest
+
+from analysis import decision, params, paths
+
+
+@pytest.fixture
+def sc():
+    return params.load_scenario(paths.CI_PARAMS)  # H100-SXM, H200, MI300X, MI325X; 3 tiers
+
+
+@pytest.fixture
+def chapter_results():
+    return {
+        "30-inference-tiers": {
+            "tier0_winner": "H200",
+            "tier0_winner_vendor": "NVIDIA",
+            "tier0_margin_pct": 25.0,
+            "tier1_winner": "MI325X",
+            "tier1_winner_vendor": "AMD",
+            "tier1_margin_pct": 4.0,
+            "tier2_winner": "MI325X",
+            "tier2_winner_vendor": "AMD",
+            "tier2_margin_pct": 30.0,
+            "tier0_infeasible": "H100-SXM",
+            "tier1_infeasible": "",
+            "tier2_infeasible": "",
+            "mlperf_mape_overall": 10.0,
+            "mlperf_mape_AMD": 12.0,
+            "mlperf_mape_NVIDIA": 8.0,
+        },
+        "20-training-scaling": {
+            "train_winner": "H200",
+            "train_winner_vendor": "NVIDIA",
+            "train_margin_pct": 15.0,
+            "mlperf_median_err_pct": 9.0,
+        },
+        "40-tco": {
+            "mode": "rent",
+            "gpu_hour_usd_MI325X": 2.0,
+            "gpu_hour_usd_H200": 3.0,
+            "tier0_cost_per_mtok_H200": 1.0,
+            "tier0_cost_per_mtok_H200_p05": 0.8,
+            "tier0_cost_per_mtok_H200_p95": 1.2,
+            "tier0_cost_per_mtok_MI325X": 1.25,
+            "tier0_cost_per_mtok_MI325X_p05": 1.0,
+            "tier0_cost_per_mtok_MI325X_p95": 1.5,
+            "tier0_cost_per_mtok_H100-SXM": 0.5,  # infeasible in tier 0: must be ignored
+            "tier0_p_amd_cheaper": 0.2,
+            "tier1_p_amd_cheaper": 0.5,
+            "tier2_p_amd_cheaper": 0.9,
+            "train_p_amd_cheaper": 0.3,
+            "tier0_breakeven_amd_gpu_hour_usd": 1.6,
+        },
+    }
+
+
+def test_recommendation_follows_probability_bands(sc, chapter_results):
+    recs = decision.recommend(sc, chapter_results).set_index("workload")
+    assert recs.loc[["training", "tier0", "tier1", "tier2"], "recommendation"].tolist() == [
+        "NVIDIA",
+        "NVIDIA",
+        "either",
+        "AMD",
+    ]
+
+
+def test_summary_numbers_equal_chapter_results(sc, chapter_results):
+    recs = decision.recommend(sc, chapter_results).set_index("workload")
+    t0 = recs.loc["tier0"]
+    tco = chapter_results["40-tco"]
+    assert t0["nvidia_best"] == "H200"  # H100-SXM is infeasible in tier 0
+    assert t0["nvidia_cost"] == tco["tier0_cost_per_mtok_H200"]
+    assert t0["amd_cost_p95"] == tco["tier0_cost_per_mtok_MI325X_p95"]
+    assert t0["p_amd_cheaper"] == tco["tier0_p_amd_cheaper"]
+    assert t0["perf_margin_pct"] == chapter_results["30-inference-tiers"]["tier0_margin_pct"]
+    assert t0["model_error_pct"] == 10.0
+    assert t0["breakeven_amd_gpu_hour_usd"] == 1.6
+    assert "$1.60" in t0["flip"] and "$2.00" in t0["flip"]
+    assert math.isclose(t0["cost_margin_pct"], (1.0 / 1.25 - 1) * 100)
+    keys = decision.key_results(recs.reset_index())
+    assert keys["rec_tier0"] == "NVIDIA"
+    assert keys["rec_tier1_p_amd_cheaper"] == 0.5
+
+
+def test_performance_fallback_uses_model_error(sc, chapter_results):
+    no_cost = {k: v for k, v in chapter_results.items() if k != "40-tco"}
+    recs = decision.recommend(sc, no_cost).set_index("workload")
+    assert recs.at["tier1", "recommendation"] == "either"  # 4% margin < 10% error
+    assert recs.at["tier2", "recommendation"] == "AMD"
+
+
+def test_vendor_without_feasible_candidate_loses(sc, chapter_results):
+    chapter_results["30-inference-tiers"]["tier1_infeasible"] = "MI300X,MI325X"
+    recs = decision.recommend(sc, chapter_results).set_index("workload")
+    assert recs.at["tier1", "recommendation"] == "NVIDIA"
+
+
+def test_empty_chapter_results_do_not_crash(sc):
+    recs = decision.recommend(sc, {})
+    assert set(recs["recommendation"]) == {"either"}
+    assert "No chapter results" in decision.summary_markdown(sc, recs, {})
+    assert len(decision.checklist(sc, {}, recs)) == 12
+
+
+def test_checklist_has_twelve_lines_and_closed_verdicts(sc, chapter_results):
+    cl = decision.checklist(sc, chapter_results)
+    assert len(cl) == 12
+    assert set(cl["verdict"]) <= set(decision.CHECK_VERDICTS)
+    by_line = cl.set_index("line")["verdict"]
+    assert by_line["Low-latency inference under 50 milliseconds matters critically"] == "supported"
+    assert by_line["Your workloads fit within single-node serving scenarios"] == "supported"
+
+
+def test_compare_with_previous(sc, chapter_results):
+    assert decision.compare_with_previous(chapter_results, {}).empty
+    assert "first published version" in decision.changes_markdown(
+        decision.compare_with_previous(chapter_results, {}), {}
+    )
+    prev = {
+        "version": "v0001",
+        "chapters": {
+            "00-summary": {"rec_tier2": "NVIDIA"},
+            "40-tco": {**chapter_results["40-tco"], "gpu_hour_usd_H200": 2.5},
+        },
+    }
+    cur = {**chapter_results, "00-summary": {"rec_tier2": "AMD"}}
+    ch = decision.compare_with_previous(cur, prev).set_index("key")
+    assert bool(ch.at["rec_tier2", "flipped"]) is True
+    assert math.isclose(ch.at["gpu_hour_usd_H200", "change_pct"], 20.0)
+    assert bool(ch.at["gpu_hour_usd_H200", "flipped"]) is False
+    assert "Flipped" in decision.changes_markdown(decision.compare_with_previous(cur, prev), prev)
+
+
+def test_assumptions_register_html_has_anchors():
+    import pandas as pd
+
+    reg = pd.DataFrame(
+        [
+            {
+                "id": "A-utilization",
+                "parameter": "cost.utilization",
+                "value": 0.7,
+                "low": 0.5,
+                "high": 0.9,
+                "unit": "1",
+                "source_id": "s",
+                "value_date": "2026-01-01",
+                "quality": "judgement",
+                "rationale": "r",
+            }
+        ]
+    )
+    html = decision.assumptions_register_html(
+        reg, pd.DataFrame({"source_id": ["s"], "url": ["https://x.org"]})
+    )
+    assert '<a id="A-utilization"></a>' in html and 'href="https://x.org"' in html
+
+
+def test_cited_source_ids():
+    import pandas as pd
+
+    got = decision.cited_source_ids(
+        {
+            "a": pd.DataFrame({"source_id": ["x", None]}),
+            "b": pd.DataFrame({"memory_gb_source": ["y"], "fact_sources": ["z;x"]}),
+        }
+    )
+    assert got == ["x", "y", "z"]
