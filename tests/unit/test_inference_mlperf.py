@@ -1,0 +1,52 @@
+"""Regression tests of the calibrated inference model against the bundled MLPerf data."""
+
+import numpy as np
+import pytest
+
+from analysis import inference, params, paths
+
+
+@pytest.fixture(scope="module")
+def validation():
+    return inference.validate_against_mlperf()
+
+
+def test_out_of_sample_median_ape_meets_target(validation):
+    summary = inference.validation_summary(validation).set_index("vendor")
+    for vendor in ("AMD", "NVIDIA", "overall"):
+        assert summary.loc[vendor, "median_ape_pct"] <= 15.0, summary
+    assert summary.loc["overall", "predictions"] >= 300
+
+
+def test_validation_columns_and_holdout(validation):
+    cols = ["round", "accelerator", "vendor", "benchmark", "scenario", "measured", "predicted",
+            "ape_pct", "holdout"]
+    assert list(validation.columns[: len(cols)]) == cols
+    assert validation["holdout"].str.startswith("system: ").all()
+
+
+def test_fitted_factors_are_fractions_of_the_roofline():
+    cal = inference.default_calibration()
+    assert all(0 < v <= 1 for v in cal.by_group.values())
+    assert 0 < cal.scenario_scale["Interactive"] < cal.scenario_scale["Server"] <= 1
+
+
+def test_predict_mlperf_close_to_a_measured_result():
+    # v5.1 AMD MI325X llama2-70b Offline: 34,520.4 tokens/s on 8 GPUs (4,315 per GPU).
+    pred = inference.predict_mlperf("MI325X", "llama2-70b-99", "Offline", precision="fp8")
+    assert pred == pytest.approx(34520.4 / 8, rel=0.3)
+
+
+def test_evaluate_tiers_contract_columns():
+    sc = params.load_scenario(paths.CI_PARAMS)
+    df = inference.evaluate_tiers(sc)
+    need = ["tier_index", "tier", "tpot_ms_max", "ttft_ms_max", "accelerator", "vendor",
+            "status", "feasible", "tokens_per_s_per_gpu", "concurrency", "tpot_ms", "ttft_ms",
+            "tokens_per_s_per_user", "reason"]
+    assert set(need) <= set(df.columns)
+    assert len(df) == len(sc.inference.tiers) * len(sc.accelerators)
+    assert df.loc[~df["feasible"], "tokens_per_s_per_gpu"].isna().all()
+    assert (df.loc[~df["feasible"], "reason"] != "").all()
+    feas = df[df["feasible"] & df["tpot_ms_max"].notna()]
+    assert (feas["tpot_ms"] <= feas["tpot_ms_max"]).all()
+    assert np.isfinite(df.loc[df["feasible"], "tokens_per_s_per_gpu"]).all()
