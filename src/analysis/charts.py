@@ -453,12 +453,14 @@ def plot_inference_frontier(front: Any, tiers: Any) -> alt.LayerChart:
         detail="accelerator:N",
         strokeDash=alt.StrokeDash("accelerator:N", title="Accelerator"),
         stroke=alt.Stroke("vendor:N", title="Vendor", scale=_vendor_scale()),
-        tooltip=["accelerator", "concurrency", "tokens_per_s_per_gpu", "tokens_per_s_per_user"],
+        tooltip=["accelerator"] + (["tp"] if "tp" in front else []) + [
+            "concurrency", "tokens_per_s_per_gpu", "tokens_per_s_per_user"],
     )
     return alt.layer(bands, lines).resolve_scale(color="independent").properties(
         title="Throughput-interactivity frontier per accelerator (calibrated model)",
         description=("Lines: output tokens/s per GPU against tokens/s per user as concurrency "
-                     "grows, one per accelerator, coloured by vendor; shaded bands mark the "
+                     "grows, one per accelerator (upper envelope over the tensor-parallel "
+                     "choices within a server), coloured by vendor; shaded bands mark the "
                      "interactivity the latency tiers require."),
     )
 
@@ -478,8 +480,19 @@ def plot_memory_headroom(head: Any) -> alt.Chart:
 
 
 def plot_tier_table(tiers: Any) -> alt.Chart:
-    """Heat-map table: tokens/s per GPU per tier and accelerator (blank = infeasible)."""
-    base = alt.Chart(tiers).encode(
+    """Heat-map table: tokens/s per GPU per tier and accelerator (blank = infeasible).
+
+    With a ``tp`` column (``inference.evaluate_tiers``), each cell also names the chosen
+    tensor-parallel degree.
+    """
+    data = tiers.copy()
+    has_tp = "tp" in data
+    data["label"] = [
+        "" if v != v else (f"{v:.0f} (TP{t:.0f})" if has_tp and t == t else f"{v:.0f}")
+        for v, t in zip(data["tokens_per_s_per_gpu"],
+                        data["tp"] if has_tp else data["tokens_per_s_per_gpu"], strict=True)
+    ]
+    base = alt.Chart(data).encode(
         x=alt.X("tier:N", title="Latency tier (TPOT bound)", sort=None),
         y=alt.Y("accelerator:N", title=None, sort=None),
     )
@@ -487,13 +500,12 @@ def plot_tier_table(tiers: Any) -> alt.Chart:
         color=alt.Color("tokens_per_s_per_gpu:Q", title="tokens/s per GPU",
                         scale=alt.Scale(scheme="blues")),
     )
-    text = base.mark_text(fontSize=11).encode(text=alt.Text("tokens_per_s_per_gpu:Q",
-                                                            format=".0f"))
+    text = base.mark_text(fontSize=11).encode(text=alt.Text("label:N"))
     return alt.layer(cells, text).properties(
-        title="Best output tokens/s per GPU per latency tier",
+        title="Best output tokens/s per GPU per latency tier (chosen tensor parallelism)",
         description=("Table as heat map: rows are accelerators, columns latency tiers, cells the "
-                     "best output tokens/s per GPU that meets the tier; blank cells cannot meet "
-                     "it."),
+                     "best output tokens/s per GPU that meets the tier and the tensor-parallel "
+                     "degree that reaches it; blank cells cannot meet it."),
     )
 
 

@@ -27,9 +27,11 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` explains the
   fit raises instead of returning a number.
 * **Calibration**: one efficiency factor eta (the achieved fraction of the roofline; it
   scales bandwidth, FLOPS and link bandwidth, not the fixed overheads) per MLPerf row,
-  solved exactly (Brent's method, deterministic) so that the model reproduces the
-  measured result under that scenario's own dataset lengths and latency bounds, with the
-  parallel layout (TP 1/2/4/8) the model finds best, as submitters tune theirs. Factors are
+  solved exactly so that the model reproduces the measured result under that scenario's
+  own dataset lengths and latency bounds, with the parallel layout (TP 1/2/4/8) the model
+  finds best, as submitters tune theirs. A step takes ``fixed + scaled / eta``, so each
+  layout's threshold eta is closed-form and the solution is the smallest threshold over
+  layouts: all rows at once in numpy, deterministic (equal to a bracketing root-finder). Factors are
   the **medians** of these per-row values per vendor x architecture generation x round
   (falling back to vendor x generation, then vendor): medians rather than a least-squares
   fit because MLPerf mixes tuned vendor submissions with untuned partner ones, and a
@@ -43,7 +45,13 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` explains the
   submitter, system) is predicted from factors fitted without that system. A second,
   harsher scheme (leave-one-round-out) is reported beside it.
 * **Latency tiers** bound TPOT (the article's "latency targets") and TTFT per the
-  scenario; the tightest tier first. Winners are chosen among shipping parts only.
+  scenario; the tightest tier first. ``gpus_per_replica`` is the *maximum* tensor-parallel
+  degree (one server): per tier and accelerator the best of TP 1/2/4/8 (within it) that
+  fits and meets the bounds is chosen, as an operator would run several small replicas in
+  one server when that serves more tokens per GPU. Winners are chosen among shipping
+  parts only.
+* **Validation** reuses the implied efficiencies and the model terms of every MLPerf row;
+  each fold only refits the medians (vectorized group medians) and predicts its rows.
 """
 
 from __future__ import annotations
@@ -56,7 +64,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq
 
 from analysis import ids
 from analysis.inference_benchmarks import BENCHMARKS, BenchmarkDef, benchmark_def
@@ -195,7 +202,7 @@ def _kv_split(mp: Mapping[str, Any], gpus: Any) -> Any:
 # --- the vectorized core --------------------------------------------------------------------
 
 
-def serving_metrics(
+def _terms(
     hw: Mapping[str, Any],
     mp: Mapping[str, Any],
     *,
@@ -203,23 +210,21 @@ def serving_metrics(
     isl: Any,
     osl: Any,
     gpus: Any,
-    eta: Any,
     concurrency: Any = CONCURRENCY,
 ) -> dict[str, np.ndarray]:
-    """Step time, TTFT, throughput and memory limits; every input broadcasts (numpy).
+    """The efficiency-independent parts of the model; every input broadcasts (numpy).
 
-    ``hw``/``mp`` hold scalars or arrays (see :func:`hardware_params`, :func:`model_params`);
-    ``concurrency`` is the replica's number of sequences in flight. Returns arrays of the
-    broadcast shape: ``tpot_s``, ``ttft_s``, ``tok_s_gpu`` (output tokens/s per GPU),
-    ``tok_s_user``, ``max_concurrency`` (memory bound), ``in_memory`` (concurrency fits),
-    ``fits`` (weights + one sequence fit), and the roofline terms.
+    A step's time is ``fixed + scaled / eta``: ``step_fixed``/``step_scaled`` for the
+    decode step at each concurrency, ``prefill_fixed``/``prefill_scaled`` for one prompt
+    alone. Also ``max_concurrency``, ``in_memory``, ``fits``, ``weights_gb_per_gpu`` and
+    ``gpus`` (broadcast). Splitting the terms lets the calibration solve for eta in closed
+    form and lets validation reuse them for every fold.
     """
     bpw = BYTES_PER_PARAM[precision]
     g = np.asarray(gpus, dtype=float)
     b = np.asarray(concurrency, dtype=float)
     isl = np.asarray(isl, dtype=float)
     osl = np.asarray(osl, dtype=float)
-    eta = np.asarray(eta, dtype=float)
     bw = np.asarray(hw["bw_tbps"], dtype=float) * 1e12
     peak = np.asarray(hw["peak_tflops"], dtype=float) * 1e12
     link_bidir = np.asarray(hw["link_gbps"], dtype=float) * 1e9
@@ -243,7 +248,8 @@ def serving_metrics(
     kv_seq = kv_tok * (isl + osl) + kv_fixed
     max_conc = np.floor(np.maximum(kv_room, 0.0) / kv_seq)
 
-    def step(tokens: Any, kv_tokens: Any, seqs: Any, attn_pairs: Any) -> np.ndarray:
+    def step(tokens: Any, kv_tokens: Any, seqs: Any,
+             attn_pairs: Any) -> tuple[np.ndarray, np.ndarray]:
         touched = np.where(routed > 0, 1.0 - np.power(1.0 - r, tokens), 0.0)
         w_read = (shared + routed * touched) * bpw / g
         t_lin = np.maximum(w_read / bw, 2.0 * active * tokens / g / peak)
@@ -252,23 +258,61 @@ def serving_metrics(
         msg = tokens * hidden * ACT_BYTES
         t_comm = np.where(g > 1, 2.0 * layers * (2.0 * (g - 1.0) / g * msg / link), 0.0)
         t_lat = np.where(g > 1, 2.0 * layers * ALLREDUCE_LATENCY_S, 0.0)
-        return STEP_OVERHEAD_S + t_lat + (t_lin + t_attn + t_comm) / eta
+        return STEP_OVERHEAD_S + t_lat, t_lin + t_attn + t_comm
 
     joins = b * isl / osl  # prompt tokens entering per step in steady state
     ctx = isl + osl / 2.0  # mean context of a decoding sequence
-    t_step = step(b * (1.0 + isl / osl), b * ctx, b, b * ctx + joins * isl / 2.0)
-    t_prefill = step(isl, isl, 1.0, isl * isl / 2.0)
-    tok_s_gpu = b / t_step / g
+    s_fixed, s_scaled = step(b * (1.0 + isl / osl), b * ctx, b, b * ctx + joins * isl / 2.0)
+    p_fixed, p_scaled = step(isl, isl, 1.0, isl * isl / 2.0)
     return {
-        "tpot_s": t_step,
-        "ttft_s": t_prefill + t_step,
-        "tok_s_gpu": tok_s_gpu,
-        "tok_s_user": 1.0 / t_step,
+        "step_fixed": s_fixed, "step_scaled": s_scaled,
+        "prefill_fixed": p_fixed, "prefill_scaled": p_scaled,
+        "concurrency": b, "gpus": g,
         "max_concurrency": max_conc,
         "in_memory": b <= max_conc,
         "fits": kv_room >= kv_seq,
         "weights_gb_per_gpu": weights_gpu / 1e9,
     }
+
+
+def _apply_eta(t: Mapping[str, np.ndarray], eta: Any) -> dict[str, np.ndarray]:
+    """Serving metrics from :func:`_terms` at efficiency ``eta`` (broadcasts)."""
+    eta = np.asarray(eta, dtype=float)
+    t_step = t["step_fixed"] + t["step_scaled"] / eta
+    t_prefill = t["prefill_fixed"] + t["prefill_scaled"] / eta
+    out = {
+        "tpot_s": t_step,
+        "ttft_s": t_prefill + t_step,
+        "tok_s_gpu": t["concurrency"] / t_step / t["gpus"],
+        "tok_s_user": 1.0 / t_step,
+    }
+    out.update({k: t[k] for k in ("max_concurrency", "in_memory", "fits", "weights_gb_per_gpu")
+                if k in t})
+    return out
+
+
+def serving_metrics(
+    hw: Mapping[str, Any],
+    mp: Mapping[str, Any],
+    *,
+    precision: str,
+    isl: Any,
+    osl: Any,
+    gpus: Any,
+    eta: Any,
+    concurrency: Any = CONCURRENCY,
+) -> dict[str, np.ndarray]:
+    """Step time, TTFT, throughput and memory limits; every input broadcasts (numpy).
+
+    ``hw``/``mp`` hold scalars or arrays (see :func:`hardware_params`, :func:`model_params`);
+    ``concurrency`` is the replica's number of sequences in flight. Returns arrays of the
+    broadcast shape: ``tpot_s``, ``ttft_s``, ``tok_s_gpu`` (output tokens/s per GPU),
+    ``tok_s_user``, ``max_concurrency`` (memory bound), ``in_memory`` (concurrency fits),
+    ``fits`` (weights + one sequence fit) and ``weights_gb_per_gpu``.
+    """
+    t = _terms(hw, mp, precision=precision, isl=isl, osl=osl, gpus=gpus,
+               concurrency=concurrency)
+    return _apply_eta(t, eta)
 
 
 def _best(metrics: dict[str, np.ndarray], tpot_ms: float | None, ttft_ms: float | None,
@@ -421,8 +465,135 @@ def _predict_one(hw: dict[str, float], mp: dict[str, float], precision: str, isl
     return float(np.nanmax(best)) if np.isfinite(best).any() else float("nan")
 
 
-def _tp_options(hw: dict[str, float], gpus: int) -> tuple[int, ...]:
+def _tp_options(hw: Mapping[str, float], gpus: int) -> tuple[int, ...]:
     return tuple(t for t in MLPERF_TP if t <= gpus and t <= max(hw["domain"], 1.0)) or (1,)
+
+
+# --- calibration on MLPerf: all rows at once -----------------------------------------------
+#
+# A step takes ``fixed + scaled / eta`` seconds, so every candidate layout (TP, concurrency)
+# of a row meets a throughput target and the latency bounds from a closed-form efficiency
+# upwards; the row's predicted throughput is non-decreasing in eta. The efficiency that
+# reproduces a measurement is therefore the smallest of the candidates' thresholds: exact,
+# vectorized over rows x TP x concurrency, and deterministic.
+
+#: Keys of the hardware and model parameter dicts stacked per row.
+_HW_KEYS = ("bw_tbps", "peak_tflops", "mem_gb", "link_gbps", "domain", "scaleout_gbps")
+
+
+def _row_terms(
+    accelerators: Sequence[str], model_ids: Sequence[str], precisions: Sequence[str],
+    isl: Any, osl: Any, ttft_ms: Any, tpot_ms: Any,
+    spec_by: Mapping[str, pd.Series], model_by: Mapping[str, dict[str, float]],
+) -> dict[str, np.ndarray]:
+    """Model terms of many MLPerf rows on one (row, TP in ``MLPERF_TP``, concurrency) grid.
+
+    Every row's precision must be supported by its accelerator. Adds ``tp_ok`` (the TP
+    choices an 8-GPU node offers the row), ``ttft_s``/``tpot_s`` bounds (inf = none).
+    """
+    n = len(accelerators)
+    shape = (n, len(MLPERF_TP), len(CONCURRENCY))
+    out = {k: np.empty(shape) for k in ("step_fixed", "step_scaled", "prefill_fixed",
+                                         "prefill_scaled", "max_concurrency")}
+    out["in_memory"] = np.zeros(shape, dtype=bool)
+    gpus = np.asarray(MLPERF_TP, dtype=float)[None, :, None]
+    isl = np.asarray(isl, dtype=float)
+    osl = np.asarray(osl, dtype=float)
+    hw_cache: dict[tuple[str, str], dict[str, float]] = {}
+    hw_rows = []
+    for acc, prec in zip(accelerators, precisions, strict=True):
+        if (acc, prec) not in hw_cache:
+            hw_cache[(acc, prec)] = hardware_params(spec_by[acc], prec)
+        hw_rows.append(hw_cache[(acc, prec)])
+    mp_rows = [model_params_for(model_by, m) for m in model_ids]
+    precisions = np.asarray(precisions, dtype=object)
+    for prec in sorted(set(precisions.tolist())):
+        idx = np.flatnonzero(precisions == prec)
+        hw = {k: np.array([hw_rows[i][k] for i in idx])[:, None, None] for k in _HW_KEYS}
+        mp = {k: np.array([mp_rows[i][k] for i in idx])[:, None, None] for k in mp_rows[0]}
+        t = _terms(hw, mp, precision=prec, isl=isl[idx][:, None, None],
+                   osl=osl[idx][:, None, None], gpus=gpus, concurrency=CONCURRENCY[None, None, :])
+        for k in ("step_fixed", "step_scaled", "prefill_fixed", "prefill_scaled",
+                  "max_concurrency", "in_memory"):
+            out[k][idx] = np.broadcast_to(t[k], (len(idx),) + shape[1:])
+    domain = np.array([max(h["domain"], 1.0) for h in hw_rows])
+    out["tp_ok"] = (gpus <= 8) & (gpus <= domain[:, None, None])
+    out["tp_ok"][:, 0, :] = True  # TP1 is always a choice
+    out["concurrency"] = np.broadcast_to(CONCURRENCY[None, None, :], shape)
+    out["gpus"] = np.broadcast_to(gpus, shape)
+    nan_inf = lambda v: np.where(np.isnan(v), np.inf, v) / 1e3  # noqa: E731 - ms -> s
+    out["ttft_s"] = nan_inf(np.asarray(ttft_ms, dtype=float))
+    out["tpot_s"] = nan_inf(np.asarray(tpot_ms, dtype=float))
+    return out
+
+
+def _candidates_ok(t: Mapping[str, np.ndarray]) -> np.ndarray:
+    return t["in_memory"] & t["tp_ok"]
+
+
+def _needed_eta(t: Mapping[str, np.ndarray], measured: Any) -> np.ndarray:
+    """Per row: the smallest eta at which the model's best layout reaches ``measured``.
+
+    inf where no eta does (a latency bound the fixed overheads already break).
+    """
+    a, s = t["step_fixed"], t["step_scaled"]
+    ap, sp = t["prefill_fixed"], t["prefill_scaled"]
+    m = np.asarray(measured, dtype=float)[:, None, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = t["concurrency"] / (t["gpus"] * m)  # step time that delivers the measurement
+        e_thr = np.where(y > a, s / (y - a), np.inf)
+        tpot = t["tpot_s"][:, None, None]
+        e_tpot = np.where(np.isinf(tpot), 0.0, np.where(tpot > a, s / (tpot - a), np.inf))
+        ttft = t["ttft_s"][:, None, None]
+        e_ttft = np.where(np.isinf(ttft), 0.0,
+                          np.where(ttft > a + ap, (s + sp) / (ttft - a - ap), np.inf))
+    e = np.maximum(np.maximum(e_thr, e_tpot), e_ttft)
+    e = np.where(_candidates_ok(t), e, np.inf)
+    return e.reshape(len(m), -1).min(axis=1)
+
+
+def _predict_terms(t: Mapping[str, np.ndarray], eta: Any) -> np.ndarray:
+    """Per row: best tokens/s per GPU at efficiency ``eta`` under its bounds (NaN if none)."""
+    eta = np.asarray(eta, dtype=float)[:, None, None]
+    m = _apply_eta(t, eta)
+    ok = (_candidates_ok(t) & (m["tpot_s"] <= t["tpot_s"][:, None, None])
+          & (m["ttft_s"] <= t["ttft_s"][:, None, None]))
+    val = np.where(ok, m["tok_s_gpu"], -np.inf).reshape(len(eta), -1).max(axis=1)
+    return np.where(np.isfinite(val), val, np.nan)
+
+
+def _solve_rows(t: Mapping[str, np.ndarray], measured: Any) -> tuple[np.ndarray, list[str]]:
+    """Implied efficiency per row within ``ETA_BRACKET`` (NaN + note outside)."""
+    eta = _needed_eta(t, measured)
+    notes = np.where(eta > ETA_BRACKET[1],
+                     "above the model at 3x roofline (or latency bound unreachable)",
+                     np.where(eta < ETA_BRACKET[0], "below the model at the lowest efficiency",
+                              ""))
+    eta = np.where((eta > ETA_BRACKET[1]) | (eta < ETA_BRACKET[0]), np.nan, eta)
+    return eta, notes.tolist()
+
+
+def _bounds_of(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    pairs = [benchmark_def(b).bounds(s) for b, s in zip(rows["benchmark"], rows["scenario"],
+                                                         strict=True)]
+    ttft = np.array([np.nan if p[0] is None else p[0] for p in pairs], dtype=float)
+    tpot = np.array([np.nan if p[1] is None else p[1] for p in pairs], dtype=float)
+    return ttft, tpot
+
+
+def _terms_for_rows(rows: pd.DataFrame, specs: pd.DataFrame, models: pd.DataFrame,
+                    precision_col: str = "precision") -> dict[str, np.ndarray]:
+    """:func:`_row_terms` for calibration rows (accelerator, model, isl, osl, benchmark, ...)."""
+    spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
+    model_by = {r["model"]: model_params(r) for _, r in models.iterrows()}
+    ttft, tpot = _bounds_of(rows)
+    return _row_terms(rows["accelerator"].tolist(), rows["model"].tolist(),
+                      rows[precision_col].tolist(), rows["isl"].to_numpy(float),
+                      rows["osl"].to_numpy(float), ttft, tpot, spec_by, model_by)
+
+
+def _supports(spec: pd.Series, precision: str) -> bool:
+    return precision in PEAK_COLUMN and _num(spec, PEAK_COLUMN[precision]) > 0
 
 
 def implied_efficiency(
@@ -435,7 +606,8 @@ def implied_efficiency(
     Returns the deduplicated calibration rows with ``generation``, ``isl``, ``osl``,
     ``measured`` (tokens/s per accelerator) and ``eta`` (NaN where no eta in
     ``ETA_BRACKET`` reproduces it, e.g. a latency bound the model cannot meet, or
-    speculative decoding beyond 3x the roofline; ``eta_note`` says which).
+    speculative decoding beyond 3x the roofline; ``eta_note`` says which). Solved in closed
+    form for all rows at once (see :func:`_needed_eta`).
     """
     if mlperf is None:
         from analysis import data
@@ -444,76 +616,56 @@ def implied_efficiency(
     specs, models = _specs(specs), _models(models)
     df = _dedupe_mlperf(mlperf, models)
     spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
-    model_by = {r["model"]: model_params(r) for _, r in models.iterrows()}
-    out = []
-    for _, row in df.iterrows():
-        acc = row["accelerator"]
-        rec = row.to_dict()
-        rec["measured"] = float(row["result_per_accelerator"])
-        if acc not in spec_by:
-            continue
-        spec = spec_by[acc]
-        rec["generation"] = _generation(spec)
-        bdef = benchmark_def(row["benchmark"])
-        isl, osl = _row_inputs(row, bdef)
-        rec["isl"], rec["osl"] = isl, osl
-        ttft, tpot = bdef.bounds(row["scenario"])
-        rec["eta"], rec["eta_note"] = float("nan"), ""
+    df = df[df["accelerator"].isin(list(spec_by))].reset_index(drop=True)
+    df["measured"] = df["result_per_accelerator"].astype(float)
+    df["generation"] = [_generation(spec_by[a]) for a in df["accelerator"]]
+    lengths = [_row_inputs(r, benchmark_def(b)) for b, (_, r) in
+               zip(df["benchmark"], df.iterrows(), strict=True)]
+    df["isl"] = [v[0] for v in lengths]
+    df["osl"] = [v[1] for v in lengths]
+    df["eta"] = np.nan
+    df["eta_note"] = ""
+    df["precision_published"] = df["precision"]
+    supported = np.array([_supports(spec_by[a], p) for a, p in
+                          zip(df["accelerator"], df["precision"], strict=True)], dtype=bool)
+    for i in np.flatnonzero(~supported):
         try:
-            hw = hardware_params(spec, row["precision"])
+            hardware_params(spec_by[df.at[i, "accelerator"]], df.at[i, "precision"])
         except ValueError as err:
-            rec["eta_note"] = str(err)
-            out.append(rec)
-            continue
-        mp = model_params_for(model_by, row["model"])
-        rec["precision_published"] = row["precision"]
-        rec["eta"], rec["eta_note"] = _solve_eta(hw, mp, row["precision"], isl, osl, ttft, tpot,
-                                                 rec["measured"])
-        rec["_ctx"] = (spec, mp, isl, osl, ttft, tpot)
-        out.append(rec)
+            df.at[i, "eta_note"] = str(err)
+    idx = np.flatnonzero(supported)
+    if len(idx):
+        sub = df.iloc[idx]
+        eta, notes = _solve_rows(_terms_for_rows(sub, specs, models), sub["measured"])
+        df.loc[idx, "eta"] = eta
+        df.loc[idx, "eta_note"] = notes
     # A run above the roofline at its published precision used a lower one (v4.1 NVIDIA
     # TensorRT runs publish fp16 weights but ran FP8). The same software stack in the same
     # round with the same published precision ran the same way: re-read all its rows.
     lower = {"bf16": "fp8", "fp8": "fp4"}
-    def above(r: dict[str, Any]) -> bool:
-        return r["eta"] > 1.0 or r["eta_note"].startswith("above")
-
-    stacks = {
-        (r["round"], r.get("software"), r["precision"]) for r in out
-        if "_ctx" in r and r["precision"] in lower and above(r)
-    }
-    for r in out:
-        ctx = r.pop("_ctx", None)
-        if ctx is None or (r["round"], r.get("software"), r["precision_published"]) not in stacks:
-            continue
-        spec, mp, isl, osl, ttft, tpot = ctx
-        low = lower[r["precision_published"]]
-        if not _num(spec, PEAK_COLUMN[low]) > 0:
-            continue
-        eta2, note2 = _solve_eta(hardware_params(spec, low), mp, low, isl, osl, ttft, tpot,
-                                 r["measured"])
-        r["eta"], r["precision"] = eta2, low
-        r["eta_note"] = note2 or (f"precision re-read as {low}: this stack's runs in this round "
-                                  f"exceed the {r['precision_published']} roofline")
-    return pd.DataFrame(out)
-
-
-def _solve_eta(hw: dict[str, float], mp: dict[str, float], precision: str, isl: float,
-               osl: float, ttft: float | None, tpot: float | None,
-               measured: float) -> tuple[float, str]:
-    """The efficiency at which the model reproduces ``measured`` (NaN + note if none)."""
-    tps = _tp_options(hw, 8)
-
-    def f(log_eta: float) -> float:
-        p = _predict_one(hw, mp, precision, isl, osl, ttft, tpot, tps, math.exp(log_eta))
-        return (math.log(p) if p > 0 and np.isfinite(p) else -50.0) - math.log(measured)
-
-    lo, hi = math.log(ETA_BRACKET[0]), math.log(ETA_BRACKET[1])
-    if f(hi) < 0:
-        return float("nan"), "above the model at 3x roofline (or latency bound unreachable)"
-    if f(lo) > 0:
-        return float("nan"), "below the model at the lowest efficiency"
-    return math.exp(brentq(f, lo, hi, xtol=1e-4)), ""
+    software = df["software"] if "software" in df else pd.Series([None] * len(df))
+    above = (df["eta"] > 1.0) | df["eta_note"].str.startswith("above")
+    stack = list(zip(df["round"], software, df["precision"], strict=True))
+    stacks = {k for k, ok, sup in zip(stack, above, supported, strict=True)
+              if ok and sup and k[2] in lower}
+    redo = np.array([
+        sup and k in stacks and _supports(spec_by[a], lower[k[2]])
+        for k, sup, a in zip(stack, supported, df["accelerator"], strict=True)
+    ], dtype=bool)
+    idx = np.flatnonzero(redo)
+    if len(idx):
+        sub = df.iloc[idx].copy()
+        sub["precision"] = [lower[p] for p in sub["precision_published"]]
+        eta2, notes2 = _solve_rows(_terms_for_rows(sub, specs, models), sub["measured"])
+        df.loc[idx, "eta"] = eta2
+        df.loc[idx, "precision"] = sub["precision"].to_numpy()
+        df.loc[idx, "eta_note"] = [
+            n or (f"precision re-read as {lo}: this stack's runs in this round exceed the "
+                  f"{pub} roofline")
+            for n, lo, pub in zip(notes2, sub["precision"], sub["precision_published"],
+                                  strict=True)
+        ]
+    return df
 
 
 def model_params_for(model_by: Mapping[str, dict[str, float]], model: str) -> dict[str, float]:
@@ -541,6 +693,22 @@ def usable_rows(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[ok]
 
 
+def _codes(keys: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
+    """Distinct keys in order of first appearance, and each item's index into them."""
+    uniq: dict[Any, int] = {}
+    codes = np.array([uniq.setdefault(k, len(uniq)) for k in keys], dtype=np.intp)
+    return list(uniq), codes
+
+
+def _group_median(codes: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """Median of ``values`` per group code (every group non-empty), equal to ``np.median``."""
+    order = np.lexsort((values, codes))
+    v = values[order]
+    counts = np.bincount(codes, minlength=n_groups)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    return (v[starts + (counts - 1) // 2] + v[starts + counts // 2]) / 2.0
+
+
 def fit_efficiency(rows: pd.DataFrame, iterations: int = 12) -> Calibration:
     """Calibration from per-run efficiencies (:func:`implied_efficiency` rows).
 
@@ -549,57 +717,51 @@ def fit_efficiency(rows: pd.DataFrame, iterations: int = 12) -> Calibration:
     llama2-70b workload and the Offline scenario as zero references. Medians rather than
     least squares because MLPerf mixes tuned vendor runs with untuned partner runs.
     """
-    ok = usable_rows(rows).copy()
+    ok = usable_rows(rows)
     if ok.empty:
         raise ValueError("no usable MLPerf rows to calibrate on")
-    y = np.log(ok["eta"].to_numpy(dtype=float))
-    grp = list(zip(ok["vendor"], ok["generation"], ok["round"], strict=True))
-    bench = [benchmark_def(b).benchmark for b in ok["benchmark"]]
-    scen = ok["scenario"].tolist()
-    a: dict[Any, float] = {}
-    w: dict[str, float] = dict.fromkeys(bench, 0.0)
-    s: dict[str, float] = dict.fromkeys(scen, 0.0)
+    return _fit_arrays(np.log(ok["eta"].to_numpy(dtype=float)), ok["vendor"].tolist(),
+                       ok["generation"].tolist(), ok["round"].tolist(),
+                       [benchmark_def(b).benchmark for b in ok["benchmark"].tolist()],
+                       ok["scenario"].tolist(), iterations)
 
-    index_cache: dict[int, tuple[list[Any], list[np.ndarray]]] = {}
 
-    def med_by(keys: list[Any], resid: np.ndarray) -> dict[Any, float]:
-        if id(keys) not in index_cache:
-            groups: dict[Any, list[int]] = {}
-            for i, k in enumerate(keys):
-                groups.setdefault(k, []).append(i)
-            index_cache[id(keys)] = (list(groups), [np.array(v) for v in groups.values()])
-        names, idx = index_cache[id(keys)]
-        return {k: float(np.median(resid[i])) for k, i in zip(names, idx, strict=True)}
-
+def _fit_arrays(y: np.ndarray, vendors: list[str], gens: list[str], rounds_: list[str],
+                benches: list[str], scens: list[str], iterations: int = 12) -> Calibration:
+    """:func:`fit_efficiency` on plain arrays (log eta and the factor keys per row)."""
+    grp_names, grp = _codes(list(zip(vendors, gens, rounds_, strict=True)))
+    bench_names, bench = _codes(benches)
+    scen_names, scen = _codes(scens)
+    ng, nb, ns = len(grp_names), len(bench_names), len(scen_names)
+    ref_b = bench_names.index(REFERENCE_BENCHMARK) if REFERENCE_BENCHMARK in bench_names else -1
+    ref_s = scen_names.index("Offline") if "Offline" in scen_names else -1
+    w = np.zeros(nb)
+    s = np.zeros(ns)
     prev = None
     for _ in range(iterations):
-        a = med_by(grp, y - np.array([w[k] for k in bench]) - np.array([s[k] for k in scen]))
-        ga = np.array([a[k] for k in grp])
-        w = med_by(bench, y - ga - np.array([s[k] for k in scen]))
-        ref = w.get(REFERENCE_BENCHMARK, 0.0)
-        w = {k: v - ref for k, v in w.items()}
-        s = med_by(scen, y - ga - np.array([w[k] for k in bench]))
-        off = s.get("Offline", 0.0)
-        s = {k: v - off for k, v in s.items()}
-        state = np.array([w[k] for k in sorted(w)] + [s[k] for k in sorted(s)])
+        a = _group_median(grp, y - w[bench] - s[scen], ng)
+        w = _group_median(bench, y - a[grp] - s[scen], nb)
+        w = w - (w[ref_b] if ref_b >= 0 else 0.0)
+        s = _group_median(scen, y - a[grp] - w[bench], ns)
+        s = s - (s[ref_s] if ref_s >= 0 else 0.0)
+        state = np.concatenate([w[np.argsort(bench_names)], s[np.argsort(scen_names)]])
         if prev is not None and np.max(np.abs(state - prev)) < 1e-6:
             break  # converged: scales move by less than 1e-6 in log space
         prev = state
-    base = y - np.array([w[k] for k in bench]) - np.array([s[k] for k in scen])
-    a = med_by(grp, base)
-    vendor_gen = list(zip(ok["vendor"], ok["generation"], strict=True))
-    vendors = ok["vendor"].tolist()
-    by_gen = med_by(vendor_gen, base)
-    by_vendor = med_by(vendors, base)
-    exp = {k: float(np.exp(v)) for k, v in a.items()}
-    rounds = tuple(sorted(set(ok["round"]), key=_round_key))
+    base = y - w[bench] - s[scen]
+    a = _group_median(grp, base, ng)
+    gen_names, gen = _codes(list(zip(vendors, gens, strict=True)))
+    by_gen = _group_median(gen, base, len(gen_names))
+    ven_names, ven = _codes(vendors)
+    by_vendor = _group_median(ven, base, len(ven_names))
     return Calibration(
-        by_group=exp,
-        by_generation={k: float(np.exp(v)) for k, v in by_gen.items()},
-        by_vendor={k: float(np.exp(v)) for k, v in by_vendor.items()},
-        scenario_scale={k: float(np.exp(v)) for k, v in s.items() if k != "Offline"},
-        workload_scale={k: float(np.exp(v)) for k, v in w.items()},
-        rounds=rounds,
+        by_group={k: float(np.exp(v)) for k, v in zip(grp_names, a, strict=True)},
+        by_generation={k: float(np.exp(v)) for k, v in zip(gen_names, by_gen, strict=True)},
+        by_vendor={k: float(np.exp(v)) for k, v in zip(ven_names, by_vendor, strict=True)},
+        scenario_scale={k: float(np.exp(v)) for k, v in zip(scen_names, s, strict=True)
+                        if k != "Offline"},
+        workload_scale={k: float(np.exp(v)) for k, v in zip(bench_names, w, strict=True)},
+        rounds=tuple(sorted(set(rounds_), key=_round_key)),
     )
 
 
@@ -705,8 +867,16 @@ def frontier(
     :func:`max_throughput_per_gpu`.
     """
     spec, hw, mp = _prepare(accelerator, model, precision, specs, models)
-    eta, _ = _calibration(calibration).eta(
-        str(spec["vendor"]), _generation(spec), "Server" if bounded else "Offline", model=model)
+    return _frontier(spec, hw, mp, accelerator=accelerator, model=model, precision=precision,
+                     isl=isl, osl=osl, gpus=gpus, bounded=bounded,
+                     cal=_calibration(calibration))
+
+
+def _frontier(spec: pd.Series, hw: dict[str, float], mp: dict[str, float], *,
+              accelerator: str, model: str, precision: str, isl: float, osl: float,
+              gpus: int, bounded: bool, cal: Calibration) -> pd.DataFrame:
+    eta, _ = cal.eta(str(spec["vendor"]), _generation(spec), "Server" if bounded else "Offline",
+                     model=model)
     m = serving_metrics(hw, mp, precision=precision, isl=isl, osl=osl, gpus=gpus, eta=eta)
     _check_fit(m, accelerator, model, precision, gpus, hw, isl, osl)
     ok = m["in_memory"]
@@ -766,6 +936,97 @@ def max_throughput_per_gpu(
         "tokens_per_s_per_user": float(m["tok_s_user"][i]), "eta": eta, "eta_source": source,
         "max_concurrency": float(m["max_concurrency"]),
     }
+
+
+def tp_choices(max_tp: int) -> tuple[int, ...]:
+    """Tensor-parallel degrees a deployment of at most ``max_tp`` GPUs per replica may use.
+
+    Powers of two up to ``max_tp``, plus ``max_tp`` itself (so a fixed-TP replica is always
+    one of the choices).
+    """
+    if max_tp < 1:
+        raise ValueError(f"gpus_per_replica (the maximum TP) must be >= 1, got {max_tp}")
+    out = {1, int(max_tp)}
+    t = 2
+    while t <= max_tp:
+        out.add(t)
+        t *= 2
+    return tuple(sorted(out))
+
+
+def _deployment(spec: pd.Series, hw: dict[str, float], mp: dict[str, float], *,
+                accelerator: str, model: str, precision: str, isl: float, osl: float,
+                tpot_ms: float | None, ttft_ms: float | None, max_tp: int,
+                cal: Calibration) -> dict[str, Any]:
+    """:func:`best_deployment` on prepared inputs (one numpy evaluation over TP x batch)."""
+    bounded = tpot_ms is not None or ttft_ms is not None
+    eta, source = cal.eta(str(spec["vendor"]), _generation(spec),
+                          "Server" if bounded else "Offline", model=model)
+    tps = np.asarray(tp_choices(max_tp), dtype=float)
+    m = serving_metrics(hw, mp, precision=precision, isl=isl, osl=osl, gpus=tps[:, None],
+                        eta=eta, concurrency=CONCURRENCY[None, :])
+    fits = np.broadcast_to(m["fits"], tps[:, None].shape)[:, 0]
+    if not fits.any():
+        _check_fit(m, accelerator, model, precision, int(tps[-1]), hw, isl, osl)
+    shape = m["tok_s_gpu"].shape
+    ok = np.broadcast_to(m["in_memory"], shape) & fits[:, None]
+    if tpot_ms is not None:
+        ok = ok & (m["tpot_s"] * 1e3 <= tpot_ms)
+    if ttft_ms is not None:
+        ok = ok & (m["ttft_s"] * 1e3 <= ttft_ms)
+    val = np.where(ok, m["tok_s_gpu"], -np.inf)
+    k = int(np.argmax(val))  # first maximum: the smallest TP, then the lowest batch
+    ti, ci = np.unravel_index(k, shape)
+    if not np.isfinite(val.flat[k]):
+        j = int(np.flatnonzero(fits)[-1])  # the fastest layout per token that fits
+        raise ValueError(
+            f"impossible latency bound for {model} on {accelerator} at {precision} with "
+            f"TP <= {max_tp}: even at concurrency 1 on TP{int(tps[j])} TPOT is "
+            f"{m['tpot_s'][j, 0] * 1e3:.1f} ms and TTFT {m['ttft_s'][j, 0] * 1e3:.0f} ms "
+            f"(bounds: TPOT {tpot_ms} ms, TTFT {ttft_ms} ms)"
+        )
+    tp = int(tps[ti])
+    return {
+        "tokens_per_s_per_gpu": float(val[ti, ci]), "tp": tp,
+        "replicas_per_max_tp": max_tp // tp, "concurrency": float(CONCURRENCY[ci]),
+        "tpot_ms": float(m["tpot_s"][ti, ci] * 1e3), "ttft_ms": float(m["ttft_s"][ti, ci] * 1e3),
+        "tokens_per_s_per_user": float(m["tok_s_user"][ti, ci]), "eta": eta,
+        "eta_source": source,
+        "max_concurrency": float(np.broadcast_to(m["max_concurrency"], shape)[ti, 0]),
+    }
+
+
+def best_deployment(
+    accelerator: str, model: str, *, precision: str, isl: int, osl: int,
+    tpot_ms: float | None = None, ttft_ms: float | None = None, max_tp: int = 8,
+    specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None,
+    calibration: Calibration | None = None,
+) -> dict[str, Any]:
+    """The best serving layout within ``max_tp`` GPUs per replica under the latency bounds.
+
+    An operator with ``max_tp`` GPUs (e.g. one 8-GPU server) may run one TP=``max_tp``
+    replica or several smaller ones (:func:`tp_choices`): a small TP reads each weight on
+    fewer GPUs per token (more tokens/s per GPU, no all-reduce) but takes longer per token
+    and holds fewer sequences. Returns the details of :func:`max_throughput_per_gpu` plus
+    ``tp`` (the chosen tensor-parallel degree) and ``replicas_per_max_tp``. Ties go to the
+    smaller TP (deterministic).
+
+    Raises:
+        ValueError: like :func:`max_throughput_per_gpu` (no TP fits in memory, or none
+            meets the bounds).
+    """
+    if max_tp < 1:
+        raise ValueError(f"max_tp must be >= 1, got {max_tp}")
+    for name, v in (("isl", isl), ("osl", osl)):
+        if not v > 0:
+            raise ValueError(f"{name} must be a positive number of tokens, got {v}")
+    for name, v in (("tpot_ms", tpot_ms), ("ttft_ms", ttft_ms)):
+        if v is not None and not v > 0:
+            raise ValueError(f"{name} must be positive or None (unbounded), got {v}")
+    spec, hw, mp = _prepare(accelerator, model, precision, specs, models)
+    return _deployment(spec, hw, mp, accelerator=accelerator, model=model, precision=precision,
+                       isl=isl, osl=osl, tpot_ms=tpot_ms, ttft_ms=ttft_ms, max_tp=max_tp,
+                       cal=_calibration(calibration))
 
 
 def predict_mlperf(
@@ -881,24 +1142,17 @@ def memory_headroom(
 # --- validation ----------------------------------------------------------------------------
 
 
-def _predict_rows(rows: pd.DataFrame, cal: Calibration, specs: pd.DataFrame,
-                  models: pd.DataFrame, per_round: bool) -> np.ndarray:
-    spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
-    model_by = {r["model"]: model_params(r) for _, r in models.iterrows()}
-    preds = np.full(len(rows), np.nan)
-    for i, (_, r) in enumerate(rows.iterrows()):
-        spec = spec_by[r["accelerator"]]
+def _row_etas(rows: Mapping[str, Any], cal: Calibration, per_round: bool) -> np.ndarray:
+    """Calibrated efficiency per MLPerf row (NaN where the calibration has no factor)."""
+    out = np.full(len(rows["vendor"]), np.nan)
+    for i, (vendor, gen, scen, rnd, bench) in enumerate(zip(
+            rows["vendor"], rows["generation"], rows["scenario"], rows["round"],
+            rows["benchmark"], strict=True)):
         try:
-            hw = hardware_params(spec, r["precision"])
-            eta, _ = cal.eta(r["vendor"], r["generation"], r["scenario"],
-                             r["round"] if per_round else None, benchmark=r["benchmark"])
+            out[i] = cal.eta(vendor, gen, scen, rnd if per_round else None, benchmark=bench)[0]
         except ValueError:
             continue
-        bdef = benchmark_def(r["benchmark"])
-        ttft, tpot = bdef.bounds(r["scenario"])
-        preds[i] = _predict_one(hw, model_by[r["model"]], r["precision"], r["isl"], r["osl"],
-                                ttft, tpot, _tp_options(hw, 8), eta)
-    return preds
+    return out
 
 
 def validate_against_mlperf(
@@ -912,6 +1166,9 @@ def validate_against_mlperf(
     submitted in that round, else the pooled ones. ``scheme="round"``: leave one round out;
     factors pooled over the other rounds. Columns: round, accelerator, vendor, benchmark,
     scenario, measured, predicted, ape_pct, holdout (plus submitter, system).
+
+    The implied efficiencies and the model terms of every row are computed once; each fold
+    only refits the medians and predicts its held-out rows from the shared terms.
     """
     if scheme not in {"system", "round"}:
         raise ValueError(f"unknown holdout scheme {scheme!r}; allowed: 'system', 'round'")
@@ -920,21 +1177,31 @@ def validate_against_mlperf(
     rows = _default_implied() if defaults else implied_efficiency(mlperf, specs, models)
     rows = usable_rows(rows).reset_index(drop=True)
     if scheme == "system":
-        keys = rows["round"] + " | " + rows["submitter"] + " | " + rows["system"]
+        keys = (rows["round"] + " | " + rows["submitter"] + " | " + rows["system"]).to_numpy()
     else:
-        keys = rows["round"]
-    out = []
+        keys = rows["round"].to_numpy()
+    terms = _terms_for_rows(rows, specs, models)
+    y = np.log(rows["eta"].to_numpy(dtype=float))
+    cols = {c: np.asarray(rows[c].tolist(), dtype=object)
+            for c in ("vendor", "generation", "round", "scenario")}
+    cols["benchmark"] = np.asarray([benchmark_def(b).benchmark for b in rows["benchmark"]],
+                                   dtype=object)
+    etas = np.full(len(rows), np.nan)
+    order = []
     for key in sorted(set(keys)):
-        test = rows[keys == key]
-        train = rows[keys != key]
-        cal = fit_efficiency(train)
-        pred = _predict_rows(test, cal, specs, models, per_round=(scheme == "system"))
-        part = test[["round", "accelerator", "vendor", "benchmark", "scenario", "submitter",
-                     "system", "measured"]].copy()
-        part["predicted"] = pred
-        part["holdout"] = f"{scheme}: {key}"
-        out.append(part)
-    df = pd.concat(out, ignore_index=True)
+        test = np.flatnonzero(keys == key)
+        train = keys != key
+        cal = _fit_arrays(y[train], *(cols[c][train].tolist() for c in (
+            "vendor", "generation", "round", "benchmark", "scenario")))
+        etas[test] = _row_etas({c: v[test] for c, v in cols.items()}, cal,
+                               per_round=(scheme == "system"))
+        order.append(test)
+    idx = np.concatenate(order)
+    df = rows.iloc[idx][["round", "accelerator", "vendor", "benchmark", "scenario",
+                         "submitter", "system", "measured"]].copy()
+    df["predicted"] = _predict_terms({k: v[idx] for k, v in terms.items()}, etas[idx])
+    df["holdout"] = [f"{scheme}: {k}" for k in keys[idx]]
+    df = df.reset_index(drop=True)
     df["ape_pct"] = (df["predicted"] / df["measured"] - 1.0).abs() * 100.0
     cols = ["round", "accelerator", "vendor", "benchmark", "scenario", "measured", "predicted",
             "ape_pct", "holdout", "submitter", "system"]
@@ -983,13 +1250,26 @@ def evaluate_tiers(
 ) -> pd.DataFrame:
     """One row per (tier, accelerator in ``sc.accelerators``): best throughput under the tier.
 
+    ``sc.inference.gpus_per_replica`` is the **maximum** tensor-parallel degree (the GPUs of
+    one server): per tier and accelerator the best layout among :func:`tp_choices` (TP 1, 2,
+    4, 8 for 8 GPUs) that fits in memory and meets the tier's bounds is chosen, as an
+    operator would (see :func:`best_deployment`).
+
     Columns (contracts.md): tier_index, tier, tpot_ms_max, ttft_ms_max, accelerator, vendor,
     status, feasible, tokens_per_s_per_gpu (NaN if infeasible), concurrency, tpot_ms,
-    ttft_ms, tokens_per_s_per_user, reason; plus gpu_hour_usd and cost_per_mtok_usd (NaN
-    where no price is known) when ``with_cost``.
+    ttft_ms, tokens_per_s_per_user, reason; plus ``tp`` (chosen tensor-parallel degree, NaN
+    if infeasible), and gpu_hour_usd and cost_per_mtok_usd (NaN where no price is known)
+    when ``with_cost``.
     """
     specs, models = _specs(specs), _models(models)
+    cal = _calibration(calibration)
     inf = sc.inference
+    prepared: dict[str, Any] = {}
+    for acc in sc.accelerators:
+        try:
+            prepared[acc] = _prepare(acc, inf.model, inf.precision, specs, models)
+        except ValueError as err:
+            prepared[acc] = err
     rows = []
     for ti, tier in enumerate(inf.tiers):
         for acc in sc.accelerators:
@@ -1002,20 +1282,24 @@ def evaluate_tiers(
                 "ttft_ms_max": tier.ttft_ms_max, "accelerator": acc, "vendor": vendor,
                 "status": status, "feasible": False, "tokens_per_s_per_gpu": np.nan,
                 "concurrency": np.nan, "tpot_ms": np.nan, "ttft_ms": np.nan,
-                "tokens_per_s_per_user": np.nan, "reason": "",
+                "tokens_per_s_per_user": np.nan, "reason": "", "tp": np.nan,
             }
             try:
-                d = max_throughput_per_gpu(
-                    acc, inf.model, precision=inf.precision, isl=inf.isl, osl=inf.osl,
-                    tpot_ms=tier.tpot_ms_max, ttft_ms=tier.ttft_ms_max,
-                    gpus=inf.gpus_per_replica, specs=specs, models=models,
-                    calibration=calibration, return_details=True)
+                prep = prepared[acc]
+                if isinstance(prep, ValueError):
+                    raise prep
+                spec, hw, mp = prep
+                d = _deployment(spec, hw, mp, accelerator=acc, model=inf.model,
+                                precision=inf.precision, isl=inf.isl, osl=inf.osl,
+                                tpot_ms=tier.tpot_ms_max, ttft_ms=tier.ttft_ms_max,
+                                max_tp=inf.gpus_per_replica, cal=cal)
             except ValueError as err:
                 rec["reason"] = str(err)
             else:
                 rec.update({k: d[k] for k in ("tokens_per_s_per_gpu", "concurrency", "tpot_ms",
                                               "ttft_ms", "tokens_per_s_per_user")})
                 rec["concurrency"] = float(np.floor(rec["concurrency"]))
+                rec["tp"] = float(d["tp"])
                 rec["feasible"] = True
             rows.append(rec)
     df = pd.DataFrame(rows)
@@ -1058,20 +1342,43 @@ def tier_winners(tiers: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _envelope(f: pd.DataFrame) -> pd.DataFrame:
+    """Pareto frontier: points no other point beats on both per-user and per-GPU rate."""
+    f = f.sort_values(["tokens_per_s_per_user", "tokens_per_s_per_gpu"],
+                      ascending=[False, False], kind="mergesort")
+    best_before = f["tokens_per_s_per_gpu"].cummax().shift(1, fill_value=-np.inf)
+    return f[f["tokens_per_s_per_gpu"] > best_before].iloc[::-1].reset_index(drop=True)
+
+
 def frontiers(sc: Any, *, specs: pd.DataFrame | None = None,
               models: pd.DataFrame | None = None,
               calibration: Calibration | None = None) -> pd.DataFrame:
-    """The throughput-interactivity frontier of every accelerator in the scenario."""
+    """The throughput-interactivity frontier of every accelerator in the scenario.
+
+    Each accelerator's frontier is the upper envelope over the tensor-parallel choices
+    within ``gpus_per_replica`` (:func:`tp_choices`); column ``tp`` gives the layout of
+    each point.
+    """
     inf = sc.inference
+    specs, models = _specs(specs), _models(models)
+    cal = _calibration(calibration)
     parts = []
     for acc in sc.accelerators:
         try:
-            f = frontier(acc, inf.model, precision=inf.precision, isl=inf.isl, osl=inf.osl,
-                         gpus=inf.gpus_per_replica, specs=specs, models=models,
-                         calibration=calibration)
+            spec, hw, mp = _prepare(acc, inf.model, inf.precision, specs, models)
         except ValueError:
             continue
-        parts.append(f)
+        curves = []
+        for tp in tp_choices(inf.gpus_per_replica):
+            try:
+                f = _frontier(spec, hw, mp, accelerator=acc, model=inf.model,
+                              precision=inf.precision, isl=inf.isl, osl=inf.osl, gpus=tp,
+                              bounded=True, cal=cal)
+            except ValueError:
+                continue
+            curves.append(f.assign(tp=tp))
+        if curves:
+            parts.append(_envelope(pd.concat(curves, ignore_index=True)))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
@@ -1098,6 +1405,8 @@ def key_results(sc: Any, tiers: pd.DataFrame, winners: pd.DataFrame,
         out[f"tier{i}_margin_pct"] = float(w["margin_pct"])
         for _, r in tiers[tiers["tier_index"] == i].iterrows():
             out[f"tier{i}_tok_s_gpu_{r['accelerator']}"] = float(r["tokens_per_s_per_gpu"])
+            if "tp" in r.index:
+                out[f"tier{i}_tp_{r['accelerator']}"] = float(r["tp"])
         out[f"tier{i}_infeasible"] = w["infeasible"]
     s = summary.set_index("vendor")["median_ape_pct"]
     for v in ("AMD", "NVIDIA", "overall"):
@@ -1108,22 +1417,57 @@ def key_results(sc: Any, tiers: pd.DataFrame, winners: pd.DataFrame,
 # --- make bench ----------------------------------------------------------------------------
 
 
+def _cold_calibration() -> Calibration:
+    """Calibration from scratch: tables re-read and validated, efficiencies re-solved."""
+    from analysis import data
+
+    data.clear_cache()
+    _default_implied.cache_clear()
+    default_calibration.cache_clear()
+    return default_calibration()
+
+
+def _cold_tiers() -> pd.DataFrame:
+    """``evaluate_tiers`` on the default scenario as another chapter's kernel runs it."""
+    from analysis import params
+
+    _cold_calibration()
+    return evaluate_tiers(params.scenario_from_parameters({}))
+
+
 def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
-    """Speed targets for ``make bench``: the full sweep must take under a second."""
+    """Speed targets for ``make bench``.
+
+    The full sweep must take under a second; a cold calibration (tables read, every MLPerf
+    row solved, medians fitted) and a cold ``evaluate_tiers`` (what the TCO chapter's
+    kernel pays) under 1.5 s; leave-one-system-out validation under 1.5 s.
+    """
     cal = default_calibration()
+    from analysis import params
+
+    sc = params.scenario_from_parameters({})
     return [
         ("inference: full sweep (acc x model x precision x 256 concurrency)",
          lambda: sweep(isl=2048, osl=256, calibration=cal), 1.0),
         ("inference: one max_throughput_per_gpu",
          lambda: max_throughput_per_gpu("H200", "llama2-70b", precision="fp8", isl=2048,
                                         osl=256, tpot_ms=50, calibration=cal), 0.05),
+        ("inference: calibration (cold: tables, implied efficiencies, fit)",
+         _cold_calibration, 1.5),
+        ("inference: evaluate_tiers, default scenario (cold, incl. calibration)",
+         _cold_tiers, 1.5),
+        ("inference: evaluate_tiers, default scenario (calibrated)",
+         lambda: evaluate_tiers(sc, calibration=cal), 0.3),
+        ("inference: leave-one-system-out validation (efficiencies cached)",
+         lambda: validate_against_mlperf("system"), 1.5),
     ]
 
 
 __all__ = [
-    "BENCHMARKS", "CONCURRENCY", "Calibration", "bench_cases", "default_calibration",
+    "BENCHMARKS", "CONCURRENCY", "Calibration", "bench_cases", "best_deployment",
+    "default_calibration",
     "efficiency_table", "efficiency_trend", "evaluate_tiers", "fit_efficiency", "frontier",
     "frontiers", "implied_efficiency", "key_results", "max_throughput_per_gpu",
     "memory_headroom", "predict_mlperf", "serving_metrics", "sweep", "tier_bands",
-    "tier_winners", "validate_against_mlperf", "validation_summary",
+    "tier_winners", "tp_choices", "validate_against_mlperf", "validation_summary",
 ]

@@ -9,12 +9,18 @@ the rules live here as data, each with its source. Analytical decisions taken he
 * **Mean output length (OSL)**: the ``tokens_per_sample`` column of each MLPerf row
   (TOKENS_PER_SAMPLE, measured on the submitter's own accuracy run) is used where present;
   the constant here is the fallback (the reference's value).
-* **Mean input length (ISL)** is not published in the results; the values are the dataset
-  descriptions' approximate means and carry ``isl_verified = False``. Decode dominates these
-  benchmarks (output tokens are what is counted), and the fitted efficiency absorbs a
-  constant error in prefill cost, so an ISL error shifts the factors, not their trend.
-* **gpt-oss-120b** (new in v6.0): its Server bounds were not found in a citable source at
-  the time of writing, so only its Offline rows are used.
+* **Mean input length (ISL)** is not published in the results, and no citable mean was
+  found in the reference READMEs (``language/<benchmark>/README.md`` in
+  ``mlcommons/inference``: they give sample counts, the llama2-70b input cap of 1,024
+  tokens, and reference output lengths, but no mean input length) nor in the MLCommons
+  benchmark blog posts searched. The values are therefore estimates from the dataset
+  descriptions and carry ``isl_verified = False`` (every benchmark, today). Decode
+  dominates these benchmarks (output tokens are what is counted), and the fitted efficiency
+  absorbs a constant error in prefill cost, so an ISL error shifts the factors, not their
+  trend.
+* **Sample counts** match ``performance_sample_count_override`` in ``mlperf.conf``.
+* **gpt-oss-120b** (new in v6.0): its Server bounds are not in the ``mlperf.conf`` versions
+  that could be read (no ``gpt-oss-120b`` keys), so only its Offline rows are used.
 """
 
 from __future__ import annotations
@@ -81,11 +87,12 @@ BENCHMARKS: dict[str, BenchmarkDef] = {
         BenchmarkDef(
             "llama3.1-405b", "llama3.1-405b",
             "LongBench, RULER, GovReport, LongDataCollections mix (8,313 samples)",
-            isl_mean=9400.0, osl_mean=684.0,
+            isl_mean=9400.0, osl_mean=684.68,
             server_ttft_ms=6000.0, server_tpot_ms=175.0,
             interactive_ttft_ms=4500.0, interactive_tpot_ms=80.0,
             source=MLPERF_CONF_URL + "; https://github.com/mlcommons/inference/blob/master/"
-            "language/llama3.1-405b/README.md; https://mlcommons.org/2025/04/llm-inference-v5",
+            "language/llama3.1-405b/README.md (accuracy target tokens_per_sample 684.68); "
+            "https://mlcommons.org/2025/04/llm-inference-v5",
         ),
         BenchmarkDef(
             "llama3.1-8b", "llama3.1-8b", "CNN-DailyMail summarization (13,368 samples)",
@@ -93,24 +100,28 @@ BENCHMARKS: dict[str, BenchmarkDef] = {
             server_ttft_ms=2000.0, server_tpot_ms=100.0,
             interactive_ttft_ms=500.0, interactive_tpot_ms=30.0,
             source=MLPERF_CONF_URL + "; https://github.com/mlcommons/inference/blob/master/"
-            "language/llama3.1-8b/README.md; https://mlcommons.org/2025/09/small-llm-inference-5-1",
+            "language/llama3.1-8b/README.md (13,368 samples; its gen_len target counts "
+            "characters, so the OSL fallback of 100 tokens is an estimate); "
+            "https://mlcommons.org/2025/09/small-llm-inference-5-1",
         ),
         BenchmarkDef(
             "mixtral-8x7b", "mixtral-8x7b", "OpenOrca + GSM8K + MBXP (15,000 samples)",
-            isl_mean=300.0, osl_mean=145.0,
+            isl_mean=300.0, osl_mean=144.84,
             server_ttft_ms=2000.0, server_tpot_ms=200.0,
             interactive_ttft_ms=None, interactive_tpot_ms=None,
             source=MLPERF_CONF_URL + "; https://github.com/mlcommons/inference/blob/master/"
-            "language/mixtral-8x7b/README.md",
+            "language/mixtral-8x7b/README.md (15,000 samples, 5,000 from each dataset; "
+            "reference tokens_per_sample 144.84)",
         ),
         BenchmarkDef(
             "deepseek-r1", "deepseek-r1",
             "AIME, MATH-500, GPQA, MMLU-Pro, LiveCodeBench mix (4,388 samples)",
-            isl_mean=800.0, osl_mean=3880.0,
+            isl_mean=800.0, osl_mean=4043.45,
             server_ttft_ms=2000.0, server_tpot_ms=80.0,
             interactive_ttft_ms=1500.0, interactive_tpot_ms=15.0,
             source=MLPERF_CONF_URL + "; https://github.com/mlcommons/inference/blob/master/"
-            "language/deepseek-r1/README.md; https://mlcommons.org/2026/03/mlperf-inference-gpt-oss"
+            "language/deepseek-r1/README.md (reference mean-output-tok-len 4,043.45 over 4,388 "
+            "samples); https://mlcommons.org/2026/03/mlperf-inference-gpt-oss"
             " (interactive: TTFT <= 1.5 s, TPOT <= 15 ms, speculative decoding allowed)",
         ),
         BenchmarkDef(

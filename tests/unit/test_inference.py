@@ -191,3 +191,141 @@ def test_validation_summary_shape():
     assert list(s["vendor"]) == ["AMD", "NVIDIA", "overall"]
     assert s.loc[s["vendor"] == "AMD", "median_ape_pct"].item() == 50.0
     assert s.loc[s["vendor"] == "NVIDIA", "unpredicted"].item() == 1
+
+
+# --- vectorized calibration solver vs the scalar reference ---------------------------------
+
+
+def _scalar_eta(acc, model, precision, benchmark, scenario, measured):
+    """Reference: Brent's method on log eta over the scalar predictor (the former solver)."""
+    from scipy.optimize import brentq
+
+    spec = SPECS.set_index("accelerator").loc[acc].copy()
+    spec["accelerator"] = acc
+    hw = inference.hardware_params(spec, precision)
+    mp = inference.model_params(MODELS.set_index("model").loc[model].rename(model))
+    bdef = benchmark_def(benchmark)
+    ttft, tpot = bdef.bounds(scenario)
+    tps = inference._tp_options(hw, 8)
+
+    def f(log_eta):
+        p = inference._predict_one(hw, mp, precision, bdef.isl_mean, bdef.osl_mean, ttft, tpot,
+                                   tps, math.exp(log_eta))
+        return (math.log(p) if p > 0 and np.isfinite(p) else -50.0) - math.log(measured)
+
+    lo, hi = math.log(inference.ETA_BRACKET[0]), math.log(inference.ETA_BRACKET[1])
+    if f(hi) < 0 or f(lo) > 0:
+        return float("nan")
+    return math.exp(brentq(f, lo, hi, xtol=1e-10))
+
+
+def _mlperf_rows(cases):
+    return pd.DataFrame([{
+        "round": "v5.1", "submitter": f"S{i}", "system": f"sys{i}", "accelerator": acc,
+        "vendor": "AMD" if acc.startswith("MI") else "NVIDIA", "benchmark": bench,
+        "model": model, "scenario": scen, "precision": prec, "result": measured * 8,
+        "result_per_accelerator": measured, "tokens_per_sample": np.nan, "software": "x",
+    } for i, (acc, model, prec, bench, scen, measured) in enumerate(cases)])
+
+
+CASES = [
+    ("H200", "llama2-70b", "fp8", "llama2-70b-99", "Offline", 3000.0),
+    ("H200", "llama2-70b", "fp8", "llama2-70b-99", "Server", 2500.0),
+    ("MI300X", "llama2-70b", "fp8", "llama2-70b-99.9", "Interactive", 900.0),
+    ("MI300X", "mixtral-8x7b", "bf16", "mixtral-8x7b", "Server", 4000.0),
+    ("H100-SXM", "llama2-70b", "bf16", "llama2-70b-99", "Offline", 700.0),
+    ("H100-SXM", "llama3.1-405b", "fp8", "llama3.1-405b", "Server", 60.0),
+]
+
+
+def test_vectorized_solver_matches_scalar_brent():
+    rows = inference.implied_efficiency(_mlperf_rows(CASES), SPECS, MODELS)
+    assert len(rows) == len(CASES)
+    for (acc, model, prec, bench, scen, measured), eta in zip(CASES, rows["eta"], strict=True):
+        ref = _scalar_eta(acc, model, prec, bench, scen, measured)
+        assert math.isfinite(ref), (acc, bench, scen)
+        assert eta == pytest.approx(ref, rel=1e-6), (acc, bench, scen)
+
+
+def test_vectorized_solver_reproduces_the_measurement():
+    rows = inference.implied_efficiency(_mlperf_rows(CASES), SPECS, MODELS)
+    terms = inference._terms_for_rows(rows, SPECS, MODELS)
+    pred = inference._predict_terms(terms, rows["eta"].to_numpy())
+    np.testing.assert_allclose(pred, rows["measured"].to_numpy(), rtol=1e-9)
+
+
+def test_solver_flags_unreachable_measurements():
+    cases = [("H200", "llama2-70b", "fp8", "llama2-70b-99", "Offline", 1e7),
+             ("H200", "llama2-70b", "fp8", "llama2-70b-99", "Offline", 1e-3)]
+    rows = inference.implied_efficiency(_mlperf_rows(cases), SPECS, MODELS)
+    assert rows["eta"].isna().all()
+    assert rows["eta_note"].iloc[0].startswith("above")
+    assert rows["eta_note"].iloc[1].startswith("below")
+
+
+@settings(max_examples=30, derandomize=True, deadline=None)
+@given(values=st.lists(st.floats(-5, 5), min_size=1, max_size=40),
+       groups=st.integers(1, 5))
+def test_group_median_equals_numpy_median(values, groups):
+    v = np.array(values)
+    codes = np.arange(len(v)) % min(groups, len(v))
+    got = inference._group_median(codes, v, int(codes.max()) + 1)
+    want = [np.median(v[codes == k]) for k in range(int(codes.max()) + 1)]
+    assert got.tolist() == want
+
+
+# --- deployment choice (TP within the server) ---------------------------------------------
+
+
+def test_tp_choices():
+    assert inference.tp_choices(8) == (1, 2, 4, 8)
+    assert inference.tp_choices(6) == (1, 2, 4, 6)
+    assert inference.tp_choices(1) == (1,)
+    with pytest.raises(ValueError, match="must be >= 1"):
+        inference.tp_choices(0)
+
+
+def deploy(acc="H200", model="llama2-70b", **kw):
+    args = {"precision": "fp8", "isl": 2048, "osl": 256, **KW, **kw}
+    return inference.best_deployment(acc, model, **args)
+
+
+@settings(max_examples=25, derandomize=True, deadline=None)
+@given(acc=st.sampled_from(["H200", "MI300X", "H100-SXM"]),
+       tpot=st.one_of(st.none(), st.floats(30.0, 400.0)))
+def test_tp_choice_never_below_fixed_tp8(acc, tpot):
+    try:
+        fixed = tput(acc, isl=2048, tpot_ms=tpot, gpus=8)
+    except ValueError:
+        return
+    d = deploy(acc, tpot_ms=tpot)
+    assert d["tokens_per_s_per_gpu"] >= fixed * (1 - 1e-12)
+    assert d["tp"] in (1, 2, 4, 8)
+    if tpot is not None:
+        assert d["tpot_ms"] <= tpot
+
+
+@settings(max_examples=25, derandomize=True, deadline=None)
+@given(loose=st.floats(30.0, 400.0), tighten=st.floats(0.3, 1.0))
+def test_tp_choice_tighter_tpot_never_raises_throughput(loose, tighten):
+    a = deploy(tpot_ms=loose)["tokens_per_s_per_gpu"]
+    try:
+        b = deploy(tpot_ms=loose * tighten)["tokens_per_s_per_gpu"]
+    except ValueError:
+        return
+    assert b <= a * (1 + 1e-12)
+
+
+def test_tp_choice_matches_fixed_tp_when_max_tp_is_one_layout():
+    d = deploy(max_tp=4, tpot_ms=60)
+    assert d["tp"] <= 4
+    assert deploy(max_tp=1)["tp"] == 1
+    assert deploy(max_tp=1)["tokens_per_s_per_gpu"] == pytest.approx(
+        tput(isl=2048, gpus=1))
+
+
+def test_tp_choice_errors():
+    with pytest.raises(ValueError, match="does not fit on 2 x H100-SXM"):
+        deploy("H100-SXM", "llama3.1-405b", max_tp=2)
+    with pytest.raises(ValueError, match="impossible latency bound .* TP <= 8"):
+        deploy(tpot_ms=0.5)

@@ -50,3 +50,25 @@ def test_evaluate_tiers_contract_columns():
     feas = df[df["feasible"] & df["tpot_ms_max"].notna()]
     assert (feas["tpot_ms"] <= feas["tpot_ms_max"]).all()
     assert np.isfinite(df.loc[df["feasible"], "tokens_per_s_per_gpu"]).all()
+
+
+def test_evaluate_tiers_chooses_tp_within_the_replica():
+    sc = params.load_scenario(paths.CI_PARAMS)
+    df = inference.evaluate_tiers(sc)
+    feas = df[df["feasible"]]
+    assert feas["tp"].isin([1, 2, 4, 8]).all()
+    assert (feas["tp"] <= sc.inference.gpus_per_replica).all()
+    assert df.loc[~df["feasible"], "tp"].isna().all()
+    # The chosen layout is never worse than one replica over all GPUs.
+    for _, r in feas.iterrows():
+        tier = sc.inference.tiers[int(r["tier_index"])]
+        fixed = inference.max_throughput_per_gpu(
+            r["accelerator"], sc.inference.model, precision=sc.inference.precision,
+            isl=sc.inference.isl, osl=sc.inference.osl, tpot_ms=tier.tpot_ms_max,
+            ttft_ms=tier.ttft_ms_max, gpus=sc.inference.gpus_per_replica)
+        assert r["tokens_per_s_per_gpu"] >= fixed * (1 - 1e-12)
+
+
+def test_validation_is_deterministic(validation):
+    again = inference.validate_against_mlperf()
+    assert again.equals(validation)
