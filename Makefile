@@ -16,7 +16,7 @@ else
   STAMP := .venv/.installed.stamp
 endif
 
-.PHONY: help report test test-fast bench lint goldens validate sync data-readme ingest scenarios clean system-deps
+.PHONY: help report test test-fast nbval bench lint goldens validate sync data-readme ingest scenarios clean system-deps
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "; print "Targets:"} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -49,6 +49,9 @@ test: $(STAMP) system-deps ## Run the whole test suite (what CI runs)
 
 test-fast: $(STAMP) ## Unit and data tests only (seconds)
 	$(PY) -m pytest -m "not slow and not browser" -n 2
+
+nbval: $(STAMP) ## Chapters vs their golden outputs only (repeat: for i in 1 2 3 4 5; do make nbval || break; done)
+	$(PY) -m pytest tests/notebooks -n 2 --dist loadgroup
 
 bench: $(STAMP) system-deps ## Time the model sweeps, Monte Carlo and each phase of `make report`
 	$(PY) -m analysis bench --params $(PARAMS)

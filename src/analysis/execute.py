@@ -1,0 +1,280 @@
+"""Executing the chapters: discovery, parameter injection (papermill), parallel runs.
+
+Analytical decisions taken here (the mechanics are in the functions):
+
+* A chapter is any ``NN-*.ipynb`` in the chapters folder; its id is the file stem. Adding a
+  chapter means adding a notebook: nothing here lists chapters by name.
+* A chapter receives a parameter only if its ``parameters`` cell declares it. The cell is
+  read with :mod:`ast` (literal assignments), not papermill's line regex, which silently
+  skips a line whose comment contains ``=`` or braces.
+* Chapters that declare ``chapter_results`` depend on every other chapter's key results,
+  so they run in a second wave, after all the others.
+* Each chapter runs in one kernel (papermill injects, nbclient executes); up to ``jobs``
+  chapters run at once, as asyncio tasks in one event loop (no threads).
+* A failing cell stops the run. The executed notebook is kept, and the error names the
+  notebook, the cell (index, first source line) and the exception.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import logging
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+CHAPTER_GLOB = "[0-9][0-9]-*.ipynb"
+CHAPTER_NAME = re.compile(r"^\d\d-[A-Za-z0-9._-]+$")
+#: Parameters the orchestrator can inject; each only where the parameters cell declares it.
+INJECTABLE = ("scenario", "chapter_results", "previous_results", "run_info")
+
+
+class ChapterError(RuntimeError):
+    """A chapter could not be executed; the message is meant for the user."""
+
+    def __init__(self, message: str, chapter: str, notebook: Path | None = None) -> None:
+        super().__init__(message)
+        self.chapter = chapter
+        self.notebook = notebook
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter notebook and the parameters its ``parameters`` cell declares."""
+
+    id: str
+    path: Path
+    declared: frozenset[str]
+    n_code_cells: int
+    title: str = ""
+
+    @property
+    def takes_chapter_results(self) -> bool:
+        """True for chapters (the summary) that run after all others."""
+        return "chapter_results" in self.declared
+
+
+@dataclass
+class ExecutedChapter:
+    """The outcome of running one chapter."""
+
+    chapter: Chapter
+    output: Path
+    seconds: float
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def declared_parameters(nb: nbformat.NotebookNode) -> frozenset[str]:
+    """Names assigned in the cell tagged ``parameters`` (empty if there is none)."""
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
+            try:
+                tree = ast.parse(cell.source)
+            except SyntaxError:
+                return frozenset()
+            names: set[str] = set()
+            for node in tree.body:
+                if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                    names.add(node.target.id)
+                elif isinstance(node, ast.Assign):
+                    names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            return frozenset(names)
+    return frozenset()
+
+
+def front_matter(nb: nbformat.NotebookNode) -> dict[str, Any]:
+    """The YAML front matter of the first raw cell (``{}`` if absent or unreadable)."""
+    import yaml
+
+    for cell in nb.cells[:1]:
+        if cell.cell_type == "raw" and cell.source.lstrip().startswith("---"):
+            body = cell.source.strip().strip("-").strip()
+            try:
+                data = yaml.safe_load(body)
+            except yaml.YAMLError:
+                return {}
+            return data if isinstance(data, dict) else {}
+    return {}
+
+
+def discover_chapters(folder: Path) -> list[Chapter]:
+    """Every ``NN-*.ipynb`` in ``folder``, in file-name order (the report's order)."""
+    chapters = []
+    for path in sorted(folder.glob(CHAPTER_GLOB)):
+        if not CHAPTER_NAME.match(path.stem):
+            continue
+        nb = nbformat.read(path, as_version=4)
+        chapters.append(
+            Chapter(
+                id=path.stem,
+                path=path,
+                declared=declared_parameters(nb),
+                n_code_cells=sum(c.cell_type == "code" for c in nb.cells),
+                title=str(front_matter(nb).get("title", path.stem)),
+            )
+        )
+    return chapters
+
+
+def chapter_parameters(chapter: Chapter, available: Mapping[str, Any]) -> dict[str, Any]:
+    """The subset of ``available`` parameters that the chapter declares."""
+    return {k: v for k, v in available.items() if k in chapter.declared}
+
+
+def first_line(source: str) -> str:
+    """The first line of a cell's source that is not a Quarto option or blank."""
+    for line in source.splitlines():
+        s = line.strip()
+        if s and not s.startswith("#|"):
+            return s[:120]
+    return "(empty cell)"
+
+
+ProgressHook = Callable[[str, int, int], None]
+
+
+async def execute_chapter(
+    chapter: Chapter,
+    output: Path,
+    parameters: Mapping[str, Any],
+    *,
+    cwd: Path,
+    on_cell: ProgressHook | None = None,
+    timeout: int = 600,
+) -> ExecutedChapter:
+    """Inject ``parameters`` with papermill and execute ``chapter`` into ``output``.
+
+    Papermill injects the parameters (its ``injected-parameters`` cell and metadata);
+    nbclient executes asynchronously, so chapters run concurrently in one event loop
+    without threads (Python 3.11's ast module is not safe to use from several threads).
+
+    Raises:
+        ChapterError: a cell raised (or the kernel died); names the cell and the error.
+    """
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+    from papermill.iorw import load_notebook_node
+    from papermill.parameterize import parameterize_notebook
+
+    from analysis.results import extract_key_results
+
+    logging.getLogger("papermill").setLevel(logging.ERROR)
+    nb = load_notebook_node(str(chapter.path))
+    if parameters:
+        nb = parameterize_notebook(nb, dict(parameters))
+    total = sum(c.cell_type == "code" for c in nb.cells)
+    state: dict[str, Any] = {"index": None, "source": "", "n": 0}
+
+    def started(cell: Any = None, cell_index: int = 0, **_: Any) -> None:
+        state.update(index=cell_index, source=cell.source if cell is not None else "")
+
+    def executed(cell: Any = None, **_: Any) -> None:
+        if cell is not None and cell.get("cell_type") == "code":
+            state["n"] += 1
+            if on_cell:
+                on_cell(chapter.id, state["n"], total)
+
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        allow_errors=False,
+        resources={"metadata": {"path": str(cwd)}},
+        on_cell_start=started,
+        on_cell_executed=executed,
+    )
+    output.parent.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    try:
+        await client.async_execute()
+    except CellExecutionError as err:
+        nbformat.write(nb, output)
+        where = f"cell {state['index']}"
+        raise ChapterError(
+            f"chapter {chapter.path.name} failed in {where} (`{first_line(state['source'])}`): "
+            f"{err.ename}: {err.evalue}. Executed notebook kept for debugging: {output}",
+            chapter.id,
+            output,
+        ) from None
+    except Exception as err:  # kernel death, timeout, unreadable notebook
+        nbformat.write(nb, output)
+        raise ChapterError(
+            f"chapter {chapter.path.name} could not be executed (cell {state['index']}, "
+            f"`{first_line(state['source'])}`): {type(err).__name__}: {err}. "
+            f"Executed notebook kept for debugging: {output}",
+            chapter.id,
+            output,
+        ) from None
+    seconds = time.perf_counter() - start
+    nbformat.write(nb, output)
+    return ExecutedChapter(chapter, output, seconds, extract_key_results(nb))
+
+
+def execute_all(
+    chapters: Sequence[Chapter],
+    out_dir: Path,
+    base_parameters: Mapping[str, Any],
+    *,
+    jobs: int = 2,
+    on_cell: ProgressHook | None = None,
+) -> list[ExecutedChapter]:
+    """Run ``chapters`` into ``out_dir``, the summary-like ones last.
+
+    Independent chapters run first (``jobs`` at a time), then those that take
+    ``chapter_results``, with the others' key results injected.
+
+    ``base_parameters`` holds ``scenario`` and, optionally, ``previous_results`` and
+    ``run_info``; each chapter gets the ones it declares.
+    """
+    return asyncio.run(_execute_all(chapters, out_dir, base_parameters, jobs, on_cell))
+
+
+async def _execute_all(
+    chapters: Sequence[Chapter],
+    out_dir: Path,
+    base: Mapping[str, Any],
+    jobs: int,
+    on_cell: ProgressHook | None,
+) -> list[ExecutedChapter]:
+    first = [c for c in chapters if not c.takes_chapter_results]
+    second = [c for c in chapters if c.takes_chapter_results]
+    done: dict[str, ExecutedChapter] = {}
+    limit = asyncio.Semaphore(max(1, jobs))
+
+    async def one(ch: Chapter, params: Mapping[str, Any]) -> ExecutedChapter:
+        async with limit:
+            return await execute_chapter(
+                ch,
+                out_dir / ch.path.name,
+                chapter_parameters(ch, params),
+                cwd=out_dir,
+                on_cell=on_cell,
+            )
+
+    async def wave(group: Sequence[Chapter], params: Mapping[str, Any]) -> None:
+        if not group:
+            return
+        tasks = [asyncio.create_task(one(ch, params)) for ch in group]
+        finished, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        failed = [t for t in finished if t.exception() is not None]
+        if failed:
+            for t in pending:
+                t.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)  # kernels shut down
+            raise failed[0].exception()  # type: ignore[misc]
+        for t in finished:
+            res = t.result()
+            done[res.chapter.id] = res
+
+    await wave(first, base)
+    collected: dict[str, dict[str, Any]] = {}
+    for ch in first:
+        collected.update(done[ch.id].results)
+    await wave(second, {**base, "chapter_results": collected})
+    return [done[c.id] for c in chapters]

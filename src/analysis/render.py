@@ -1,0 +1,412 @@
+"""Rendering executed chapters into the report: Quarto when installed, else the fallback.
+
+Analytical decisions taken here:
+
+* Papermill is the only executor; both renderers only render the executed notebooks.
+* Quarto (when ``quarto`` is on PATH) renders each run in its own build folder with a copy
+  of ``_quarto.yml`` (parameterized renders in one project can overwrite each other's
+  figures): one HTML page per chapter plus an index, and one PDF per chapter via
+  ``format: typst``, merged into ``report.pdf``.
+* The fallback renders one ``index.html`` with every chapter in order (nbconvert, a
+  template extending ``lab``): the Vega bundle is inlined once, nothing is fetched from any
+  host, code is folded in ``<details>``, ``parameters`` cells are hidden. The PDF is headless
+  Chromium's print of a print variant of the same page (A4, no code, static PNG charts).
+* Every page says which renderer (and version) produced it.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from analysis import paths
+from analysis.execute import front_matter
+
+HIDDEN_CELL_TAGS = {"parameters", "injected-parameters", "remove-cell"}
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+#: Flags that work on these machines (toolchain notes); the user-data dir is added per run.
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+VIRTUAL_TIME_BUDGET_MS = 10000
+OPTION_LINE = re.compile(r"^#\|\s*([\w-]+)\s*:\s*(.*)$")
+
+
+class RenderError(RuntimeError):
+    """Rendering failed; the message names the renderer, the stage and the output."""
+
+
+@dataclass(frozen=True)
+class Renderer:
+    """Which renderer produces the report, with versions (shown in every footer)."""
+
+    name: str  # "quarto" or "fallback"
+    version: str
+    html_tool: str
+    pdf_tool: str | None
+
+    @property
+    def label(self) -> str:
+        """Human-readable line for footers and manifests."""
+        if self.name == "quarto":
+            return f"Quarto {self.version} (HTML; PDF via Typst)"
+        pdf = f"; PDF: {self.pdf_tool}" if self.pdf_tool else ""
+        return f"fallback renderer (HTML: {self.html_tool}{pdf})"
+
+    def as_dict(self) -> dict[str, Any]:
+        """For manifest.json and run_info."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "html": self.html_tool,
+            "pdf": self.pdf_tool,
+            "label": self.label,
+        }
+
+
+# --- tool discovery -------------------------------------------------------------------
+
+
+def find_quarto() -> str | None:
+    """The ``quarto`` executable on PATH (None if absent or disabled by GPU_REPORT_NO_QUARTO)."""
+    if os.environ.get("GPU_REPORT_NO_QUARTO"):
+        return None
+    return shutil.which("quarto")
+
+
+def find_chromium() -> str | None:
+    """Chromium from ``$CHROMIUM``, else the first known name on PATH."""
+    env = os.environ.get("CHROMIUM")
+    if env:
+        return env if Path(env).exists() or shutil.which(env) else None
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@cache
+def tool_version(executable: str, arg: str = "--version") -> str:
+    """First line of ``executable --version`` (``unknown`` when it cannot be run)."""
+    try:
+        out = subprocess.run(
+            [executable, arg], capture_output=True, text=True, timeout=30, check=False
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    return lines[0] if lines else "unknown"
+
+
+def chromium_version(executable: str) -> str:
+    """E.g. ``Chromium 156.0.8078.108``."""
+    m = re.search(r"(Chromium|Chrome)[^\d]*([\d.]+)", tool_version(executable))
+    return f"{m.group(1)} {m.group(2)}" if m else tool_version(executable)
+
+
+def select_renderer(formats: tuple[str, ...]) -> Renderer:
+    """Quarto when on PATH, otherwise the fallback (nbconvert + headless Chromium)."""
+    import nbconvert
+
+    quarto = find_quarto()
+    if quarto:
+        return Renderer("quarto", tool_version(quarto), f"Quarto {tool_version(quarto)}", "Typst")
+    chromium = find_chromium() if "pdf" in formats else None
+    if "pdf" in formats and chromium is None:
+        raise RenderError(
+            "PDF requested but no Chromium found: install it (`make system-deps`, Debian: "
+            "apt-get install chromium), set CHROMIUM=/path/to/chrome, or use --formats html."
+        )
+    return Renderer(
+        "fallback",
+        f"nbconvert {nbconvert.__version__}",
+        f"nbconvert {nbconvert.__version__}",
+        f"headless {chromium_version(chromium)}" if chromium else None,
+    )
+
+
+# --- the combined notebook (fallback) -------------------------------------------------
+
+
+def cell_options(source: str) -> dict[str, str]:
+    """Quarto cell options (``#| key: value`` lines at the top of a code cell)."""
+    opts: dict[str, str] = {}
+    for line in source.splitlines():
+        m = OPTION_LINE.match(line.strip())
+        if not m:
+            break
+        value = m.group(2).strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        opts[m.group(1)] = value
+    return opts
+
+
+def _chapter_heading(cid: str, title: str, description: str) -> nbformat.NotebookNode:
+    body = f'<h1 class="chapter-title" id="{html.escape(cid)}">{html.escape(title)}</h1>'
+    if description:
+        body += f'\n<p class="chapter-description">{html.escape(description)}</p>'
+    return nbformat.v4.new_raw_cell(body, metadata={"raw_mimetype": "text/html"})
+
+
+def combine_notebooks(executed: list[Path]) -> tuple[nbformat.NotebookNode, list[dict[str, str]]]:
+    """One notebook holding every chapter in order, each opened by a heading cell.
+
+    The YAML front-matter cell becomes the heading (title, description); Quarto cell options
+    become figure captions; cell ids are prefixed with the chapter id to stay unique.
+    """
+    combined = nbformat.v4.new_notebook()
+    chapters: list[dict[str, str]] = []
+    for path in executed:
+        nb = nbformat.read(path, as_version=4)
+        if not combined.metadata:
+            combined.metadata = copy.deepcopy(nb.metadata)
+        meta = front_matter(nb)
+        cid = path.stem
+        title = str(meta.get("title", cid))
+        chapters.append({"id": cid, "title": title})
+        combined.cells.append(_chapter_heading(cid, title, str(meta.get("description", ""))))
+        cells = nb.cells[1:] if meta else nb.cells
+        for i, cell in enumerate(cells):
+            cell = copy.deepcopy(cell)
+            cell["id"] = f"{cid}-{i}"[:64]
+            if cell.cell_type == "raw" and not cell.metadata.get("raw_mimetype"):
+                continue  # raw cells without a format are for other renderers
+            if cell.cell_type == "code":
+                opts = cell_options(cell.source)
+                if "fig-cap" in opts:
+                    cell.metadata["report_fig_cap"] = opts["fig-cap"]
+                    cell.metadata["report_fig_label"] = opts.get("label", "")
+            combined.cells.append(cell)
+    combined.metadata.pop("papermill", None)
+    combined.metadata.pop("jupytext", None)
+    return combined, chapters
+
+
+def _template_text(name: str) -> str:
+    return (paths.TEMPLATES / "report" / name).read_text(encoding="utf-8")
+
+
+@cache
+def vega_bundle() -> str:
+    """Vega + Vega-Lite + vega-embed as one script (inlined once per page)."""
+    import vl_convert as vlc
+
+    return vlc.javascript_bundle().replace("</script", "<\\/script")
+
+
+def export_html(nb: nbformat.NotebookNode, context: dict[str, Any], *, print_variant: bool) -> str:
+    """HTML of the combined notebook with the report template (screen or print variant)."""
+    from nbconvert import HTMLExporter
+    from nbconvert.preprocessors import TagRemovePreprocessor
+    from traitlets.config import Config
+
+    cfg = Config()
+    cfg.TagRemovePreprocessor.remove_cell_tags = set(HIDDEN_CELL_TAGS)
+    cfg.TagRemovePreprocessor.remove_input_tags = {"remove-input"}
+    cfg.TagRemovePreprocessor.remove_all_outputs_tags = {"remove-output"}
+    cfg.TagRemovePreprocessor.enabled = True
+    exporter = HTMLExporter(
+        config=cfg,
+        template_name="report",
+        extra_template_basedirs=[str(paths.TEMPLATES)],
+        exclude_input=print_variant,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+    )
+    exporter.register_preprocessor(TagRemovePreprocessor(config=cfg), enabled=True)
+    footer = f"Rendered by {context['renderer']} | version {context['version']}"
+    report = {
+        **context,
+        "print": print_variant,
+        "fold_code": not print_variant,
+        "vega_bundle": "" if print_variant else vega_bundle(),
+        "css": _template_text("report.css"),
+        "print_css": _template_text("print.css").replace(
+            "__REPORT_FOOTER__", footer.replace("\\", "\\\\").replace('"', '\\"')
+        ),
+    }
+    body, _ = exporter.from_notebook_node(nb, resources={"report": report})
+    return body
+
+
+def print_variant_of(screen: str, context: dict[str, Any]) -> str:
+    """The print page from the screen page: no Vega script, print CSS added."""
+    footer = f"Rendered by {context['renderer']} | version {context['version']}"
+    css = _template_text("print.css").replace(
+        "__REPORT_FOOTER__", footer.replace("\\", "\\\\").replace('"', '\\"')
+    )
+    out = screen.replace(f"<script>{vega_bundle()}</script>", "", 1)
+    out = out.replace("</head>", f'<style type="text/css">\n{css}\n</style>\n</head>', 1)
+    return out.replace('class="jp-Notebook report"', 'class="jp-Notebook report report-print"', 1)
+
+
+def render_fallback_html(
+    executed: list[Path], out_dir: Path, context: dict[str, Any], *, want_print: bool
+) -> tuple[Path, Path | None]:
+    """Write ``index.html`` (and ``print.html`` for the PDF) into ``out_dir``."""
+    nb, chapters = combine_notebooks(executed)
+    context = {**context, "chapters": chapters}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    index = out_dir / "index.html"
+    try:
+        screen = export_html(nb, context, print_variant=False)
+        index.write_text(screen, encoding="utf-8")
+        printable = None
+        if want_print:
+            # The print variant is the same page without the Vega script (charts stay PNG)
+            # and with the print CSS (A4, code folded away, footer on every page): derived
+            # from the screen HTML instead of a second nbconvert export (~half the time).
+            printable = out_dir / "print.html"
+            printable.write_text(print_variant_of(screen, context), encoding="utf-8")
+    except Exception as err:
+        raise RenderError(
+            f"HTML rendering (nbconvert) failed: {type(err).__name__}: {err}"
+        ) from err
+    return index, printable
+
+
+def print_pdf(html_file: Path, pdf_file: Path, *, timeout: int = 180) -> Path:
+    """Headless Chromium ``--print-to-pdf`` of ``html_file`` (A4 from the page's CSS)."""
+    chromium = find_chromium()
+    if chromium is None:
+        raise RenderError("PDF rendering needs Chromium: install it or set CHROMIUM.")
+    with tempfile.TemporaryDirectory(prefix="gpu-report-chromium-") as profile:
+        cmd = [
+            chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            "--no-pdf-header-footer",
+            f"--virtual-time-budget={VIRTUAL_TIME_BUDGET_MS}",
+            f"--print-to-pdf={pdf_file}",
+            html_file.resolve().as_uri(),
+        ]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            raise RenderError(
+                f"Chromium did not finish printing {html_file} in {timeout} s"
+            ) from None
+    if proc.returncode != 0 or not pdf_file.is_file() or pdf_file.stat().st_size == 0:
+        tail = "\n".join((proc.stderr or "").strip().splitlines()[-5:])
+        raise RenderError(
+            f"Chromium failed to print {html_file} to PDF (exit {proc.returncode}): {tail}"
+        )
+    return pdf_file
+
+
+# --- Quarto ---------------------------------------------------------------------------
+
+
+def render_quarto(
+    executed: list[Path],
+    build_dir: Path,
+    out_dir: Path,
+    context: dict[str, Any],
+    formats: tuple[str, ...],
+) -> dict[str, Path]:
+    """Render the executed notebooks with Quarto inside ``build_dir`` (its own project).
+
+    ``build_dir`` holds ``notebooks/NN-*.ipynb`` (executed); a copy of ``_quarto.yml`` is
+    written there with the render list set to those chapters and a footer naming the
+    renderer. Outputs are copied to ``out_dir``: one HTML page per chapter, ``index.html``
+    linking them in order, and ``report.pdf`` (the chapters' Typst PDFs merged).
+    """
+    import yaml
+
+    quarto = find_quarto()
+    if quarto is None:
+        raise RenderError("quarto is not on PATH")
+    config = yaml.safe_load(paths.QUARTO_PROJECT.read_text(encoding="utf-8")) or {}
+    rel = [f"notebooks/{p.name}" for p in executed]
+    config.setdefault("project", {})["render"] = rel
+    config["project"]["output-dir"] = "_output"
+    footer = f"Rendered by {context['renderer']} · version {context['version']}"
+    (build_dir / "_footer.html").write_text(
+        f'<footer class="report-footer"><p>{html.escape(footer)}</p></footer>\n', encoding="utf-8"
+    )
+    (build_dir / "_footer.typ").write_text(
+        f"#set page(footer: align(center, text(size: 8pt)[{_typst_escape(footer)}]))\n",
+        encoding="utf-8",
+    )
+    fmt = config.setdefault("format", {})
+    if "html" in formats:
+        fmt.setdefault("html", {})["include-after-body"] = "_footer.html"
+    else:
+        fmt.pop("html", None)
+    if "pdf" in formats:
+        fmt.setdefault("typst", {})["include-before-body"] = "_footer.typ"
+    else:
+        fmt.pop("typst", None)
+    (build_dir / "_quarto.yml").write_text(
+        yaml.safe_dump(config, sort_keys=False), encoding="utf-8"
+    )
+    proc = subprocess.run(
+        [quarto, "render", "--no-execute"],
+        cwd=build_dir,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1800,
+    )
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
+        raise RenderError(f"quarto render failed in {build_dir} (exit {proc.returncode}):\n{tail}")
+    site = build_dir / "_output"
+    out: dict[str, Path] = {}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if "html" in formats:
+        links = []
+        for p in executed:
+            src = site / "notebooks" / f"{p.stem}.html"
+            if not src.is_file():
+                raise RenderError(f"quarto did not produce {src}")
+            shutil.copy2(src, out_dir / src.name)
+            title = front_matter(nbformat.read(p, as_version=4)).get("title", p.stem)
+            links.append(f'<li><a href="{src.name}">{html.escape(str(title))}</a></li>')
+        index = out_dir / "index.html"
+        index.write_text(
+            "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>{html.escape(context['title'])}</title></head><body>"
+            f"<h1>{html.escape(context['title'])}</h1><nav><ol>{''.join(links)}</ol></nav>"
+            f"<footer><p>{html.escape(footer)}</p></footer></body></html>\n",
+            encoding="utf-8",
+        )
+        out["html"] = index
+    if "pdf" in formats:
+        from pypdf import PdfWriter
+
+        writer = PdfWriter()
+        for p in executed:
+            src = site / "notebooks" / f"{p.stem}.pdf"
+            if not src.is_file():
+                raise RenderError(f"quarto did not produce {src}")
+            writer.append(str(src))
+        pdf = out_dir / "report.pdf"
+        with pdf.open("wb") as fh:
+            writer.write(fh)
+        out["pdf"] = pdf
+    return out
+
+
+def _typst_escape(text: str) -> str:
+    return re.sub(r"([\\#\[\]$*_`<>@])", r"\\\1", text)

@@ -1,0 +1,124 @@
+"""nbval regression checks: each chapter's current source against its golden outputs.
+
+The golden outputs (``make goldens``: params/ci.yaml) are grafted onto the current source
+with the same injected parameters, and ``pytest --nbval`` re-executes that copy in a temp
+folder. The fixture-chapter tests show the check fails when a library result changes or a
+chapter's source is edited, and passes on an unchanged chapter. Determinism: these tests
+compare a fresh execution with an earlier one; for 5 runs in a row see README
+(``for i in 1 2 3 4 5; do make nbval || break; done``).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from analysis import goldens, paths
+from analysis.execute import discover_chapters
+
+FIXTURES = paths.TESTS / "e2e" / "fixtures" / "chapters"
+CHAPTERS = [c.path for c in discover_chapters(paths.NOTEBOOKS)]
+
+
+def _nbval(golden: Path, source: Path, tmp: Path, env: dict[str, str] | None = None):
+    grafted = goldens.graft(golden, source)
+    target = tmp / source.name
+    nbformat.write(grafted, target)
+    return goldens.run_nbval([target], tmp, env=env)
+
+
+def test_every_chapter_has_a_golden() -> None:
+    missing = [p.name for p in CHAPTERS if not (paths.GOLDENS / p.name).is_file()]
+    assert missing == [], f"no golden for {missing}: run `make goldens` and commit them"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "chapter",
+    [pytest.param(p, id=p.stem) for p in CHAPTERS if (paths.GOLDENS / p.name).is_file()]
+    or [pytest.param(None, marks=pytest.mark.skip(reason="no goldens yet"))],
+)
+def test_chapter_matches_golden(chapter: Path, tmp_path: Path) -> None:
+    proc = _nbval(paths.GOLDENS / chapter.name, chapter, tmp_path)
+    assert proc.returncode == 0, proc.stdout[-6000:]
+
+
+# --- the check itself, on the fixture chapters -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fixture_goldens(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("goldens")
+    goldens.make_goldens(notebooks_dir=FIXTURES, goldens_dir=out)
+    return out
+
+
+def test_graft_rejects_a_changed_number_of_code_cells(tmp_path: Path) -> None:
+    src = FIXTURES / "20-fixture-tiers.ipynb"
+    nb = nbformat.read(src, as_version=4)
+    gold = nbformat.v4.new_notebook(cells=[c for c in nb.cells if c.cell_type == "code"][:-1])
+    nbformat.write(gold, tmp_path / "g.ipynb")
+    with pytest.raises(goldens.GraftError, match="code cells"):
+        goldens.graft(tmp_path / "g.ipynb", src)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("nbval-fixtures")
+def test_goldens_are_clean(fixture_goldens: Path) -> None:
+    for p in sorted(fixture_goldens.glob("*.ipynb")):
+        nb = nbformat.read(p, as_version=4)
+        assert set(nb.metadata["papermill"]) == {"parameters"}
+        assert nb.metadata["papermill"]["parameters"]["scenario"]["name"] == "ci"
+        assert all("papermill" not in c.metadata for c in nb.cells)
+    summary = nbformat.read(fixture_goldens / "00-fixture-summary.ipynb", as_version=4)
+    assert summary.metadata["papermill"]["parameters"]["chapter_results"]  # others' results
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("nbval-fixtures")
+def test_unchanged_chapters_pass(fixture_goldens: Path, tmp_path: Path) -> None:
+    for name in ("10-fixture-candidates.ipynb", "00-fixture-summary.ipynb"):
+        proc = _nbval(fixture_goldens / name, FIXTURES / name, tmp_path)
+        assert proc.returncode == 0, proc.stdout[-4000:]
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("nbval-fixtures")
+def test_fails_when_a_library_result_changes(fixture_goldens: Path, tmp_path: Path) -> None:
+    patch = tmp_path / "patch"
+    patch.mkdir()
+    (patch / "sitecustomize.py").write_text(
+        "import analysis.results as r\n"
+        "_orig = r.round_sig\n"
+        "r.round_sig = lambda x, digits=4: _orig(x * 1.1, digits)\n",
+        encoding="utf-8",
+    )
+    run = tmp_path / "run"
+    run.mkdir()
+    name = "10-fixture-candidates.ipynb"
+    proc = _nbval(fixture_goldens / name, FIXTURES / name, run, env={"PYTHONPATH": str(patch)})
+    assert proc.returncode != 0
+    assert "failed" in proc.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("nbval-fixtures")
+def test_fails_when_the_source_is_edited(fixture_goldens: Path, tmp_path: Path) -> None:
+    name = "20-fixture-tiers.ipynb"
+    edited = tmp_path / "src" / name
+    edited.parent.mkdir()
+    shutil.copy2(FIXTURES / name, edited)
+    nb = nbformat.read(edited, as_version=4)
+    cell = next(c for c in nb.cells if "tiers.round(1)" in c.source)
+    cell.source = cell.source.replace(
+        "tiers.round(1)", "tiers.assign(tpot_ms_max=tiers.tpot_ms_max * 2).round(1)"
+    )
+    nbformat.write(nb, edited)
+    run = tmp_path / "run"
+    run.mkdir()
+    proc = _nbval(fixture_goldens / name, edited, run)
+    assert proc.returncode != 0
+    assert "failed" in proc.stdout
