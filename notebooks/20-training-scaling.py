@@ -1,20 +1,18 @@
 # ---
+# title: "Training scaling: from one node to thousands of GPUs"
+# description: "A step-time and memory model of LLM training, calibrated and validated on MLPerf Training, that sizes the scenario's training job on every candidate and tests the article's interconnect claims."
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
 #     name: python3
-# ---
-
-# %% [raw]
-# ---
-# title: "Training scaling: from one node to thousands of GPUs"
-# description: "A step-time and memory model of LLM training, calibrated and validated on MLPerf Training, that sizes the scenario's training job on every candidate and tests the article's interconnect claims."
 # ---
 
 # %% [markdown]
@@ -122,6 +120,15 @@ print(f"Fastest shipping candidate: {winner['winner']} ({winner['vendor']}), "
 # Per-GPU throughput relative to the smallest feasible count (one node when the model fits
 # there), with the scenario's global batch held fixed: beyond the count where the batch
 # runs out of microbatches, pipeline bubbles and exposed gradient traffic grow.
+#
+# The efficiency is capped at 1. Going from one node to a few nodes often *raises*
+# per-GPU throughput in the model: with more data-parallel ranks, ZeRO shards the
+# optimizer state further, so a cheaper layout fits (selective instead of full
+# recomputation, less tensor parallelism). That gain relieves memory pressure; it is not
+# scaling, so it does not count as efficiency above 100%. The scale-out gap therefore
+# shows up only at the counts where the capped curve leaves 1, often beyond the scenario's
+# cluster size; the key results therefore also give the efficiency at 16,384 GPUs
+# (`scaling_eff_16384_*`) next to the one at the cluster size (`scaling_eff_*`).
 
 # %%
 curves = training.scaling_curves(sc)
@@ -132,8 +139,14 @@ curves = training.scaling_curves(sc)
 #| fig-alt: "Line chart: scaling efficiency against GPU count on a log2 axis, one line per accelerator."
 charts.plot_training_scaling(curves)
 
+# %% [markdown]
+# The uncapped ratio behind the curves (per-GPU throughput over the baseline's): values
+# above 1 are the memory relief described above, and the plotted efficiency is
+# min(1, ratio). Where a part's ratio falls from its peak, the step time's network terms
+# (pipeline bubble, exposed gradient reduction) are growing.
+
 # %%
-(curves.pivot_table(index="n_gpus", columns="accelerator", values="scaling_efficiency")
+(curves.pivot_table(index="n_gpus", columns="accelerator", values="throughput_ratio")
     .round(3))
 
 # %% [markdown]
@@ -161,4 +174,4 @@ charts.plot_training_what_ifs(wi)
 # ## Key results
 
 # %%
-results.show_key_results("20-training-scaling", training.key_results(ev, summary))
+results.show_key_results("20-training-scaling", training.key_results(ev, summary, curves))

@@ -165,7 +165,8 @@ claims = tco.claim_numbers(tco.gpu_hour_cost(sc, inp_buy), inp_buy)
 claims.round(3)
 
 # %%
-sim_rent = sim if sc.cost.mode == "rent" else tco.simulate(sc, tiers, train, inputs=inp_rent)
+# (the rent-mode tier comparison needs no training costs)
+sim_rent = sim if sc.cost.mode == "rent" else tco.simulate(sc, tiers, None, inputs=inp_rent)
 sim_rent.tier_summary[["tier", "cheapest", "cheapest_amd", "cheapest_nvidia", "p_amd_cheaper"]].round(3)
 
 # %% [markdown]

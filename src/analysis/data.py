@@ -33,6 +33,7 @@ from analysis.tables.specs import FIELD_UNITS
 
 __all__ = [
     "DataValidationError",
+    "cache_generation",
     "check_source_references",
     "clear_cache",
     "get_accelerator",
@@ -52,6 +53,8 @@ __all__ = [
     "load_table",
     "mlperf_coverage",
     "mlperf_coverage_matrix",
+    "shared_models",
+    "shared_specs",
     "table_names",
 ]
 
@@ -78,6 +81,34 @@ def table_names() -> list[str]:
     return list(ALL)
 
 
+#: Bumped by :func:`clear_cache`; modules that cache results derived from the tables key
+#: them on it (see :func:`cache_generation`).
+_GENERATION = [0]
+
+
+def cache_generation() -> int:
+    """Counter that changes whenever :func:`clear_cache` runs.
+
+    Analysis modules that memoize results computed from the default tables (e.g. the
+    training calibration) store it with the result and recompute when it changed.
+    """
+    return _GENERATION[0]
+
+
+def shared_specs() -> pd.DataFrame:
+    """The cached :func:`load_specs` frame itself, not a copy: read-only by convention.
+
+    For hot loops in the analysis modules that only read it; everyone else should call
+    :func:`load_specs`, which returns a copy the caller may modify.
+    """
+    return _load_specs_cached()
+
+
+def shared_models() -> pd.DataFrame:
+    """The cached :func:`load_models` frame itself (read-only by convention)."""
+    return _load_models_cached()
+
+
 @cache
 def _load_table_cached(name: str) -> pd.DataFrame:
     if name not in ALL:
@@ -95,6 +126,7 @@ def clear_cache() -> None:
     _load_table_cached.cache_clear()
     _load_specs_cached.cache_clear()
     _load_models_cached.cache_clear()
+    _GENERATION[0] += 1
 
 
 # --- cross-table checks ------------------------------------------------------------------

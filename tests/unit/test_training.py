@@ -202,3 +202,40 @@ def test_time_and_gpu_hours_consistent(fits: pd.DataFrame) -> None:
 def test_bench_cases_shape() -> None:
     cases = training.bench_cases()
     assert cases and all(callable(fn) and target > 0 for _, fn, target in cases)
+
+
+def test_capped_efficiency_is_min_of_one_and_uncapped_ratio() -> None:
+    sc = params.load_scenario(paths.DEFAULT_PARAMS)
+    curves = training.scaling_curves(sc)
+    ok = curves["throughput_ratio"].notna()
+    assert (curves["scaling_efficiency"].notna() == ok).all()
+    capped = np.minimum(1.0, curves.loc[ok, "throughput_ratio"])
+    assert np.array_equal(curves.loc[ok, "scaling_efficiency"].to_numpy(), capped.to_numpy())
+
+
+def test_key_results_add_efficiency_at_16384_gpus() -> None:
+    sc = params.load_scenario(paths.DEFAULT_PARAMS)
+    ev = training.evaluate_training(sc)
+    curves = training.scaling_curves(sc)
+    summary = training.validation_summary(training.validate_against_mlperf())
+    keys = training.key_results(ev, summary, curves)
+    top = curves.loc[curves["n_gpus"] == 16384].set_index("accelerator")
+    for acc in sc.accelerators:
+        assert f"scaling_eff_{acc}" in keys
+        want = top.at[acc, "scaling_efficiency"]
+        got = keys[f"scaling_eff_16384_{acc}"]
+        assert (got is None and not np.isfinite(want)) or got == pytest.approx(want, rel=1e-12)
+    assert not any(k.startswith("scaling_eff_16384") for k in training.key_results(ev, summary))
+
+
+def test_default_calibration_is_cached_copied_and_refreshed() -> None:
+    from analysis import data
+
+    first = training.fit_efficiencies()
+    first["efficiency"] = -1.0  # callers get a copy: the cache is untouched
+    again = training.fit_efficiencies()
+    assert (again["efficiency"].dropna() > 0).all()
+    cached = training._fits_cached()
+    data.clear_cache()
+    assert training._fits_cached() is not cached  # refitted after the tables were reloaded
+    pd.testing.assert_frame_equal(training._fits_cached(), cached)
