@@ -24,14 +24,13 @@ Analytical decisions taken here:
   lognormal factor per accelerator. Draws are joint (one draw = one consistent world), so
   P(AMD cheaper) compares the two vendors' cheapest-by-median candidates draw by draw.
 * **Break-even** values are solved on the point model (defaults, median quotes) with
-  Brent's method (:func:`brentq`, a line-for-line port of :func:`scipy.optimize.brentq`
-  that gives the same iterates; importing ``scipy.optimize`` alone took about 0.5 s of the
-  chapter's run), so they plug back into equal costs.
+  Brent's method (:func:`scipy.optimize.brentq`, imported where it is used: importing
+  ``scipy.optimize`` costs about half a second, which only the break-even cells pay),
+  so they plug back into equal costs.
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -544,68 +543,6 @@ def simulate(
 
 
 # --- break-even --------------------------------------------------------------------------
-def brentq(f: Callable[[float], float], a: float, b: float, xtol: float = 2e-12,
-           rtol: float = 8.881784197001252e-16, maxiter: int = 100) -> float:
-    """Root of ``f`` in [a, b] by Brent's method: scipy.optimize.brentq's algorithm.
-
-    A port of scipy's ``brentq.c`` (same steps, same floating-point operations, so the
-    same root to the last bit; a unit test compares the two), kept here because importing
-    ``scipy.optimize`` costs about half a second per chapter kernel.
-
-    Raises:
-        ValueError: f(a) and f(b) have the same sign, or f returns NaN.
-        RuntimeError: no convergence in ``maxiter`` iterations.
-    """
-    if xtol <= 0:
-        raise ValueError(f"xtol too small ({xtol:g} <= 0)")
-    if rtol < 4 * np.finfo(float).eps:
-        raise ValueError(f"rtol too small ({rtol:g} < {4 * np.finfo(float).eps:g})")
-
-    def call(x: float) -> float:
-        v = float(f(x))
-        if math.isnan(v):
-            raise ValueError(f"The function value at x={x} is NaN; solver cannot continue.")
-        return v
-
-    xpre, xcur = float(a), float(b)
-    xblk = fblk = spre = scur = 0.0
-    fpre, fcur = call(xpre), call(xcur)
-    if fpre == 0:
-        return xpre
-    if fcur == 0:
-        return xcur
-    if math.copysign(1.0, fpre) == math.copysign(1.0, fcur):
-        raise ValueError("f(a) and f(b) must have different signs")
-    for _ in range(maxiter):
-        if fpre != 0 and fcur != 0 and math.copysign(1.0, fpre) != math.copysign(1.0, fcur):
-            xblk, fblk = xpre, fpre
-            spre = scur = xcur - xpre
-        if abs(fblk) < abs(fcur):
-            xpre, xcur, xblk = xcur, xblk, xcur
-            fpre, fcur, fblk = fcur, fblk, fcur
-        delta = (xtol + rtol * abs(xcur)) / 2
-        sbis = (xblk - xcur) / 2
-        if fcur == 0 or abs(sbis) < delta:
-            return xcur
-        if abs(spre) > delta and abs(fcur) < abs(fpre):
-            if xpre == xblk:  # interpolate
-                stry = -fcur * (xcur - xpre) / (fcur - fpre)
-            else:  # extrapolate
-                dpre = (fpre - fcur) / (xpre - xcur)
-                dblk = (fblk - fcur) / (xblk - xcur)
-                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre))
-            if 2 * abs(stry) < min(abs(spre), 3 * abs(sbis) - delta):  # good short step
-                spre, scur = scur, stry
-            else:  # bisect
-                spre = scur = sbis
-        else:  # bisect
-            spre = scur = sbis
-        xpre, fpre = xcur, fcur
-        xcur += scur if abs(scur) > delta else (delta if sbis > 0 else -delta)
-        fcur = call(xcur)
-    raise RuntimeError(f"brentq failed to converge after {maxiter} iterations, value is {xcur}")
-
-
 BREAKEVEN_VARIABLES = ("amd_gpu_hour_usd", "amd_utilization", "amd_rel_throughput",
                        "amd_porting_engineer_months")
 
@@ -648,6 +585,8 @@ def breakeven(inp: CostInputs, amd: str, nv: str, work_amd: float, work_nv: floa
     (``kind="training"``). ``amd_rel_throughput`` is the factor on AMD's throughput (or
     1/factor on its GPU-hours). NaN where no break-even exists in the variable's range.
     """
+    from scipy.optimize import brentq
+
     out: dict[str, float] = {}
     for var in BREAKEVEN_VARIABLES:
         lo, hi = _BRACKETS[var]

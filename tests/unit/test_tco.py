@@ -3,8 +3,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from analysis import tco
 from analysis.params import Scenario
@@ -171,30 +169,3 @@ def test_key_results_names(sc, inp):
         assert k in keys, k
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
-@given(
-    root=st.floats(min_value=-5.0, max_value=5.0),
-    slope=st.floats(min_value=0.01, max_value=100.0),
-    hi=st.floats(min_value=5.5, max_value=1e4),
-    shape=st.sampled_from(["cubic", "exp", "hyperbolic", "atan"]),
-)
-def test_brentq_port_matches_scipy_bit_for_bit(root, slope, hi, shape) -> None:
-    from scipy.optimize import brentq as scipy_brentq
-
-    f = {
-        "cubic": lambda x: slope * (x - root) ** 3 + 0.1 * (x - root),
-        "exp": lambda x: math.exp(min(x, 700.0)) - math.exp(root),
-        "hyperbolic": lambda x: 1.0 / (x + 10.0) - 1.0 / (root + 10.0),
-        "atan": lambda x: math.atan(slope * (x - root)),
-    }[shape]
-    for xtol, rtol in ((1e-12, 1e-10), (2e-12, 8.881784197001252e-16)):
-        assert tco.brentq(f, -6.0, hi, xtol=xtol, rtol=rtol) == scipy_brentq(
-            f, -6.0, hi, xtol=xtol, rtol=rtol
-        )
-
-
-def test_brentq_rejects_same_sign_and_nan() -> None:
-    with pytest.raises(ValueError, match="different signs"):
-        tco.brentq(lambda x: x * x + 1.0, -1.0, 1.0)
-    with pytest.raises(ValueError, match="NaN"):
-        tco.brentq(lambda x: math.nan, -1.0, 1.0)
