@@ -7,6 +7,7 @@ bad data, a failed chapter) exit 1 with a message and no traceback.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -26,8 +27,11 @@ app = typer.Typer(
 ingest_app = typer.Typer(no_args_is_help=True, help="Turn upstream formats into data/ tables.")
 app.add_typer(ingest_app, name="ingest")
 
+# Wide enough for the validation and bench tables when output is piped (rich's default
+# there is 80 columns, which truncates their headers).
+_WIDTH = None if sys.stdout.isatty() else 140
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
-console = Console(highlight=False, soft_wrap=True)
+console = Console(highlight=False, soft_wrap=True, width=_WIDTH)
 
 #: Errors that are the user's to fix: printed as one message, exit 1, no traceback.
 USER_ERRORS: tuple[type[Exception], ...] = (ParamsError, DataValidationError, FileNotFoundError)
