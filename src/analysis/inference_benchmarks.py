@@ -19,6 +19,12 @@ the rules live here as data, each with its source. Analytical decisions taken he
   absorbs a constant error in prefill cost, so an ISL error shifts the factors, not their
   trend.
 * **Sample counts** match ``performance_sample_count_override`` in ``mlperf.conf``.
+* **Speculative decoding**: the DeepSeek-R1 Interactive scenario allows it (MLCommons'
+  v6.0 announcement) and DeepSeek-R1 ships a multi-token-prediction head for it; the
+  serving model emits one token per sequence per step, so those rows are out of scope
+  (``speculative_scenarios``): not calibrated on, not scored.
+* **moe** marks the mixture-of-experts benchmarks: a benchmark with no calibration data
+  borrows the median workload scale of its family (MoE or dense).
 * **gpt-oss-120b** (new in v6.0): its Server bounds are not in the ``mlperf.conf`` versions
   that could be read (no ``gpt-oss-120b`` keys), so only its Offline rows are used.
 """
@@ -47,6 +53,11 @@ class BenchmarkDef:
     interactive_tpot_ms: float | None
     source: str
     isl_verified: bool = False
+    #: Mixture-of-experts model (the family an uncalibrated workload borrows its scale from).
+    moe: bool = False
+    #: Scenarios whose rules allow speculative decoding: outside the model's scope (a decode
+    #: step emits one token per sequence here), so their rows are neither fitted nor scored.
+    speculative_scenarios: tuple[str, ...] = ()
 
     def bounds(self, scenario: str) -> tuple[float | None, float | None]:
         """(ttft_ms, tpot_ms) 99th-percentile bounds of ``scenario``; (None, None) = Offline.
@@ -112,6 +123,7 @@ BENCHMARKS: dict[str, BenchmarkDef] = {
             source=MLPERF_CONF_URL + "; https://github.com/mlcommons/inference/blob/master/"
             "language/mixtral-8x7b/README.md (15,000 samples, 5,000 from each dataset; "
             "reference tokens_per_sample 144.84)",
+            moe=True,
         ),
         BenchmarkDef(
             "deepseek-r1", "deepseek-r1",
@@ -123,6 +135,7 @@ BENCHMARKS: dict[str, BenchmarkDef] = {
             "language/deepseek-r1/README.md (reference mean-output-tok-len 4,043.45 over 4,388 "
             "samples); https://mlcommons.org/2026/03/mlperf-inference-gpt-oss"
             " (interactive: TTFT <= 1.5 s, TPOT <= 15 ms, speculative decoding allowed)",
+            moe=True, speculative_scenarios=("Interactive",),
         ),
         BenchmarkDef(
             "gpt-oss-120b", "gpt-oss-120b",
@@ -133,6 +146,7 @@ BENCHMARKS: dict[str, BenchmarkDef] = {
             source="https://github.com/mlcommons/inference/blob/master/language/gpt-oss-120b/"
             "README.md (TEST09 reference mean output 1,278.20 tokens); "
             "https://mlcommons.org/2026/03/mlperf-inference-gpt-oss",
+            moe=True,
         ),
     )
 }

@@ -179,6 +179,34 @@ def test_fit_efficiency_recovers_known_factors():
     assert inference.fit_efficiency(rows) == cal
 
 
+def test_nearest_round_and_accelerator_shrinkage():
+    cal = inference.Calibration(
+        by_group={("AMD", "CDNA 3", "v4.1"): 0.4, ("AMD", "CDNA 3", "v6.0"): 0.5},
+        by_generation={("AMD", "CDNA 3"): 0.45}, by_vendor={"AMD": 0.45},
+        rounds=("v4.1", "v6.0"), group_rows={("AMD", "CDNA 3", "v4.1"): 10,
+                                             ("AMD", "CDNA 3", "v6.0"): 10},
+        by_accelerator={("MI325X", "v6.0"): 0.8}, accelerator_rows={("MI325X", "v6.0"): 10},
+    )
+    assert cal.base_eta("AMD", "CDNA 3")[0] == pytest.approx(0.5)  # latest
+    assert cal.base_eta("AMD", "CDNA 3", "v4.1")[0] == pytest.approx(0.4)  # own round
+    # A round between two calibrated ones: their row-weighted geometric mean.
+    assert cal.base_eta("AMD", "CDNA 3", "v5.1")[0] == pytest.approx(math.sqrt(0.4 * 0.5))
+    # Accelerator factor shrunk half-way (10 rows, prior 10) in log space.
+    assert cal.base_eta("AMD", "CDNA 3", None, "MI325X")[0] == pytest.approx(
+        math.sqrt(0.5 * 0.8))
+    assert cal.factor_level("AMD", "CDNA 3", "MI325X") == "accelerator"
+    assert cal.factor_level("AMD", "CDNA 3", "MI300X") == "generation"
+    assert cal.factor_level("AMD", "CDNA 4", "MI355X") == "older generation"
+    assert cal.factor_level("AMD", "CDNA 9", "MI999X") == "vendor"
+
+
+def test_uncalibrated_workload_borrows_its_family_scale():
+    eta_moe, fb = CAL.workload("deepseek-r1")
+    assert fb and eta_moe == pytest.approx(0.55)  # the only calibrated MoE: mixtral
+    assert CAL.workload("mixtral-8x7b") == (0.55, False)
+    assert CAL.workload("llama3.1-8b") == (1.0, True)  # dense family: llama2-70b
+
+
 def test_announced_generation_falls_back_to_newest_measured():
     eta, source = CAL.eta("NVIDIA", "Rubin")
     assert math.isclose(eta, 0.6) and "Hopper" in source

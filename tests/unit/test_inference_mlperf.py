@@ -18,6 +18,39 @@ def test_out_of_sample_median_ape_meets_target(validation):
     assert summary.loc["overall", "predictions"] >= 300
 
 
+def test_leave_one_round_out_is_reported_and_does_not_regress():
+    # Issue 4's harsher definition. Not yet within 15 % (NVIDIA ~18 %, AMD ~16 %: software
+    # drift between rounds and workloads new in the held-out round); this guards against
+    # regressions until it is.
+    df = inference.validate_against_mlperf("round")
+    summary = inference.validation_summary(df).set_index("vendor")
+    assert df["holdout"].str.startswith("round: ").all()
+    assert summary.loc["overall", "unpredicted"] == 0
+    for vendor in ("AMD", "NVIDIA", "overall"):
+        assert summary.loc[vendor, "median_ape_pct"] <= 20.0, summary
+    # No fold sees its own round: a round's rows never use that round's factors.
+    assert (df["factor_level"].isin(inference.FACTOR_LEVELS)).all()
+    fb = inference.validation_fallbacks(df).set_index("group")
+    assert fb.loc["overall", list(inference.FACTOR_LEVELS)].sum() == len(df)
+    assert fb.loc["overall", "workload_fallback"] > 0  # gpt-oss-120b appears only in v6.0
+
+
+def test_leave_one_accelerator_out_uses_other_parts():
+    df = inference.validate_against_mlperf("accelerator")
+    assert df["holdout"].str.startswith("accelerator: ").all()
+    assert (df["factor_level"] != "accelerator").all()
+    assert df["predicted"].notna().all()
+
+
+def test_speculative_decoding_rows_are_out_of_scope():
+    rows = inference.implied_efficiency()
+    spec = rows[rows["benchmark"].str.startswith("deepseek-r1")
+                & (rows["scenario"] == "Interactive")]
+    assert len(spec) > 0 and spec["eta"].isna().all()
+    assert spec["eta_note"].str.contains("speculative").all()
+    assert not inference.usable_rows(rows).index.isin(spec.index).any()
+
+
 def test_validation_columns_and_holdout(validation):
     cols = ["round", "accelerator", "vendor", "benchmark", "scenario", "measured", "predicted",
             "ape_pct", "holdout"]
