@@ -200,6 +200,42 @@ def test_nearest_round_and_accelerator_shrinkage():
     assert cal.factor_level("AMD", "CDNA 9", "MI999X") == "vendor"
 
 
+def test_software_drift_moves_factors_to_uncalibrated_rounds():
+    cal = inference.Calibration(
+        by_group={("AMD", "CDNA 3", "v4.1"): 0.4, ("AMD", "CDNA 3", "v6.0"): 0.5},
+        by_generation={("AMD", "CDNA 3"): 0.45}, by_vendor={"AMD": 0.45},
+        rounds=("v4.1", "v6.0"), group_rows={("AMD", "CDNA 3", "v4.1"): 10,
+                                             ("AMD", "CDNA 3", "v6.0"): 30},
+        drift_per_round={"AMD": 1.1},
+    )
+    assert cal.base_eta("AMD", "CDNA 3")[0] == pytest.approx(0.5)  # latest: no shift
+    assert cal.base_eta("AMD", "CDNA 3", "v4.1")[0] == pytest.approx(0.4)  # own round
+    # v6.1 is one release after v6.0; v4.0 one before v4.1 (two releases a year).
+    assert cal.base_eta("AMD", "CDNA 3", "v6.1")[0] == pytest.approx(0.5 * 1.1)
+    assert cal.base_eta("AMD", "CDNA 3", "v4.0")[0] == pytest.approx(0.4 / 1.1)
+    # v5.1 lies two releases after v4.1 and one before v6.0: both moved, row-weighted.
+    want = math.exp((10 * math.log(0.4 * 1.1**2) + 30 * math.log(0.5 / 1.1)) / 40)
+    assert cal.base_eta("AMD", "CDNA 3", "v5.1")[0] == pytest.approx(want)
+
+
+def test_drift_is_paired_within_cells_and_shrunk():
+    # One cell (MI300X, llama2-70b, Offline) in v4.1 and v5.1 (two releases apart) gains
+    # 1.1^2; a second part seen in v5.1 only changes the mix but adds no pair.
+    rows = pd.DataFrame({
+        "vendor": ["AMD"] * 4, "generation": ["CDNA 3"] * 4,
+        "accelerator": ["MI300X", "MI300X", "MI325X", "MI325X"],
+        "round": ["v4.1", "v5.1", "v5.1", "v5.1"],
+        "benchmark": ["llama2-70b-99"] * 4, "scenario": ["Offline"] * 4,
+        "eta": [0.4, 0.4 * 1.1**2, 0.9, 0.9],
+    })
+    cal = inference.fit_efficiency(rows)
+    assert cal.drift_pairs == {"AMD": 1}
+    shrink = 1 / (1 + inference.DRIFT_PRIOR_PAIRS)
+    assert math.log(cal.drift_per_round["AMD"]) == pytest.approx(math.log(1.1) * shrink)
+    # No pairs: no drift.
+    assert inference.fit_efficiency(rows.iloc[1:]).drift_per_round == {"AMD": 1.0}
+
+
 def test_uncalibrated_workload_borrows_its_family_scale():
     eta_moe, fb = CAL.workload("deepseek-r1")
     assert fb and eta_moe == pytest.approx(0.55)  # the only calibrated MoE: mixtral

@@ -1,6 +1,7 @@
 """Regression tests of the calibrated inference model against the bundled MLPerf data."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from analysis import inference, params, paths
@@ -19,20 +20,52 @@ def test_out_of_sample_median_ape_meets_target(validation):
 
 
 def test_leave_one_round_out_is_reported_and_does_not_regress():
-    # Issue 4's harsher definition. Not yet within 15 % (NVIDIA ~18 %, AMD ~16 %: software
-    # drift between rounds and workloads new in the held-out round); this guards against
-    # regressions until it is.
+    # Issue 4's harsher definition: with the measured software drift about 15 % per vendor
+    # (AMD 15.1, NVIDIA 14.6); this guards against regressions.
     df = inference.validate_against_mlperf("round")
     summary = inference.validation_summary(df).set_index("vendor")
     assert df["holdout"].str.startswith("round: ").all()
-    assert summary.loc["overall", "unpredicted"] == 0
     for vendor in ("AMD", "NVIDIA", "overall"):
-        assert summary.loc[vendor, "median_ape_pct"] <= 20.0, summary
+        assert summary.loc[vendor, "median_ape_pct"] <= 16.0, summary
     # No fold sees its own round: a round's rows never use that round's factors.
     assert (df["factor_level"].isin(inference.FACTOR_LEVELS)).all()
     fb = inference.validation_fallbacks(df).set_index("group")
     assert fb.loc["overall", list(inference.FACTOR_LEVELS)].sum() == len(df)
-    assert fb.loc["overall", "workload_fallback"] > 0  # gpt-oss-120b appears only in v6.0
+    # gpt-oss-120b appears only in v6.0: with v6.0 held out it has no calibration data, so
+    # its rows are reported unpredicted instead of scored on a borrowed scale.
+    none = df["workload_fallback"] == inference.NO_WORKLOAD_DATA
+    assert none.sum() == fb.loc["overall", "workload_fallback"] > 0
+    assert summary.loc["overall", "unpredicted"] == none.sum()
+    assert df.loc[none, "predicted"].isna().all()
+    assert (df.loc[none, "benchmark"] == "gpt-oss-120b").all()
+    assert (df.loc[none, "round"] == "v6.0").all()
+    assert df.loc[~none, "predicted"].notna().all()
+
+
+def test_drift_is_measured_and_shown_in_the_trend():
+    cal = inference.default_calibration()
+    assert set(cal.drift_per_round) == {"AMD", "NVIDIA"}
+    assert all(0.8 < d < 1.25 for d in cal.drift_per_round.values())
+    assert cal.drift_pairs["NVIDIA"] > cal.drift_pairs["AMD"] > 0
+    trend = inference.efficiency_trend()
+    nv = trend[trend["vendor"] == "NVIDIA"]
+    assert nv["drift_pct_per_round"].iloc[0] == pytest.approx(
+        (cal.drift_per_round["NVIDIA"] - 1) * 100)
+
+
+def test_key_results_report_the_round_scheme_honestly(validation):
+    system = inference.validation_summary(validation)
+    rnd = inference.validation_summary(inference.validate_against_mlperf("round"))
+    empty = pd.DataFrame(columns=["tier_index"])
+    out = inference.key_results(None, empty, empty, system, rnd)
+    r = rnd.set_index("vendor")
+    for v in ("AMD", "NVIDIA", "overall"):
+        assert out[f"mlperf_mape_round_{v}"] == r.loc[v, "median_ape_pct"]
+    meets = (r.loc[["AMD", "NVIDIA"], "median_ape_pct"] <= 15.0).all()
+    assert out["mlperf_mape_scheme"] == ("round" if meets else "system")
+    head = r if meets else system.set_index("vendor")
+    assert out["mlperf_mape_AMD"] == head.loc["AMD", "median_ape_pct"]
+    assert out["mlperf_round_unpredicted"] == r.loc["overall", "unpredicted"] > 0
 
 
 def test_leave_one_accelerator_out_uses_other_parts():
