@@ -18,6 +18,16 @@ Analytical decisions taken here:
   metric) per accelerator over the rounds in ``data/benchmarks`` (rdi rows excluded).
 * Statements no table can test are settled by a cited document (``source_fact``) or are
   ``unverifiable``; the claims table records which.
+* A claimed *ratio* that no named (shipping) pair shows but the announced generation's pair
+  does (MI455X vs VR200) is ``mixes generations``; a quoted number found in no spec row
+  takes the row's ``fact_verdict`` and the products its cited ``fact`` names.
+* A right number for a different quantity of the same part (e.g. a NIC bandwidth quoted as
+  the scale-up link's) is ``contradicted``, not ``mixes generations``: no generation is mixed.
+* The training-winner claim needs a win larger than the training model's MLPerf error: a
+  margin inside it is a tie. Model-output verdicts cite the chapter and the spec/price
+  sources its models read.
+* What the reader sees is prose: claimed text, not its match pattern; field labels, not
+  column names (those stay in ``observed``); "none of the 3 generation pairs", not "0 of 3".
 """
 
 from __future__ import annotations
@@ -65,6 +75,8 @@ class Outcome:
     products: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     reasoning: str = ""
+    unmatched: bool = False  # a quoted number found in no spec row at all
+    fact_used: bool = False  # the row's cited fact is already in the reasoning
 
 
 @dataclass
@@ -116,6 +128,54 @@ def _resolve(names: list[str], pool: list[str]) -> list[str]:
         elif n not in out:
             out.append(n)
     return out
+
+
+#: Reader-facing names of the spec fields the claims test (the raw column stays in `observed`).
+FIELD_LABELS: dict[str, str] = {
+    "memory_gb": "HBM capacity",
+    "memory_bw_tbps": "memory bandwidth",
+    "process_node": "process node",
+    "package": "package",
+    "bf16_dense_tflops": "peak dense BF16 throughput",
+    "fp8_dense_tflops": "peak dense FP8 throughput",
+    "fp4_dense_tflops": "peak dense FP4 throughput",
+    "tdp_w": "board power",
+    "scaleup_bw_gbps": "scale-up (GPU-to-GPU) bandwidth per GPU",
+    "scaleout_gbps_per_gpu": "scale-out (NIC) bandwidth per GPU",
+    "scaleout_gbps_per_gpu*0.125": "scale-out (NIC) bandwidth per GPU",
+    "fp8_dense_tflops/tdp_w": "peak dense FP8 TFLOPS per watt of board power",
+}
+
+
+#: Reader-facing names of the price tables.
+PRICE_LABELS: dict[str, str] = {
+    "rental_quotes": "median rental price per GPU-hour",
+    "purchase_prices": "median purchase price per GPU (mid-point of the quoted range)",
+}
+
+
+def _label(spec: str) -> str:
+    """A spec field as a reader reads it: ``memory_bw_tbps`` -> ``memory bandwidth (TB/s)``."""
+    spec = spec.strip()
+    return FIELD_LABELS.get(spec, spec.replace("_", " "))
+
+
+def _regex_label(pattern: str) -> str:
+    r"""The claimed text behind a match pattern: ``\\b3 ?nm|N3`` -> ``3 nm``.
+
+    The claims table stores a case-insensitive regular expression for text properties; the
+    reader sees its first alternative without anchors and optional-space markers.
+    """
+    first = pattern.split("|")[0]
+    first = first.replace(r"\b", "").replace(" ?", " ").strip("^$")
+    return re.sub(r"\\(.)", r"\1", first).strip()
+
+
+def _status_of(ctx: Context, acc: str) -> str:
+    if ctx.specs.empty or "status" not in ctx.specs:
+        return "?"
+    st = ctx.specs.set_index("accelerator")["status"]
+    return str(st.get(acc, "?"))
 
 
 def _within(value: float, target: float, tol_pct: float) -> bool:
@@ -173,34 +233,56 @@ def _match_value(
     return hits
 
 
+def _fmt_val(v: Any, unit: str) -> str:
+    return str(v) if isinstance(v, str) else f"{_fmt(_num(v))} {unit}".strip()
+
+
+def _describe(accs: list[str], vals: list[Any], unit: str) -> str:
+    """``B200: 180 GB; B300, GB300: 288 GB``: products grouped by equal value, in table order."""
+    groups: dict[str, list[str]] = {}
+    for a, v in zip(accs, vals, strict=True):
+        groups.setdefault(_fmt_val(v, unit), []).append(a)
+    return "; ".join(f"{', '.join(a)}: {v}" for v, a in groups.items())
+
+
 def _spec_part(
-    ctx: Context, accs: list[str], fields: list[str], value: float, text: str, tol: float
+    ctx: Context,
+    accs: list[str],
+    fields: list[str],
+    value: float,
+    text: str,
+    tol: float,
+    unit: str = "",
 ) -> Outcome:
     specs = ctx.specs
-    claimed = text or _fmt(value)
+    claimed = _regex_label(text) if text else f"{_fmt(value)} {unit}".strip()
     if specs.empty or not accs:
         return Outcome("unverifiable", reasoning="no spec data for the named products")
     primary = fields[0]
+    label = _label(primary)
     known = specs[specs["accelerator"].isin(accs)]
     actual_vals, actual_srcs, _ = _spec_field_values(known, primary)
-    actual = "; ".join(
-        f"{a} {primary} = {v if isinstance(v, str) else _fmt(_num(v))}"
-        for a, v in zip(known["accelerator"], actual_vals, strict=True)
-    )
+    desc = _describe(known["accelerator"].tolist(), actual_vals.tolist(), unit)
+    actual = f"{desc} ({primary})" if desc else ""
+    uniq = {_fmt_val(v, unit) for v in actual_vals.tolist()}
+    shown = uniq.pop() if len(uniq) == 1 else desc  # "TSMC 4NP", not the list again
     srcs = sorted({s for x in actual_srcs for s in _split(x)})
+    named = ", ".join(accs)
     if known.empty or all(
         (not isinstance(v, str)) and not math.isfinite(_num(v)) for v in actual_vals
     ):
-        return Outcome("unverifiable", actual, accs, srcs, f"no {primary} value for {accs}")
+        return Outcome("unverifiable", actual, accs, srcs, f"no {label} value for {named}.")
     hits = _match_value(specs, [primary], accs, value, text, tol)
     if hits:
         prods = [h[0] for h in hits]
+        ann = [p for p in prods if _status_of(ctx, p) == "announced"]
         return Outcome(
             "supported",
             actual,
             prods,
             sorted({s for h in hits for s in _split(h[3])}),
-            f"{claimed} matches {', '.join(prods)} ({primary}).",
+            f"{claimed} is the {label} of {', '.join(prods)}"
+            + (f" ({', '.join(ann)} announced, not shipping)." if ann else "."),
         )
     # The same number in another field of the named products: right number, wrong metric.
     alt = _match_value(specs, fields[1:], accs, value, text, tol)
@@ -211,7 +293,7 @@ def _spec_part(
             actual,
             [a[0]],
             sorted(set(srcs) | set(_split(a[3]))),
-            f"{claimed} is {a[0]}'s {a[1]} (a different quantity), not its {primary}: {actual}.",
+            f"{claimed} is {a[0]}'s {_label(a[1])}, a different quantity; its {label} is {shown}.",
         )
     # Search the named vendor's other products first (another generation), then the rest.
     vendors = {_vendor_of(a) for a in accs}
@@ -222,21 +304,26 @@ def _spec_part(
     )
     if found:
         prods = list(dict.fromkeys(h[0] for h in found))
-        status = specs.set_index("accelerator")["status"]
-        labels = [f"{p} ({status.get(p, '?')})" for p in prods]
+        where = []
+        for p in prods:
+            f = next(h[1] for h in found if h[0] == p)
+            extra = "" if f == primary else f", its {_label(f)}"
+            where.append(f"{p} ({_status_of(ctx, p)}{extra})")
         return Outcome(
             "mixes generations",
             actual,
             prods,
             sorted(set(srcs) | {s for h in found for s in _split(h[3])}),
-            f"{claimed} is not {'/'.join(accs)} ({actual}); it matches {', '.join(labels)}.",
+            f"{claimed} is not the {label} of {named} ({shown}); it is that of {', '.join(where)}.",
         )
     return Outcome(
         "contradicted",
         actual,
         accs,
         srcs,
-        f"{claimed} matches no accelerator in the spec table; the named parts have {actual}.",
+        f"{claimed} is not the {label} of {named} ({shown}), nor of any other part in the "
+        "spec table.",
+        unmatched=True,
     )
 
 
@@ -254,43 +341,89 @@ def _combine(parts: list[Outcome]) -> Outcome:
     )
 
 
+def _ids_in(text: str, vendors: set[str]) -> list[str]:
+    """Accelerator ids of ``vendors`` that a text names (whole words), in text order."""
+    found = [
+        (m.start(), a)
+        for a in ids.ACCELERATORS
+        if _vendor_of(a) in vendors
+        for m in [re.search(rf"(?<![\w-]){re.escape(a)}(?![\w-])", text)]
+        if m
+    ]
+    return [a for _, a in sorted(found)]
+
+
 def eval_spec_value(row: Mapping[str, Any], ctx: Context) -> Outcome:
-    """A quoted spec value (or text property) of the named products."""
+    """A quoted spec value (or text property) of the named products.
+
+    A number found in no spec row (e.g. a vendor's non-dense headline) takes the row's
+    ``fact_verdict``: the cited ``fact`` says where it comes from, and the products it names
+    (of the claim's vendor) become the products the number belongs to.
+    """
     fields = _split(row["field"])
     tol = _tol(row)
     text = "" if pd.isna(row.get("claimed_text")) else str(row["claimed_text"])
+    unit = row["unit"] if isinstance(row.get("unit"), str) else ""
     pool = list(ctx.specs["accelerator"]) if not ctx.specs.empty else []
-    parts = [
-        _spec_part(
-            ctx,
-            _resolve(_split(row["subject"]), pool),
-            fields,
-            _num(row.get("claimed_value")),
-            text,
-            tol,
-        )
-    ]
+    subject = _resolve(_split(row["subject"]), pool)
+    claims_ = [(subject, _num(row.get("claimed_value")), text)]
     ref_val = _num(row.get("claimed_reference_value"))
     if _split(row.get("reference")) and math.isfinite(ref_val):
-        parts.append(
-            _spec_part(ctx, _resolve(_split(row["reference"]), pool), fields, ref_val, "", tol)
-        )
-    return _combine(parts)
+        claims_.append((_resolve(_split(row["reference"]), pool), ref_val, ""))
+    parts = []
+    fact = row.get("fact") if isinstance(row.get("fact"), str) else ""
+    fact_verdict = row.get("fact_verdict")
+    used_fact = False
+    for accs, value, txt in claims_:
+        part = _spec_part(ctx, accs, fields, value, txt, tol, unit)
+        if part.unmatched and isinstance(fact_verdict, str) and fact:
+            part.verdict = fact_verdict
+            part.products = _ids_in(fact, {_vendor_of(a) for a in accs}) or part.products
+            part.sources = sorted(set(part.sources) | set(_split(row.get("fact_sources"))))
+            used_fact = True
+        parts.append(part)
+    out = _combine(parts)
+    if used_fact:
+        out.reasoning += f" Source: {fact}"
+        out.fact_used = True
+    return out
 
 
-def _paired_verdict(holds: list[bool | None], what: str, details: list[str]) -> Outcome:
-    known = [h for h in holds if h is not None]
+def _side(names: list[str]) -> str:
+    """A list of parts as a reader names it: the vendor when they are all one vendor's."""
+    vendors = {_vendor_of(n) if n not in ids.VENDORS else n for n in names}
+    if len(vendors) == 1 and len(names) > 1:
+        return f"{vendors.pop()} ({', '.join(names)})"
+    return "/".join(names)
+
+
+def _paired_verdict(
+    holds: list[bool | None], what: str, details: list[str], pairs: list[tuple[str, str]]
+) -> Outcome:
+    """Supported when the claim holds in most generation pairs with data *and* the newest."""
+    known = [(h, p) for h, p in zip(holds, pairs, strict=True) if h is not None]
+    missing = [p for h, p in zip(holds, pairs, strict=True) if h is None]
     if not known:
-        return Outcome("unverifiable", reasoning=f"no data for any pair ({what}).")
-    newest = known[-1]  # the newest pair with data
-    majority = sum(known) > len(known) / 2
-    ok = majority and bool(newest)
-    verdict = "supported" if ok else "contradicted"
-    tail = (
-        f"holds in {sum(known)} of {len(known)} generation pairs"
-        + f", {'including' if newest else 'but not'} the newest with data"
+        return Outcome("unverifiable", reasoning=f"{what}: no data for any generation pair.")
+    n, k = len(known), sum(bool(h) for h, _ in known)
+    newest_holds, (na, nb) = known[-1]
+    ok = k > n / 2 and bool(newest_holds)
+    if n == 1:
+        tail = f"{'holds' if k else 'does not hold'} for {na} vs {nb}"
+    elif k == n:
+        tail = f"holds in {'both' if n == 2 else f'all {n}'} generation pairs"
+    elif k == 0:
+        tail = f"holds in none of the {n} generation pairs"
+    else:
+        tail = (
+            f"holds in {k} of {n} generation pairs, "
+            f"{'including' if newest_holds else 'but not in'} the newest ({na} vs {nb})"
+        )
+    if missing:
+        tail += " (no data for " + ", ".join(f"{a} vs {b}" for a, b in missing) + ")"
+    return Outcome(
+        "supported" if ok else "contradicted", "; ".join(details), reasoning=f"{what}: {tail}."
     )
-    return Outcome(verdict, "; ".join(details), reasoning=f"{what}: {tail}.")
 
 
 def _ratio_holds(ratio: float, expect: str, claimed: float, tol: float) -> bool | None:
@@ -305,24 +438,80 @@ def _ratio_holds(ratio: float, expect: str, claimed: float, tol: float) -> bool 
     raise ValueError(f"unknown expect {expect!r} for a ratio claim")
 
 
+def _ratio_what(row: Mapping[str, Any], label: str, tol: float) -> str:
+    """The tested reading of a paired comparison, in words."""
+    s, r = _side(_split(row["subject"])), _side(_split(row["reference"]))
+    margin = f" (by more than {tol:g}%)" if tol else ""
+    if row["expect"] == "gt":
+        return f"Tested: {s} has a higher {label} than {r}{margin}"
+    if row["expect"] == "lt":
+        return f"Tested: {s} has a lower {label} than {r}{margin}"
+    return (
+        f"Tested: {s} / {r} {label} ratio within {tol:g}% of {_num(row.get('claimed_value')):.2f}x"
+    )
+
+
+def _announced_pair(ctx: Context, subj_vendor: str) -> tuple[str, str] | None:
+    """The announced generation as a pair (subject vendor's part, the other vendor's part)."""
+    ann = [a for a in ids.ACCELERATORS_ANNOUNCED if a in set(ctx.specs["accelerator"])]
+    mine = [a for a in ann if _vendor_of(a) == subj_vendor]
+    theirs = [a for a in ann if _vendor_of(a) != subj_vendor]
+    return (mine[0], theirs[0]) if mine and theirs else None
+
+
 def eval_spec_ratio(row: Mapping[str, Any], ctx: Context) -> Outcome:
-    """Subject vs reference spec metric, per generation pair."""
+    """Subject vs reference spec metric, per generation pair.
+
+    A claimed ratio (``approx``) that no named (shipping) pair shows but the announced
+    generation's pair does (e.g. MI455X vs VR200) is ``mixes generations``.
+    """
     if ctx.specs.empty:
         return Outcome("unverifiable", reasoning="no spec data")
     specs = ctx.specs.set_index("accelerator", drop=False)
     vals, srcs, name = _spec_field_values(specs, str(row["field"]))
     tol = _tol(row, 0.0)
+    unit = row["unit"] if isinstance(row.get("unit"), str) else ""
+    claimed = _num(row.get("claimed_value"))
+    subj, ref = _split(row["subject"]), _split(row["reference"])
     holds, details, used = [], [], set()
-    for a, b in zip(_split(row["subject"]), _split(row["reference"]), strict=True):
+    for a, b in zip(subj, ref, strict=True):
         va, vb = _num(vals.get(a)), _num(vals.get(b))
         ratio = va / vb if vb else math.nan
-        holds.append(_ratio_holds(ratio, row["expect"], _num(row.get("claimed_value")), tol))
-        details.append(f"{a} {_fmt(va)} / {b} {_fmt(vb)} = {ratio:.2f}x")
+        holds.append(_ratio_holds(ratio, row["expect"], claimed, tol))
+        details.append(
+            f"{a} {_fmt(va)} / {b} {_fmt(vb)} {unit}".rstrip() + f" = {ratio:.2f}x"
+            if math.isfinite(ratio)
+            else f"{a} vs {b}: no value"
+        )
         used |= set(_split(srcs.get(a))) | set(_split(srcs.get(b)))
-    out = _paired_verdict(holds, f"{name} ({row['expect']})", details)
-    out.products = _split(row["subject"]) + _split(row["reference"])
+    pairs = list(zip(subj, ref, strict=True))
+    out = _paired_verdict(holds, _ratio_what(row, _label(name), tol), details, pairs)
+    out.products = subj + ref
     out.sources = sorted(used)
-    out.reasoning = f"{out.reasoning} Pairs: {out.observed}."
+    out.reasoning = f"{out.reasoning} Pairs ({name}): {out.observed}."
+    pair = _announced_pair(ctx, _vendor_of(subj[0])) if subj else None
+    if (
+        out.verdict == "contradicted"
+        and row["expect"] == "approx"
+        and pair is not None
+        and not set(pair) & set(subj + ref)
+    ):
+        va, vb = _num(vals.get(pair[0])), _num(vals.get(pair[1]))
+        ratio = va / vb if vb else math.nan
+        if _ratio_holds(ratio, "approx", claimed, tol):
+            out.verdict = "mixes generations"
+            out.products = list(pair)
+            out.sources = sorted(
+                used | set(_split(srcs.get(pair[0]))) | set(_split(srcs.get(pair[1])))
+            )
+            out.observed += (
+                f"; announced: {pair[0]} {_fmt(va)} / {pair[1]} {_fmt(vb)} = {ratio:.2f}x"
+            )
+            out.reasoning += (
+                f" The claimed {claimed:.2f}x is the announced generation's: {pair[0]} "
+                f"{_fmt(va)} / {pair[1]} {_fmt(vb)} {unit}".rstrip()
+                + f" = {ratio:.2f}x ({_label(name)}), not today's parts."
+            )
     return out
 
 
@@ -332,8 +521,9 @@ def eval_memory_fit(row: Mapping[str, Any], ctx: Context) -> Outcome:
         return Outcome("unverifiable", reasoning="no spec data")
     specs = ctx.specs.set_index("accelerator")
     need = _num(row["claimed_value"]) * (1 + _tol(row, 10.0) / 100)
+    subj, ref = _split(row["subject"]), _split(row["reference"])
     holds, details, used = [], [], set()
-    for a, b in zip(_split(row["subject"]), _split(row["reference"]), strict=True):
+    for a, b in zip(subj, ref, strict=True):
         ma, mb = _num(specs["memory_gb"].get(a)), _num(specs["memory_gb"].get(b))
         fa, fb = ma >= need, mb >= need
         holds.append(fa and not fb if math.isfinite(ma) and math.isfinite(mb) else None)
@@ -344,13 +534,22 @@ def eval_memory_fit(row: Mapping[str, Any], ctx: Context) -> Outcome:
         used |= {specs["memory_gb_source"].get(a), specs["memory_gb_source"].get(b)}
     out = _paired_verdict(
         holds,
-        f"one-GPU fit of {_fmt(_num(row['claimed_value']))} GB weights + headroom "
-        f"({need:.0f} GB), AMD fits where NVIDIA does not",
+        f"Tested: {_fmt(_num(row['claimed_value']))} GB of weights + "
+        f"{_tol(row, 10.0):g}% headroom ({need:.0f} GB) fit one {_side(subj)} GPU but not "
+        f"one {_side(ref)} GPU",
         details,
+        list(zip(subj, ref, strict=True)),
     )
-    out.products = _split(row["subject"]) + _split(row["reference"])
+    out.products = subj + ref
     out.sources = sorted(s for s in used if isinstance(s, str))
     out.reasoning = f"{out.reasoning} {out.observed}."
+    if out.verdict == "contradicted" and holds and holds[-1] is False:
+        both = [d for d in details[-1:] if d.count("does not fit") == 0]
+        if both:
+            out.reasoning += (
+                " In the newest generation both parts hold the model on one GPU, so memory "
+                "capacity no longer separates them."
+            )
     return out
 
 
@@ -467,25 +666,44 @@ def eval_price_ratio(row: Mapping[str, Any], ctx: Context) -> Outcome:
     """Subject vs reference price (median per accelerator), per generation pair."""
     table = str(row["field"])
     price, srcs = _price_per_acc(ctx, table)
-    unit = "$/GPU-hour" if table == "rental_quotes" else "$ per GPU (mid-point)"
+    label = PRICE_LABELS.get(table, table)
     holds, details, used = [], [], set()
     tol = _tol(row, 0.0)
-    for a, b in zip(_split(row["subject"]), _split(row["reference"]), strict=True):
+    subj, ref = _split(row["subject"]), _split(row["reference"])
+    lo, hi = _num(row.get("claimed_value")) - tol, _num(row.get("claimed_reference_value")) + tol
+    discounts = []
+    for a, b in zip(subj, ref, strict=True):
         pa, pb = _num(price.get(a)), _num(price.get(b))
-        if row["expect"] == "range":
-            disc = (1 - pa / pb) * 100 if pb else math.nan
-            lo, hi = _num(row["claimed_value"]) - tol, _num(row["claimed_reference_value"]) + tol
-            holds.append(lo <= disc <= hi if math.isfinite(disc) else None)
-            details.append(f"{a} {_fmt(pa)} vs {b} {_fmt(pb)}: {disc:.0f}% less")
+        if not (math.isfinite(pa) and math.isfinite(pb) and pb):
+            holds.append(None)
+            gone = " and ".join(x for x, v in ((a, pa), (b, pb)) if not math.isfinite(v))
+            details.append(f"{a} vs {b}: no price for {gone}")
+        elif row["expect"] == "range":
+            disc = (1 - pa / pb) * 100
+            discounts.append(disc)
+            holds.append(lo <= disc <= hi)
+            details.append(f"{a} ${_fmt(pa)} vs {b} ${_fmt(pb)}: {disc:.0f}% less")
         else:
-            ratio = pa / pb if pb else math.nan
+            ratio = pa / pb
             holds.append(_ratio_holds(ratio, row["expect"], _num(row.get("claimed_value")), tol))
-            details.append(f"{a} {_fmt(pa)} / {b} {_fmt(pb)} = {ratio:.2f}x")
+            details.append(f"{a} ${_fmt(pa)} / {b} ${_fmt(pb)} = {ratio:.2f}x")
         used |= set(_split(srcs.get(a))) | set(_split(srcs.get(b)))
-    out = _paired_verdict(holds, f"{table} median {unit}", details)
-    out.products = _split(row["subject"]) + _split(row["reference"])
+    if row["expect"] == "range":
+        what = (
+            f"Tested: {_side(subj)} costs {lo:g}-{hi:g}% less than {_side(ref)} "
+            f"({label}; the claimed range widened by {tol:g} points)"
+        )
+    else:
+        what = _ratio_what(row, label, tol)
+    out = _paired_verdict(holds, what, details, list(zip(subj, ref, strict=True)))
+    out.products = subj + ref
     out.sources = sorted(used)
     out.reasoning = f"{out.reasoning} Pairs: {out.observed}."
+    above, below = sum(d > hi for d in discounts), sum(d < lo for d in discounts)
+    if out.verdict == "contradicted" and above and not below:
+        out.reasoning += " Where it misses, AMD's discount is larger than claimed."
+    elif out.verdict == "contradicted" and below and not above:
+        out.reasoning += " Where it misses, AMD's discount is smaller than claimed."
     return out
 
 
@@ -530,11 +748,51 @@ def _mo_unverifiable(why: str) -> Outcome:
     return Outcome("unverifiable", reasoning=why)
 
 
+#: Spec columns the performance models read (cited behind model-output verdicts).
+PERF_FIELDS: tuple[str, ...] = (
+    "memory_gb",
+    "memory_bw_tbps",
+    "bf16_dense_tflops",
+    "fp8_dense_tflops",
+    "scaleup_bw_gbps",
+    "scaleout_gbps_per_gpu",
+)
+
+
+def _spec_sources(ctx: Context, accs: list[str]) -> list[str]:
+    """Source ids of the spec values the chapters' models used for ``accs``."""
+    if ctx.specs.empty:
+        return []
+    sub = ctx.specs[ctx.specs["accelerator"].isin(accs)]
+    out: set[str] = set()
+    for f in PERF_FIELDS:
+        if f"{f}_source" in sub:
+            out |= {s for v in sub[f"{f}_source"].dropna() for s in _split(v)}
+    return sorted(out)
+
+
+def _price_sources(ctx: Context, accs: list[str], mode: Any) -> list[str]:
+    """Source ids of the prices the TCO chapter used for ``accs`` (rent or buy)."""
+    df = ctx.purchase_prices if mode == "buy" else ctx.rental_quotes
+    if df.empty or "source_id" not in df:
+        return []
+    return sorted(set(df.loc[df["accelerator"].isin(accs), "source_id"].dropna().astype(str)))
+
+
+def _count(k: int, n: int) -> str:
+    """``all 3``, ``none of the 3``, ``2 of 3`` (``the only one``/``none`` for one)."""
+    if n == 1:
+        return "the only one" if k else "none"
+    if k == n:
+        return f"all {n}"
+    return f"none of the {n}" if k == 0 else f"{k} of {n}"
+
+
 def _tier_test(row: Mapping[str, Any], ctx: Context, res: Mapping[str, Any]) -> Outcome:
     test = row["field"]
     cands = _shipping_candidates(ctx)
     tiers = _tiers(ctx)
-    src = [f"chapter {INFERENCE_CHAPTER}"]
+    src = [f"chapter {INFERENCE_CHAPTER}", *_spec_sources(ctx, cands)]
     if test == "tight_tier_tok_s":
         bound = _num(row["claimed_value"])
         tight = [(i, t) for i, t in tiers if t <= bound]
@@ -576,8 +834,9 @@ def _tier_test(row: Mapping[str, Any], ctx: Context, res: Mapping[str, Any]) -> 
             f"best AMD / best NVIDIA tok/s/GPU: {obs}",
             amd + nv,
             src,
-            f"AMD's throughput ratio goes from {ratios[0]:.2f}x (tightest) to {ratios[-1]:.2f}x "
-            "(loosest); the claim needs it to rise and end above 1.",
+            f"Best AMD / best NVIDIA tokens/s per GPU goes from {ratios[0]:.2f}x in the tightest "
+            f"tier to {ratios[-1]:.2f}x in the loosest; the claim needs it to rise and end "
+            f"above 1x ({'it does' if ok else 'it does not'}).",
         )
     if test == "loose_tier_winner":
         i = max(tiers, key=lambda x: x[1])[0]
@@ -613,20 +872,33 @@ def eval_model_output(row: Mapping[str, Any], ctx: Context) -> Outcome:
         res = _need(ctx, TRAINING_CHAPTER)
         if res is None:
             return _mo_unverifiable(f"needs the {TRAINING_CHAPTER} chapter's results.")
-        src = [f"chapter {TRAINING_CHAPTER}"]
+        src = [f"chapter {TRAINING_CHAPTER}", *_spec_sources(ctx, _shipping_candidates(ctx))]
         if test == "train_winner_vendor":
             v = res.get("train_winner_vendor")
             if not v:
                 return _mo_unverifiable("no train_winner_vendor in the training results.")
             want = _split(row["subject"])[0]
+            margin = _num(res.get("train_margin_pct"))
+            err = _num(res.get("mlperf_median_err_pct"))
+            tie = math.isfinite(margin) and math.isfinite(err) and abs(margin) <= err
+            why = (
+                f"The fastest shipping candidate for the scenario's training job is "
+                f"{res.get('train_winner')} ({v})"
+            )
+            if math.isfinite(margin):
+                why += f", {margin:.1f}% ahead of the other vendor's best"
+            if tie:
+                why += (
+                    f": inside the training model's {err:.0f}% median error against MLPerf, "
+                    "so the two vendors are tied, not clearly apart"
+                )
             return Outcome(
-                "supported" if v == want else "contradicted",
-                f"train_winner {res.get('train_winner')} ({v}), margin "
-                f"{_fmt(_num(res.get('train_margin_pct')))}%",
+                "supported" if v == want and not tie else "contradicted",
+                f"train_winner {res.get('train_winner')} ({v}), margin {_fmt(margin)}%"
+                + (f", model error {_fmt(err)}%" if math.isfinite(err) else ""),
                 [str(res.get("train_winner"))],
                 src,
-                f"The fastest shipping candidate for the scenario's training job is "
-                f"{res.get('train_winner')} ({v}).",
+                why + ".",
             )
         effs = {
             k.removeprefix("scaling_eff_"): _num(v)
@@ -644,14 +916,32 @@ def eval_model_output(row: Mapping[str, Any], ctx: Context) -> Outcome:
             return _mo_unverifiable("scaling efficiency missing for one vendor.")
         ratio = by_vendor[s][0] / by_vendor[r][0]
         ok = _ratio_holds(ratio, row["expect"], math.nan, _tol(row, 0.0))
+        n_gpus = getattr(getattr(ctx.scenario, "training", None), "cluster_gpus", None)
+        at = f"{n_gpus:,} GPUs" if isinstance(n_gpus, int) else "the scenario's cluster size"
+        why = (
+            f"At {at} the best {s} part ({by_vendor[s][1]}) keeps {by_vendor[s][0]:.1%} of its "
+            f"per-GPU throughput, the best {r} part ({by_vendor[r][1]}) {by_vendor[r][0]:.1%}: "
+            f"{s} {'does' if ok else 'does not'} pull ahead."
+        )
+        big = [
+            (int(n), acc, _num(v))
+            for k, v in res.items()
+            for n, _, acc in [k.removeprefix("scaling_eff_").partition("_")]
+            if k.startswith("scaling_eff_") and n.isdigit() and acc in ids.ACCELERATORS
+        ]
+        if big:
+            why += (
+                " The chapter's frontier-scale figures: "
+                + ", ".join(f"{acc} {v:.1%} at {n:,} GPUs" for n, acc, v in big)
+                + "."
+            )
         return Outcome(
             "supported" if ok else "contradicted",
             f"best scaling efficiency {s} {by_vendor[s][1]} {by_vendor[s][0]:.3f} vs {r} "
             f"{by_vendor[r][1]} {by_vendor[r][0]:.3f}",
             [by_vendor[s][1], by_vendor[r][1]],
             src,
-            f"At the scenario's cluster size the best {s} part keeps {by_vendor[s][0]:.0%} of its "
-            f"per-GPU throughput, the best {r} part {by_vendor[r][0]:.0%}.",
+            why,
         )
     if test in {"tco_cheaper_vendor", "buy_cheaper_vendor"}:
         res = _need(ctx, TCO_CHAPTER)
@@ -672,12 +962,21 @@ def eval_model_output(row: Mapping[str, Any], ctx: Context) -> Outcome:
         wins = sum((p > 0.5) == (want == "AMD") for p in ps.values())
         ok = wins > len(ps) / 2
         obs = ", ".join(f"{k.removesuffix('_p_amd_cheaper')}: {p:.2f}" for k, p in ps.items())
+        cheapest = [
+            str(res[f"{k.removesuffix('_p_amd_cheaper')}_cheapest"])
+            for k in ps
+            if res.get(f"{k.removesuffix('_p_amd_cheaper')}_cheapest")
+        ]
         return Outcome(
             "supported" if ok else "contradicted",
             f"P(AMD cheaper) {obs} (mode {res.get('mode')})",
-            [],
-            [f"chapter {TCO_CHAPTER}"],
-            f"{want} is the likelier cheaper platform in {wins} of {len(ps)} workloads.",
+            list(dict.fromkeys(cheapest)),
+            [
+                f"chapter {TCO_CHAPTER}",
+                *_price_sources(ctx, _shipping_candidates(ctx), res.get("mode")),
+            ],
+            f"{want} is the likelier cheaper platform ({res.get('mode')} mode, joint Monte "
+            f"Carlo) in {_count(wins, len(ps))} workloads.",
         )
     if test == "rent_cheapest_vendor":
         return _rent_cheapest(row, ctx)
@@ -697,9 +996,10 @@ def _rent_cheapest(row: Mapping[str, Any], ctx: Context) -> Outcome:
                 "supported" if ok else "contradicted",
                 ", ".join(f"tier {i}: {c}" for (i, _), c in zip(tiers, cheapest, strict=True)),
                 cheapest,
-                [f"chapter {TCO_CHAPTER}"],
-                f"Renting, the cheapest $/Mtok is {want} in "
-                f"{sum(v == want for v in vend)} of {len(vend)} tiers (TCO chapter, medians).",
+                [f"chapter {TCO_CHAPTER}", *_price_sources(ctx, _shipping_candidates(ctx), "rent")],
+                f"Renting, the cheapest part per million tokens (TCO chapter, medians) is "
+                f"{want}'s in {_count(sum(v == want for v in vend), len(vend))} tiers "
+                f"(cheapest: {', '.join(dict.fromkeys(cheapest))}).",
             )
     inf = _need(ctx, INFERENCE_CHAPTER)
     if inf is None or not tiers or ctx.rental_quotes.empty:
@@ -724,7 +1024,7 @@ def _rent_cheapest(row: Mapping[str, Any], ctx: Context) -> Outcome:
         [b for _, b, _ in results],
         sorted(used) + [f"chapter {INFERENCE_CHAPTER}"],
         f"Median rental $/GPU-hour over the inference chapter's tokens/s per GPU: {want} is "
-        f"cheapest per million tokens in {sum(v == want for v in vend)} of {len(vend)} tiers.",
+        f"cheapest per million tokens in {_count(sum(v == want for v in vend), len(vend))} tiers.",
     )
 
 
@@ -761,20 +1061,57 @@ EVALUATORS: dict[str, Callable[[Mapping[str, Any], Context], Outcome]] = {
 }
 
 
+#: What a model-output claim asserts, in words ({s} subject, {r} reference, {v} value).
+MODEL_OUTPUT_CLAIMS: dict[str, str] = {
+    "tco_cheaper_vendor": "{s} is the likelier cheaper platform in most workloads",
+    "buy_cheaper_vendor": "{s} is the likelier cheaper platform when buying",
+    "train_winner_vendor": "{s} trains the scenario's job clearly fastest",
+    "scaling_eff": "{s} keeps more per-GPU throughput than {r} at cluster scale",
+    "tight_tier_tok_s": "{s} makes more than {t}x the tokens/s per GPU of the best {r} part "
+    "at <= {v} ms per token",
+    "amd_ratio_trend": "AMD's tokens/s per GPU relative to NVIDIA's rises with the latency "
+    "budget and leads in the loosest tier",
+    "loose_tier_winner": "{s} makes the most tokens/s per GPU in the loosest latency tier",
+    "rent_cheapest_vendor": "{s} is the cheapest per million tokens when renting, in every tier",
+}
+
+
 def _claimed_text(row: Mapping[str, Any]) -> str:
-    parts = []
-    if isinstance(row.get("claimed_text"), str):
-        parts.append(f"'{row['claimed_text']}' in {row['field']}")
+    """What the claim asserts, as a reader would state it (never a raw pattern or code)."""
+    method, expect = row["test_method"], row.get("expect")
+    subj = _split(row.get("subject"))
+    ref = _split(row.get("reference"))
     v, r = _num(row.get("claimed_value")), _num(row.get("claimed_reference_value"))
     unit = row["unit"] if isinstance(row.get("unit"), str) else ""
+    tol = _tol(row, 0.0)
+    field_ = str(row.get("field") or "")
+    if method == "model_output":
+        tpl = MODEL_OUTPUT_CLAIMS.get(field_, field_)
+        return tpl.format(s=" or ".join(subj), r="/".join(ref), v=_fmt(v), t=f"{1 + tol / 100:.2f}")
+    if isinstance(row.get("claimed_text"), str):
+        return f"{_regex_label(row['claimed_text'])} ({_label(field_)})"
+    if method == "price_ratio" and expect == "range":
+        return f"{_side(subj)} costs {_fmt(v)}-{_fmt(r)}% less than {_side(ref)}"
+    if method == "memory_fit":
+        return f"{_fmt(v)} {unit} fit one {_side(subj)} GPU but not one {_side(ref)} GPU"
+    if method in {"spec_ratio", "price_ratio"} and expect in {"gt", "lt"}:
+        what = _label(field_) if method == "spec_ratio" else PRICE_LABELS.get(field_, field_)
+        more = "higher" if expect == "gt" else "lower"
+        return f"{_side(subj)} has a {more} {what} than {_side(ref)}"
+    if method == "mlperf_ratio":
+        bench = f"MLPerf {field_}"
+        if expect == "approx":
+            ratio = v / r if math.isfinite(r) and r else v
+            vals = f"{_fmt(v)} vs {_fmt(r)} {unit}: " if math.isfinite(r) else ""
+            return f"{vals}{_side(subj)} = {ratio:.2f}x {_side(ref)} ({bench})"
+        return f"{_side(subj)} above {_side(ref)} ({bench})"
+    if expect == "approx":
+        return f"{_fmt(v)}x the {_label(field_)}: {_side(subj)} vs {_side(ref)}"
+    parts = []
     if math.isfinite(v):
         parts.append(f"{_fmt(v)} {unit}".strip())
     if math.isfinite(r):
         parts.append(f"vs {_fmt(r)} {unit}".strip())
-    if not parts and isinstance(row.get("expect"), str):
-        subj = row["subject"] if isinstance(row.get("subject"), str) else ""
-        ref = row["reference"] if isinstance(row.get("reference"), str) else ""
-        parts.append(f"{subj} {row['expect']} {ref}".strip())
     return " ".join(parts)
 
 
@@ -848,18 +1185,11 @@ def evaluate_claims(
     for _, claim in tables["claims"].iterrows():
         row = claim.to_dict()
         out = EVALUATORS[row["test_method"]](row, ctx)
-        fact_verdict = row.get("fact_verdict")
         if (
-            row["test_method"] not in {"source_fact", "none"}
-            and isinstance(fact_verdict, str)
-            and out.verdict == "contradicted"
-            and "matches no accelerator" in out.reasoning
+            isinstance(row.get("fact"), str)
+            and row["test_method"] not in {"source_fact"}
+            and not out.fact_used
         ):
-            # The number is in none of our tables: the cited document says where it is from.
-            out.verdict = fact_verdict
-            out.sources = sorted(set(out.sources) | set(_split(row.get("fact_sources"))))
-            out.reasoning += f" {row.get('fact', '')}"
-        elif isinstance(row.get("fact"), str) and row["test_method"] not in {"source_fact"}:
             out.reasoning += f" Context: {row['fact']}"
             out.sources = sorted(set(out.sources) | set(_split(row.get("fact_sources"))))
         if out.verdict not in VERDICTS:

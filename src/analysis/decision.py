@@ -620,12 +620,46 @@ def changes_markdown(changes: pd.DataFrame, previous_results: Mapping[str, Any])
     flipped = changes[changes["flipped"]]
     txt = f"{len(changes)} key figures changed since {prev}. "
     if flipped.empty:
-        return txt + "No recommendation, winner or cheapest part flipped."
-    return (
-        txt
-        + "**Flipped:** "
-        + "; ".join(
-            f"{r.chapter} {r.key}: {r.previous} -> {r.current}" for r in flipped.itertuples()
+        txt += "No recommendation, winner or cheapest part flipped."
+    else:
+        txt += (
+            "**Flipped:** "
+            + "; ".join(
+                f"{r.chapter} {r.key}: {r.previous} -> {r.current}" for r in flipped.itertuples()
+            )
+            + "."
         )
-        + "."
-    )
+    return txt + "\n\n" + _largest_changes(changes[~changes["flipped"]])
+
+
+#: How many changed figures the summary names (the table below it lists all of them).
+MAX_NAMED_CHANGES = 6
+
+
+def _change_value(v: Any) -> str:
+    if v is None:
+        return "(none)"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _largest_changes(changes: pd.DataFrame) -> str:
+    """The changed inputs (per-GPU-hour prices) first, then the largest relative changes."""
+    if changes.empty:
+        return ""
+    rank = changes.assign(
+        _input=~changes["key"].str.startswith("gpu_hour_usd_"),
+        _size=-changes["change_pct"].abs().fillna(0.0),
+    ).sort_values(["_input", "_size", "chapter", "key"], kind="stable")
+    named = rank.head(MAX_NAMED_CHANGES)
+    items = []
+    for r in named.itertuples():
+        rel = f" ({r.change_pct:+.1f}%)" if math.isfinite(_num(r.change_pct)) else ""
+        items.append(
+            f"`{r.chapter}` `{r.key}`: {_change_value(r.previous)} -> "
+            f"{_change_value(r.current)}{rel}"
+        )
+    more = len(changes) - len(named)
+    tail = f" ({more} more in the table below)" if more > 0 else ""
+    return "Changed" + tail + ": " + "; ".join(items) + "."

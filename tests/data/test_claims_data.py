@@ -54,3 +54,13 @@ def test_spec_fields_exist(table):
     for f in rows["field"]:
         for part in re.split(r"[;/]", f):
             assert part.split("*")[0] in specs.columns, part
+
+
+def test_text_claims_read_as_plain_text(table):
+    """A text claim's pattern yields a readable claimed value (what the audit shows)."""
+    rows = table[table["claimed_text"].notna()]
+    assert len(rows) >= 3
+    for cid, pattern in zip(rows["claim_id"], rows["claimed_text"], strict=True):
+        label = claims._regex_label(pattern)
+        assert label and not re.search(r"[\\^$|?]", label), (cid, label)
+        assert re.search(pattern, label, flags=re.IGNORECASE), (cid, pattern, label)

@@ -1,4 +1,5 @@
 import math
+import re
 
 import pandas as pd
 import pytest
@@ -112,7 +113,10 @@ def test_spec_value_text_and_other_metric():
     assert out.at["C99", "verdict"] == "mixes generations"
     assert out.at["C99", "products"] == "MI455X"
     assert out.at["C98", "verdict"] == "contradicted"
-    assert "scaleout" in out.at["C98", "reasoning"]
+    assert "scale-out (NIC) bandwidth" in out.at["C98", "reasoning"]
+    # the reader sees the claimed text, never the pattern
+    assert out.at["C99", "claimed"] == "N2 (process node)"
+    assert "\\b" not in out.at["C99", "reasoning"]
 
 
 def test_spec_value_fact_fallback_when_number_in_no_table():
@@ -327,3 +331,175 @@ def test_verdict_counts_lists_every_verdict(audit):
     counts = claims.verdict_counts(audit)
     assert counts["verdict"].tolist() == list(VERDICTS)
     assert counts["claims"].sum() == len(audit)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "label"),
+    [(r"\b3 ?nm|N3", "3 nm"), (r"\b2 ?nm|N2\b", "2 nm"), ("^monolithic$", "monolithic")],
+)
+def test_regex_label(pattern, label):
+    assert claims._regex_label(pattern) == label
+
+
+def test_paired_phrasing_says_none_all_and_names_the_newest_pair():
+    pairs = [("A1", "N1"), ("A2", "N2"), ("A3", "N3")]
+    none = claims._paired_verdict([False, False, False], "x", [], pairs)
+    assert none.verdict == "contradicted"
+    assert "holds in none of the 3 generation pairs" in none.reasoning
+    assert "0 of" not in none.reasoning and "but not" not in none.reasoning
+    every = claims._paired_verdict([True, True, True], "x", [], pairs)
+    assert every.verdict == "supported" and "holds in all 3 generation pairs" in every.reasoning
+    old_only = claims._paired_verdict([True, True, False], "x", [], pairs)
+    assert old_only.verdict == "contradicted"
+    assert "2 of 3 generation pairs, but not in the newest (A3 vs N3)" in old_only.reasoning
+    gap = claims._paired_verdict([True, True, None], "x", [], pairs)
+    assert "both generation pairs (no data for A3 vs N3)" in gap.reasoning
+
+
+def test_claimed_ratio_of_the_announced_generation_mixes_generations():
+    specs = pd.concat(
+        [
+            SPECS,
+            pd.DataFrame(
+                {
+                    "accelerator": ["VR200"],
+                    "vendor": ["NVIDIA"],
+                    "status": ["announced"],
+                    "memory_gb": [288.0],
+                    "memory_gb_source": ["src-r"],
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
+    row = _row(
+        test_method="spec_ratio",
+        subject="MI355X",
+        reference="B200",
+        field="memory_gb",
+        claimed_value=1.5,
+        expect="approx",
+        tolerance_pct=5,
+    )
+    out = _run([row], specs=specs)
+    assert out.at[0, "verdict"] == "mixes generations"
+    assert out.at[0, "products"] == "MI455X, VR200"
+    assert "MI455X 432 / VR200 288" in out.at[0, "reasoning"]
+    assert {"src-4", "src-r"} <= set(out.at[0, "data_sources"].split("; "))
+    # no announced pair to explain it: contradicted
+    assert _run([row]).at[0, "verdict"] == "contradicted"
+
+
+def test_number_in_no_spec_row_takes_the_cited_fact_and_its_products():
+    out = _run(
+        [
+            _row(
+                test_method="spec_value",
+                subject="B200",
+                reference="MI355X",
+                field="memory_gb",
+                claimed_value=5000,
+                claimed_reference_value=432,
+                fact_verdict="mixes generations",
+                fact="5000 is an announced VR200 figure; 432 is MI455X.",
+                fact_sources="src-4",
+            )
+        ]
+    )
+    assert out.at[0, "verdict"] == "mixes generations"
+    assert out.at[0, "products"] == "VR200, MI455X"  # VR200 from the fact (NVIDIA side)
+    assert out.at[0, "reasoning"].count("5000 is an announced") == 1
+
+
+def test_training_tie_inside_model_error_is_not_a_clear_win():
+    sc = params.load_scenario(paths.CI_PARAMS)
+    row = _row(
+        test_method="model_output", subject="NVIDIA", field="train_winner_vendor", expect="is"
+    )
+    res = {"train_winner": "H200", "train_winner_vendor": "NVIDIA", "mlperf_median_err_pct": 14.0}
+    tie = _run(
+        [row],
+        chapter_results={"20-training-scaling": {**res, "train_margin_pct": 0.5}},
+        scenario=sc,
+    )
+    clear = _run(
+        [row], chapter_results={"20-training-scaling": {**res, "train_margin_pct": 30}}, scenario=sc
+    )
+    assert tie.at[0, "verdict"] == "contradicted" and "tied" in tie.at[0, "reasoning"]
+    assert clear.at[0, "verdict"] == "supported"
+
+
+def _golden_chapter_results() -> dict:
+    import nbformat
+
+    from analysis import results
+
+    out: dict = {}
+    for name in ("20-training-scaling", "30-inference-tiers", "40-tco"):
+        nb = nbformat.read(paths.GOLDENS / f"{name}.ipynb", as_version=4)
+        out.update(results.extract_key_results(nb))
+    return out
+
+
+@pytest.fixture(scope="module")
+def audit_with_chapters():
+    """The bundled audit with the CI scenario's chapter results (from the nbval goldens)."""
+    cr = _golden_chapter_results()
+    assert {"20-training-scaling", "30-inference-tiers", "40-tco"} <= set(cr)
+    return claims.evaluate_claims(
+        chapter_results=cr, scenario=params.load_scenario(paths.CI_PARAMS)
+    )
+
+
+def test_model_output_claims_get_verdicts_from_chapter_results(audit_with_chapters):
+    a = audit_with_chapters.set_index("claim_id")
+    tested = ["C11", "C13", "C21", "C26", "C27", "C30", "C32"]
+    assert (a.loc[tested, "verdict"] != "unverifiable").all(), a.loc[tested, "reasoning"]
+    # C35 is about buying; the CI scenario rents
+    assert a.at["C35", "verdict"] == "unverifiable" and "rents" in a.at["C35", "reasoning"]
+
+
+def test_every_tested_verdict_cites_a_source_or_mlperf_result(audit, audit_with_chapters):
+    from analysis import data
+
+    known = set(data.load_table("sources")["source_id"])
+    for df in (audit, audit_with_chapters):
+        tested = df[df["verdict"] != "unverifiable"]
+        for r in tested.itertuples():
+            cited = [s for s in r.data_sources.split("; ") if s]
+            real = [s for s in cited if s in known or s.startswith("MLPerf ")]
+            assert real, (r.claim_id, r.data_sources)
+            if any(s in known for s in cited):
+                assert r.data_urls.startswith("http"), r.claim_id
+
+
+def test_audit_text_reads_as_prose(audit_with_chapters):
+    """No raw patterns, NaN, "0 of N" or "(gt)" jargon in what the reader sees."""
+    for r in audit_with_chapters.itertuples():
+        for col in ("claimed", "reasoning", "observed"):
+            text = getattr(r, col)
+            assert not re.search(r"\\b|\^\w|\$\s|\?\s*nm|\|N\d", text), (r.claim_id, col, text)
+            assert "nan" not in text.lower().split(), (r.claim_id, col, text)
+            assert "nanx" not in text, (r.claim_id, col)
+            assert not re.search(r"\b0 of \d", text), (r.claim_id, col, text)
+            assert "(gt)" not in text and "(lt)" not in text, (r.claim_id, col)
+    a = audit_with_chapters.set_index("claim_id")
+    assert a.at["C07", "claimed"].startswith("3 nm")
+    assert a.at["C09", "claimed"].startswith("2 nm")
+    assert "none of the 3 generation pairs" in a.at["C17", "reasoning"]
+
+
+def test_bundled_verdicts_of_the_reviewed_claims(audit):
+    a = audit.set_index("claim_id")
+    # UALink: 300 GB/s is MI455X's scale-out NIC bandwidth; its UALink scale-up is 3.6 TB/s
+    assert a.at["C19", "verdict"] == "contradicted"
+    assert "scale-out" in a.at["C19", "reasoning"] and "3,600 GB/s" in a.at["C19", "reasoning"]
+    # 50 vs 40 PFLOPS FP4: announced Rubin and MI455X figures
+    assert a.at["C50", "verdict"] == "mixes generations"
+    assert set(a.at["C50", "products"].split(", ")) == {"VR200", "MI455X"}
+    # 432 vs 288 GB = 1.5x: MI455X vs VR200, not today's flagships
+    assert a.at["C52", "verdict"] == "mixes generations"
+    assert set(a.at["C52", "products"].split(", ")) == {"MI455X", "VR200"}
+    # 70B BF16 on one GPU: AMD-only fit in the Hopper era, both fit today
+    assert a.at["C53", "verdict"] == "contradicted"
+    assert "no longer separates" in a.at["C53", "reasoning"]

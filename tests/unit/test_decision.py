@@ -133,6 +133,26 @@ def test_compare_with_previous(sc, chapter_results):
     assert "Flipped" in decision.changes_markdown(decision.compare_with_previous(cur, prev), prev)
 
 
+def test_changes_markdown_names_the_changed_figures(chapter_results):
+    tco = chapter_results["40-tco"]
+    prev = {"version": "v0001-x", "chapters": {"40-tco": {**tco, "gpu_hour_usd_H200": 2.5}}}
+    cur = {"40-tco": {**tco, "gpu_hour_usd_H200": 3.0, "tier0_p_amd_cheaper": 0.1}}
+    if "tier0_p_amd_cheaper" in tco:
+        prev["chapters"]["40-tco"]["tier0_p_amd_cheaper"] = 0.2
+    text = decision.changes_markdown(decision.compare_with_previous(cur, prev), prev)
+    assert "since v0001-x" in text
+    assert "No recommendation, winner or cheapest part flipped" in text
+    # the changed input price is named first, with old -> new and the relative change
+    named = text.split("Changed", 1)[1]
+    assert named.index("gpu_hour_usd_H200") < named.index("tier0_p_amd_cheaper")
+    assert "`gpu_hour_usd_H200`: 2.5 -> 3 (+20.0%)" in text
+    many = {f"k{i}": float(i + 1) for i in range(10)}
+    prev_many = {"version": "v1", "chapters": {"40-tco": many}}
+    cur_many = {"40-tco": {k: v * 2 for k, v in many.items()}}
+    text = decision.changes_markdown(decision.compare_with_previous(cur_many, prev_many), prev_many)
+    assert f"({10 - decision.MAX_NAMED_CHANGES} more in the table below)" in text
+
+
 def test_assumptions_register_html_has_anchors():
     import pandas as pd
 

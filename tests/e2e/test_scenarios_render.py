@@ -1,0 +1,141 @@
+"""Every bundled scenario renders (HTML + PDF), and its summary repeats the chapters' numbers.
+
+Each scenario is rendered once (one test per scenario, each in its own xdist group so that
+``pytest -n 2 --dist loadgroup`` spreads the renders over both workers) and checked three
+ways: the files are there and readable, ``results.json``'s ``00-summary`` keys equal the
+source chapters' keys, and the HTML summary section shows those same numbers.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from analysis import decision, params, paths, report
+
+SCENARIOS = [paths.PARAMS / "default.yaml", *sorted((paths.PARAMS / "scenarios").glob("*.yaml"))]
+
+pytestmark = pytest.mark.slow
+
+
+def _param(p: Path):
+    name = params.load_scenario(p).name
+    return pytest.param(p, id=name, marks=pytest.mark.xdist_group(f"scenario-{name}"))
+
+
+@pytest.mark.parametrize("params_file", [_param(p) for p in SCENARIOS])
+def test_scenario_renders_and_its_summary_matches_the_chapters(
+    params_file: Path, tmp_path: Path
+) -> None:
+    """One render per scenario (each in its own xdist group), several checks on it."""
+    r = report.run_report(
+        params_file,
+        out_dir=tmp_path / "reports",
+        formats=("html", "pdf"),
+        jobs=2,
+        notebooks_dir=paths.NOTEBOOKS,
+        build_root=tmp_path / "_build",
+        progress=False,
+    )
+    rendered = (
+        params.load_scenario(params_file),
+        r,
+        json.loads((r.version_dir / "results.json").read_text()),
+    )
+    check_files(rendered)
+    check_summary_keys_equal_the_chapters(rendered)
+    check_html_summary_shows_the_same_numbers(rendered)
+
+
+def _text(fragment: str) -> str:
+    """HTML fragment -> plain text with single spaces and no space before punctuation."""
+    txt = html.unescape(re.sub(r"<[^>]+>", " ", fragment))
+    txt = re.sub(r"\s+", " ", txt)
+    return re.sub(r" ([.,;:)])", r"\1", txt)
+
+
+def _summary_text(version_dir: Path, chapters: list[str]) -> str:
+    page = (version_dir / "index.html").read_text(encoding="utf-8")
+    start = page.index('id="00-summary"')
+    nxt = [page.find(f'id="{c}"', start + 1) for c in chapters if c != "00-summary"]
+    end = min((i for i in nxt if i > start), default=len(page))
+    return _text(page[start:end])
+
+
+def check_files(scenario_report) -> None:
+    from pypdf import PdfReader
+
+    sc, r, res = scenario_report
+    assert r.version_dir.name == r.version and r.latest.resolve() == r.version_dir.resolve()
+    for name in ("index.html", "report.pdf", "results.json", "manifest.json"):
+        assert (r.version_dir / name).stat().st_size > 0, name
+    assert res["scenario"] == sc.name and set(res["chapters"]) == set(r.chapters)
+    page = (r.version_dir / "index.html").read_text(encoding="utf-8")
+    assert sc.title in html.unescape(page)
+    reader = PdfReader(r.version_dir / "report.pdf")
+    assert len(reader.pages) > 5
+    assert "What changed since the previous version" in re.sub(
+        r"\s+", " ", "".join(p.extract_text() for p in reader.pages)
+    )
+
+
+def _source_keys(i_or_training: str) -> tuple[str, str]:
+    """(TCO key of P(AMD cheaper), summary key prefix) of one workload."""
+    if i_or_training == "training":
+        return "train_p_amd_cheaper", "rec_training"
+    return f"{i_or_training}_p_amd_cheaper", f"rec_{i_or_training}"
+
+
+def check_summary_keys_equal_the_chapters(scenario_report) -> None:
+    sc, _, res = scenario_report
+    ch = res["chapters"]
+    summary, tco = ch["00-summary"], ch.get("40-tco", {})
+    workloads = ["training"] + [f"tier{i}" for i in range(len(sc.inference.tiers))]
+    assert {f"rec_{w}" for w in workloads} <= set(summary)
+    for w in workloads:
+        p_key, rec = _source_keys(w)
+        assert summary[f"{rec}_p_amd_cheaper"] == tco.get(p_key), (w, p_key)
+    # The calls and cost margins follow from the chapters' published figures.
+    recs = decision.recommend(sc, ch).set_index("workload")
+    for w in workloads:
+        assert summary[f"rec_{w}"] == recs.at[w, "recommendation"], w
+        want = recs.at[w, "cost_margin_pct"]
+        got = summary[f"rec_{w}_cost_margin_pct"]
+        if got is None or (isinstance(got, float) and math.isnan(got)):
+            assert not math.isfinite(want), w
+        else:  # results.json rounds the medians the margin is computed from
+            assert got == pytest.approx(want, abs=0.25), w
+        p = summary[f"rec_{w}_p_amd_cheaper"]
+        if p is not None and math.isfinite(p):
+            lo, hi = decision.P_EITHER
+            expected = "either" if lo <= p <= hi else ("AMD" if p > hi else "NVIDIA")
+            if recs.at[w, "basis"].startswith("P(AMD cheaper)"):
+                assert summary[f"rec_{w}"] == expected, w
+
+
+def check_html_summary_shows_the_same_numbers(scenario_report) -> None:
+    sc, r, res = scenario_report
+    ch = res["chapters"]
+    summary = ch["00-summary"]
+    text = _summary_text(r.version_dir, r.chapters)
+    recs = decision.recommend(sc, ch).set_index("workload")
+    for w, row in recs.iterrows():
+        line = f"{row['label']}: {summary[f'rec_{w}']}"
+        assert line in text, line
+        seg = text[text.index(line) :]
+        seg = seg[: seg.find("Flips if")]
+        p = summary[f"rec_{w}_p_amd_cheaper"]
+        if p is not None and math.isfinite(p):
+            assert f"P(AMD cheaper) = {p:.2f}" in seg, (w, seg)
+        margin = summary[f"rec_{w}_cost_margin_pct"]
+        if margin is not None and math.isfinite(margin):
+            m = re.search(r"AMD costs ([0-9.]+)x NVIDIA", seg)
+            assert m, seg
+            assert float(m.group(1)) == pytest.approx(1 / (1 + margin / 100), abs=0.011)
+    assert "What changed since the previous version" in text
+    assert "first published version" in text
