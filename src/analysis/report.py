@@ -518,8 +518,16 @@ class Change:
 
     @property
     def flipped(self) -> bool:
-        """A recommendation or winner that changed."""
-        return is_decision_key(self.key) and self.old is not None and self.new is not None
+        """A recommendation or winner that changed (a call, not a number behind it).
+
+        ``rec_tier0_p_amd_cheaper`` moving from 0.62 to 0.66 is a change, not a flip;
+        ``rec_tier0`` going from "either" to "AMD" is.
+        """
+        return (
+            is_decision_key(self.key)
+            and isinstance(self.old, str)
+            and isinstance(self.new, str)
+        )
 
     @property
     def relative(self) -> float | None:

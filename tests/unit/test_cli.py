@@ -83,6 +83,15 @@ def test_diff_prints_changes_and_flips(tmp_path: Path) -> None:
     assert "same" not in res.output and "rec_training" not in res.output
 
 
+def test_diff_does_not_call_a_moved_probability_a_flip(tmp_path: Path) -> None:
+    old = _results(tmp_path / "a", "v0001", {"00-summary": {"rec_tier0_p_amd_cheaper": 0.62}})
+    new = _results(tmp_path / "b", "v0002", {"00-summary": {"rec_tier0_p_amd_cheaper": 0.66}})
+    res = runner.invoke(app, ["diff", str(old), str(new)])
+    assert res.exit_code == 0, res.output
+    assert "rec_tier0_p_amd_cheaper" in res.output
+    assert "FLIPPED" not in res.output
+
+
 def test_diff_of_identical_versions(tmp_path: Path) -> None:
     a = _results(tmp_path / "a", "v0001", {"x": {"k": 1}})
     res = runner.invoke(app, ["diff", str(a), str(a / "results.json")])
