@@ -49,15 +49,27 @@ Markdown(decision.summary_markdown(sc, recs, chapter_results))
 # %% [markdown]
 # ### Recommendation per workload
 #
-# Cost columns are the cheapest shipping candidate per vendor (median, with the 5th-95th
-# percentile); `cost_margin_pct` > 0 means AMD is cheaper by that much; `p_amd_cheaper` is
-# the TCO chapter's joint Monte Carlo probability; `flip` is what would change the call.
+# The call per workload, on what basis, and what would flip it:
 
 # %%
-recs[["label", "recommendation", "basis", "amd_best", "amd_cost", "amd_cost_p05", "amd_cost_p95",
-      "nvidia_best", "nvidia_cost", "nvidia_cost_p05", "nvidia_cost_p95", "cost_unit",
-      "cost_margin_pct", "p_amd_cheaper", "perf_winner", "perf_margin_pct", "model_error_pct",
-      "flip"]].round(3)
+charts.table(recs, "summary-recs", columns={
+    "label": "Workload", "recommendation": "Call", "basis": "Basis",
+    "flip": "What would flip it"}, wide_text=("flip",))
+
+# %% [markdown]
+# The cheapest shipping candidate per vendor: median cost with the 5th-95th percentile (the
+# unit is per job for training, per million output tokens for serving). A positive cost
+# margin means AMD is cheaper by that much; the performance margin is the faster part's lead
+# in throughput per GPU, to be read against the models' measured error.
+
+# %%
+charts.table(recs, "summary-costs", columns={
+    "label": "Workload", "cost_unit": "Unit", "amd_best": "AMD best",
+    "amd_cost": "AMD median", "amd_cost_p05": "AMD p5", "amd_cost_p95": "AMD p95",
+    "nvidia_best": "NVIDIA best", "nvidia_cost": "NVIDIA median",
+    "nvidia_cost_p05": "NVIDIA p5", "nvidia_cost_p95": "NVIDIA p95",
+    "cost_margin_pct": "Cost margin (%)", "perf_winner": "Faster",
+    "perf_margin_pct": "Perf. margin (%)", "model_error_pct": "Model error (%)"})
 
 # %%
 #| label: fig-summary-costs
@@ -73,7 +85,8 @@ charts.plot_recommendation_costs(recs)
 
 # %%
 audit = claims.evaluate_claims(chapter_results=chapter_results, scenario=sc)
-decision.checklist(sc, chapter_results, recs, audit)
+charts.table(decision.checklist(sc, chapter_results, recs, audit), "summary-checklist",
+             wide_text=("line", "evidence"))
 
 # %% [markdown]
 # ## What changed since the previous version
@@ -86,7 +99,9 @@ changes = decision.compare_with_previous({**chapter_results, "00-summary": summa
 Markdown(decision.changes_markdown(changes, previous_results))
 
 # %%
-changes.round(3)
+charts.table(changes, "summary-changes", columns={
+    "chapter": "Chapter", "key": "Key figure", "previous": "Previous", "current": "Current",
+    "change_pct": "Change (%)", "flipped": "Flipped"})
 
 # %%
 results.show_key_results(

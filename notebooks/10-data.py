@@ -1,20 +1,18 @@
 # ---
+# title: "Data: accelerators, models and benchmarks"
+# description: "The sourced accelerator specifications, LLM architectures and MLPerf coverage every later chapter builds on, with announced parts marked as projections."
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
 #     name: python3
-# ---
-
-# %% [raw]
-# ---
-# title: "Data: accelerators, models and benchmarks"
-# description: "The sourced accelerator specifications, LLM architectures and MLPerf coverage every later chapter builds on, with announced parts marked as projections."
 # ---
 
 # %% [markdown]
@@ -57,9 +55,21 @@ print(f"Scenario {sc.name!r}: {len(specs)} accelerators "
 # not yet published, never zero. Scale-up bandwidth is per GPU and bidirectional.
 
 # %%
-specs[["label", "status", "vendor", "architecture", "launch_year", "package", "memory_gb",
-       "memory_bw_tbps", "bf16_dense_tflops", "fp8_dense_tflops", "fp4_dense_tflops", "tdp_w",
-       "scaleup_bw_gbps", "scaleup_domain_gpus", "scaleout_gbps_per_gpu"]].round(2)
+charts.table(specs, "data-specs-compute", columns={
+    "label": "Accelerator", "vendor": "Vendor", "architecture": "Architecture",
+    "launch_year": "Launch", "memory_gb": "HBM (GB)", "memory_bw_tbps": "HBM bandwidth (TB/s)",
+    "bf16_dense_tflops": "BF16 dense (TFLOPS)", "fp8_dense_tflops": "FP8 dense (TFLOPS)",
+    "fp4_dense_tflops": "FP4 dense (TFLOPS)"}, decimals={"launch_year": 0})
+
+# %% [markdown]
+# Packaging, power and interconnect of the same parts:
+
+# %%
+charts.table(specs, "data-specs-platform", columns={
+    "label": "Accelerator", "status": "Status", "package": "Package", "tdp_w": "TDP (W)",
+    "scaleup_bw_gbps": "Scale-up bandwidth (GB/s)",
+    "scaleup_domain_gpus": "Scale-up domain (GPUs)",
+    "scaleout_gbps_per_gpu": "Scale-out per GPU (Gb/s)"})
 
 # %% [markdown]
 # ## How each value was obtained
@@ -69,8 +79,11 @@ specs[["label", "status", "vendor", "architecture", "launch_year", "package", "m
 # divided by its GPU count), `estimate` (no published figure; the note says how it was set).
 
 # %%
-spec_values.pivot_table(index="field", columns="basis", values="accelerator", aggfunc="count",
-                        fill_value=0)
+charts.table(spec_values.pivot_table(index="field", columns="basis", values="accelerator",
+                                     aggfunc="count", fill_value=0),
+             "data-basis-counts", columns={"field": "Field", "derived": "Derived",
+                                           "estimate": "Estimate", "published": "Published",
+                                           "sparse_halved": "Sparse halved"})
 
 # %% [markdown]
 # The estimates, with their reasoning. These are the values to replace first when vendors
@@ -78,8 +91,9 @@ spec_values.pivot_table(index="field", columns="basis", values="accelerator", ag
 # unpublished figures of announced parts.
 
 # %%
-spec_values[spec_values["basis"] == "estimate"][["accelerator", "field", "value", "unit",
-                                                 "source_id", "note"]]
+charts.table(spec_values[spec_values["basis"] == "estimate"], "data-estimates", columns={
+    "accelerator": "Accelerator", "field": "Field", "value": "Value", "unit": "Unit",
+    "source_id": "Source", "note": "How it was set"}, wide_text=("note",))
 
 # %% [markdown]
 # ## Memory capacity against bandwidth
@@ -117,9 +131,11 @@ charts.plot_peak_compute_by_precision(hardware.compute_by_precision(specs))
 # them. Per-watt figures divide by TDP, not measured power.
 
 # %%
-hardware.derived_metrics(specs)[["label", "ridge_flop_per_byte_bf16", "ridge_flop_per_byte_fp8",
-                                 "tflops_per_w_bf16", "tflops_per_w_fp8", "memory_gb_per_kw",
-                                 "scaleup_domain_memory_tb"]].round(2)
+charts.table(hardware.derived_metrics(specs), "data-derived", columns={
+    "label": "Accelerator", "ridge_flop_per_byte_bf16": "Ridge BF16 (FLOP/byte)",
+    "ridge_flop_per_byte_fp8": "Ridge FP8 (FLOP/byte)", "tflops_per_w_bf16": "BF16 (TFLOPS/W)",
+    "tflops_per_w_fp8": "FP8 (TFLOPS/W)", "memory_gb_per_kw": "HBM per kW (GB/kW)",
+    "scaleup_domain_memory_tb": "Scale-up domain HBM (TB)"}, decimals=2)
 
 # %% [markdown]
 # ## Models
@@ -130,12 +146,17 @@ hardware.derived_metrics(specs)[["label", "ridge_flop_per_byte_bf16", "ridge_flo
 # gpt-oss-120b's sliding-window layers add a fixed 4.5 MiB per sequence instead of growing.
 
 # %%
-models.assign(
+charts.table(models.assign(
     kv_kib_per_token=models["kv_bytes_per_token_bf16"] / 1024,
     kv_window_mib=models["kv_window_bytes_bf16"] / 2**20,
-)[["model", "total_params_b", "active_params_b", "layers", "hidden_size", "attention_heads",
-   "kv_heads", "attention_type", "experts", "active_experts", "context_length",
-   "kv_kib_per_token", "kv_window_mib"]].round(2)
+), "data-models", columns={
+    "model": "Model", "total_params_b": "Params (B)", "active_params_b": "Active (B)",
+    "layers": "Layers", "hidden_size": "Hidden", "attention_heads": "Heads",
+    "kv_heads": "KV heads", "attention_type": "Attention", "experts": "Experts",
+    "active_experts": "Active experts", "context_length": "Context (tokens)",
+    "kv_kib_per_token": "KV cache BF16 (KiB/token)", "kv_window_mib": "KV window (MiB/seq.)"},
+    decimals={"total_params_b": 1, "active_params_b": 1, "kv_kib_per_token": 1,
+              "kv_window_mib": 1})
 
 # %% [markdown]
 # ## MLPerf coverage
@@ -146,7 +167,7 @@ models.assign(
 
 # %%
 coverage = data.mlperf_coverage()
-data.mlperf_coverage_matrix(coverage)
+charts.table(data.mlperf_coverage_matrix(coverage), "data-mlperf-coverage")
 
 # %% [markdown]
 # ## Sources
@@ -157,7 +178,9 @@ data.mlperf_coverage_matrix(coverage)
 # %%
 cited = set(spec_values["source_id"]) | set(data.load_accelerators()["source_id"]) | set(
     models["source_id"]) | set(models["params_source_id"])
-sources[sources["source_id"].isin(cited)].groupby("kind").size().rename("sources").to_frame()
+charts.table(sources[sources["source_id"].isin(cited)].groupby("kind").size().rename("sources")
+             .to_frame(), "data-source-kinds", columns={"kind": "Kind of source",
+                                                        "sources": "Sources"})
 
 # %% [markdown]
 # ## Key results

@@ -64,7 +64,10 @@ charts.plot_claim_verdicts(counts)
 # appendix) or MLPerf result paths.
 
 # %%
-audit[["claim_id", "topic", "quote", "verdict", "products", "reasoning", "data_sources"]]
+charts.table(audit, "claims-audit", columns={
+    "claim_id": "Claim", "topic": "Topic", "quote": "Quote", "verdict": "Verdict",
+    "products": "Products", "reasoning": "Reasoning", "data_sources": "Sources"},
+    wide_text=("quote", "reasoning"))
 
 # %% [markdown]
 # ### Claims whose numbers belong to another product
@@ -73,7 +76,9 @@ audit[["claim_id", "topic", "quote", "verdict", "products", "reasoning", "data_s
 # in the spec table.
 
 # %%
-audit.loc[audit["verdict"] == "mixes generations", ["claim_id", "claimed", "observed", "products"]]
+charts.table(audit.loc[audit["verdict"] == "mixes generations"], "claims-mixes", columns={
+    "claim_id": "Claim", "claimed": "Claimed", "observed": "Observed", "products": "Products"},
+    wide_text=("claimed", "observed"))
 
 # %% [markdown]
 # ### Contradicted claims
@@ -81,7 +86,9 @@ audit.loc[audit["verdict"] == "mixes generations", ["claim_id", "claimed", "obse
 # What the data shows instead.
 
 # %%
-audit.loc[audit["verdict"] == "contradicted", ["claim_id", "quote", "observed"]]
+charts.table(audit.loc[audit["verdict"] == "contradicted"], "claims-contradicted", columns={
+    "claim_id": "Claim", "quote": "Quote", "observed": "What the data shows"},
+    wide_text=("quote", "observed"))
 
 # %%
 n = counts.set_index("verdict")["claims"]

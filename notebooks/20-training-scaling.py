@@ -57,7 +57,10 @@ print(f"Scenario {sc.name!r}: train {tr.model} on {tr.tokens:.3g} tokens, {tr.cl
 
 # %%
 fits = training.fit_efficiencies()
-fits.round({"measured_min": 2, "efficiency": 3, "mfu": 3})
+charts.table(fits, "training-fits", columns={
+    "accelerator": "Accelerator", "vendor": "Vendor", "benchmark": "Benchmark", "n_gpus": "GPUs",
+    "n_submissions": "Submissions", "measured_min": "Measured (min)", "efficiency": "Efficiency",
+    "mfu": "MFU"}, decimals={"measured_min": 2, "efficiency": 3, "mfu": 3})
 
 # %% [markdown]
 # ## Validation on held-out GPU counts
@@ -71,7 +74,9 @@ fits.round({"measured_min": 2, "efficiency": 3, "mfu": 3})
 # %%
 val = training.validate_against_mlperf()
 summary = training.validation_summary(val)
-summary.round(1)
+charts.table(summary, "training-validation-summary", columns={
+    "group": "Group", "n": "Held-out rows", "median_abs_err_pct": "Median abs. error (%)",
+    "median_err_pct": "Median signed error (%)"}, decimals=1)
 
 # %%
 #| label: fig-training-validation
@@ -86,11 +91,15 @@ charts.plot_training_validation(val)
 # submissions used context parallelism, which the model does not have.
 
 # %%
-(val.loc[val["holdout"]]
+charts.table(
+    val.loc[val["holdout"]]
     .groupby(["benchmark", "accelerator", "vendor"], as_index=False)
     .agg(rows=("err_pct", "size"), median_err_pct=("err_pct", "median"),
-         median_abs_err_pct=("err_pct", lambda s: s.abs().median()))
-    .round(1))
+         median_abs_err_pct=("err_pct", lambda s: s.abs().median())),
+    "training-validation-detail", columns={
+        "benchmark": "Benchmark", "accelerator": "Accelerator", "vendor": "Vendor",
+        "rows": "Rows", "median_err_pct": "Median signed error (%)",
+        "median_abs_err_pct": "Median abs. error (%)"}, decimals=1)
 
 # %% [markdown]
 # ## The scenario's training job
@@ -104,8 +113,17 @@ charts.plot_training_validation(val)
 
 # %%
 ev = training.evaluate_training(sc)
-ev.round({"mfu": 3, "scaling_efficiency": 3, "tokens_per_s_per_gpu": 0,
-          "time_to_train_hours": 1, "gpu_hours": 0, "efficiency": 3})
+charts.table(ev, "training-job", columns={
+    "accelerator": "Accelerator", "vendor": "Vendor", "status": "Status", "n_gpus": "GPUs",
+    "feasible": "Feasible", "layout": "Layout", "time_to_train_hours": "Time to train (h)",
+    "gpu_hours": "GPU-hours", "tokens_per_s_per_gpu": "Tokens/s per GPU"},
+    decimals={"tokens_per_s_per_gpu": 0, "time_to_train_hours": 1, "gpu_hours": 0})
+
+# %%
+charts.table(ev, "training-job-efficiency", columns={
+    "accelerator": "Accelerator", "scaling_efficiency": "Scaling efficiency", "mfu": "MFU",
+    "efficiency": "Efficiency (fraction of peak)", "mfu_source": "Efficiency from",
+    "reason": "Why infeasible"}, decimals=3)
 
 # %%
 winner = training.training_winner(ev)
@@ -146,8 +164,8 @@ charts.plot_training_scaling(curves)
 # (pipeline bubble, exposed gradient reduction) are growing.
 
 # %%
-(curves.pivot_table(index="n_gpus", columns="accelerator", values="throughput_ratio")
-    .round(3))
+charts.table(curves.pivot_table(index="n_gpus", columns="accelerator", values="throughput_ratio"),
+             "training-throughput-ratio", columns=None, decimals=3)
 
 # %% [markdown]
 # ## What-ifs: the article's interconnect claims
@@ -167,8 +185,9 @@ wi = training.what_if_table(sc)
 charts.plot_training_what_ifs(wi)
 
 # %%
-(wi.pivot_table(index="accelerator", columns="what_if", values="change_pct")
-    .round(1))
+charts.table(wi.pivot_table(index="accelerator", columns="what_if", values="change_pct"),
+             "training-what-ifs", decimals=1,
+             caption="Change in training throughput per GPU vs as shipped (%)")
 
 # %% [markdown]
 # ## Key results

@@ -1,20 +1,18 @@
 # ---
+# title: "Inference: latency tiers and the throughput-interactivity frontier"
+# description: "A calibrated serving model, checked out of sample against MLPerf, decides which accelerator serves the most tokens per GPU in each latency tier."
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
 #     name: python3
-# ---
-
-# %% [raw]
-# ---
-# title: "Inference: latency tiers and the throughput-interactivity frontier"
-# description: "A calibrated serving model, checked out of sample against MLPerf, decides which accelerator serves the most tokens per GPU in each latency tier."
 # ---
 
 # %% [markdown]
@@ -60,14 +58,21 @@ print(f"{inf.model} at {inf.precision}, ISL {inf.isl}, OSL {inf.osl}, "
 # %%
 validation = inference.validate_against_mlperf()
 summary = inference.validation_summary(validation)
-summary.round(1)
+charts.table(summary, "inference-validation-system", columns={
+    "vendor": "Vendor", "predictions": "Predictions", "median_ape_pct": "Median APE (%)",
+    "p90_ape_pct": "90th pct. APE (%)", "within_15_pct": "Within 15% (% of rows)",
+    "unpredicted": "Not predicted"}, decimals=1)
 
 # %% [markdown]
 # A harsher check leaves a whole round out (software improves between rounds, and a new
 # generation has no factor of its own yet), so its error is larger:
 
 # %%
-inference.validation_summary(inference.validate_against_mlperf("round")).round(1)
+charts.table(inference.validation_summary(inference.validate_against_mlperf("round")),
+             "inference-validation-round", columns={
+    "vendor": "Vendor", "predictions": "Predictions", "median_ape_pct": "Median APE (%)",
+    "p90_ape_pct": "90th pct. APE (%)", "within_15_pct": "Within 15% (% of rows)",
+    "unpredicted": "Not predicted"}, decimals=1)
 
 # %% [markdown]
 # Points near the dashed line are predicted well; the large misses are DeepSeek-R1
@@ -92,9 +97,12 @@ charts.plot_mlperf_validation(validation)
 # `mlperf.conf` versions read, so only its Offline results calibrate the model.
 
 # %%
-benchmark_table()[["benchmark", "model", "isl_mean", "isl_verified", "osl_mean",
-                   "server_ttft_ms", "server_tpot_ms", "interactive_ttft_ms",
-                   "interactive_tpot_ms"]]
+charts.table(benchmark_table(), "inference-benchmark-rules", columns={
+    "benchmark": "Benchmark", "model": "Model", "isl_mean": "Mean input (tokens)",
+    "isl_verified": "Input length cited", "osl_mean": "Mean output (tokens)",
+    "server_ttft_ms": "Server TTFT (ms)", "server_tpot_ms": "Server TPOT (ms)",
+    "interactive_ttft_ms": "Interactive TTFT (ms)", "interactive_tpot_ms": "Interactive TPOT (ms)"},
+    decimals=0)
 
 # %% [markdown]
 # ## Fitted efficiency: the software maturity of each stack
@@ -104,7 +112,9 @@ benchmark_table()[["benchmark", "model", "isl_mean", "isl_verified", "osl_mean",
 
 # %%
 factors = inference.efficiency_table()
-factors.round(3)
+charts.table(factors, "inference-efficiency", columns={
+    "level": "Level", "vendor": "Vendor", "generation": "Generation", "round": "Round",
+    "eta": "Fraction of roofline"}, decimals=3)
 
 # %%
 #| label: fig-inference-efficiency-trend
@@ -155,8 +165,13 @@ charts.plot_inference_frontier(front, bands)
 
 # %%
 tiers = inference.evaluate_tiers(sc)
-tiers[["tier", "accelerator", "status", "feasible", "tp", "tokens_per_s_per_gpu",
-       "concurrency", "tpot_ms", "ttft_ms", "gpu_hour_usd", "cost_per_mtok_usd"]].round(1)
+charts.table(tiers, "inference-tiers", columns={
+    "tier": "Tier", "accelerator": "Accelerator", "status": "Status", "feasible": "Feasible",
+    "tp": "TP", "tokens_per_s_per_gpu": "Tokens/s per GPU", "concurrency": "Concurrency",
+    "tpot_ms": "TPOT (ms)", "ttft_ms": "TTFT (ms)", "gpu_hour_usd": "GPU-hour (USD)",
+    "cost_per_mtok_usd": "Cost (USD/M tokens)"},
+    decimals={"tp": 0, "tokens_per_s_per_gpu": 0, "concurrency": 0, "tpot_ms": 1,
+              "ttft_ms": 0, "gpu_hour_usd": 2, "cost_per_mtok_usd": 3})
 
 # %%
 #| label: fig-inference-tier-table
@@ -170,7 +185,11 @@ charts.plot_tier_table(tiers)
 
 # %%
 winners = inference.tier_winners(tiers)
-winners.round(1)
+charts.table(winners, "inference-winners", columns={
+    "tier": "Tier", "winner": "Winner", "winner_vendor": "Vendor",
+    "winner_tok_s_gpu": "Tokens/s per GPU", "runner_up_other_vendor": "Other vendor's best",
+    "margin_pct": "Margin (%)", "infeasible": "Cannot meet the tier"},
+    decimals={"winner_tok_s_gpu": 0, "margin_pct": 1})
 
 # %% [markdown]
 # **Reading the result with its error.** The model's out-of-sample median error is stated

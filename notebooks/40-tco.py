@@ -34,6 +34,8 @@ from analysis import params  # noqa: E402 (after the parameters cell, per the no
 sc = params.scenario_from_parameters(scenario)
 
 # %%
+import pandas as pd  # noqa: E402
+
 from analysis import charts, data, inference, results, tco, training  # noqa: E402
 
 charts.enable()
@@ -54,7 +56,9 @@ print(f"Scenario {sc.name!r}: mode = {sc.cost.mode}, rental term = {sc.cost.rent
 # the register entry (`#A-...`) in the appendix.
 
 # %%
-inp.globals.reset_index()[["input", "value", "low", "high", "assumption_id"]].round(4)
+charts.table(inp.globals.reset_index(), "tco-assumptions", columns={
+    "input": "Input", "value": "Value", "low": "Low", "high": "High",
+    "assumption_id": "Assumption"})
 
 # %% [markdown]
 # ## Buy or rent: $/GPU-hour
@@ -66,9 +70,19 @@ inp.globals.reset_index()[["input", "value", "low", "high", "assumption_id"]].ro
 
 # %%
 costs = tco.gpu_hour_cost(sc, inp)
-costs[["accelerator", "vendor", "owned_capital", "owned_power", "owned_colocation",
-       "owned_maintenance", "owned_platform", "owned_gpu_hour_usd", "rented_gpu_hour_usd",
-       "rent_quote_min", "rent_quote_max", "n_quotes", "quote_note"]].round(3)
+charts.table(costs, "tco-owned", columns={
+    "accelerator": "Accelerator", "vendor": "Vendor", "owned_capital": "Capital",
+    "owned_power": "Power", "owned_colocation": "Colocation", "owned_maintenance": "Maintenance",
+    "owned_platform": "Platform", "owned_gpu_hour_usd": "Owned, all-in"}, decimals=3,
+    caption="Owned cost per paid GPU-hour, by component (USD)")
+
+# %%
+charts.table(costs, "tco-rented", columns={
+    "accelerator": "Accelerator", "rented_gpu_hour_usd": "Rented, median + porting",
+    "rent_quote_min": "Lowest quote", "rent_quote_max": "Highest quote",
+    "n_quotes": "Quotes", "quote_note": "Note"},
+    decimals={"rented_gpu_hour_usd": 3, "rent_quote_min": 2, "rent_quote_max": 2},
+    caption="Rented cost per paid GPU-hour (USD)", wide_text=("quote_note",))
 
 # %%
 #| label: fig-tco-buy-vs-rent
@@ -86,12 +100,19 @@ charts.plot_buy_vs_rent(costs)
 
 # %%
 sim = tco.simulate(sc, tiers, train, inputs=inp)
-sim.gpu_hour[["accelerator", "vendor", "mode", "gpu_hour_usd_p05", "gpu_hour_usd",
-              "gpu_hour_usd_p95", "useful_gpu_hour_usd"]].round(3)
+charts.table(sim.gpu_hour, "tco-gpu-hour-mc", columns={
+    "accelerator": "Accelerator", "vendor": "Vendor", "mode": "Mode",
+    "gpu_hour_usd_p05": "p5 (USD/GPU-h)", "gpu_hour_usd": "Median (USD/GPU-h)",
+    "gpu_hour_usd_p95": "p95 (USD/GPU-h)", "useful_gpu_hour_usd": "Useful GPU-hour (USD)"},
+    decimals=3)
 
 # %%
-sim.tiers[["tier", "accelerator", "vendor", "status", "tokens_per_s_per_gpu",
-           "cost_per_mtok_p05", "cost_per_mtok", "cost_per_mtok_p95"]].round(3)
+charts.table(sim.tiers, "tco-tiers", columns={
+    "tier": "Tier", "accelerator": "Accelerator", "vendor": "Vendor", "status": "Status",
+    "tokens_per_s_per_gpu": "Tokens/s per GPU", "cost_per_mtok_p05": "p5 (USD/M tokens)",
+    "cost_per_mtok": "Median (USD/M tokens)", "cost_per_mtok_p95": "p95 (USD/M tokens)"},
+    decimals={"tokens_per_s_per_gpu": 0, "cost_per_mtok_p05": 3, "cost_per_mtok": 3,
+              "cost_per_mtok_p95": 3})
 
 # %%
 #| label: fig-tco-cost-per-mtok
@@ -106,14 +127,21 @@ charts.plot_cost_per_mtok(sim.tiers)
 # draw: `p_amd_cheaper` is the share of draws in which the AMD candidate costs less.
 
 # %%
-sim.tier_summary.round(3)
+charts.table(sim.tier_summary, "tco-tier-summary", columns={
+    "tier": "Tier", "cheapest": "Cheapest", "cheapest_amd": "Cheapest AMD",
+    "cheapest_nvidia": "Cheapest NVIDIA", "p_amd_cheaper": "P(AMD cheaper)"}, decimals=3)
 
 # %%
-sim.training[["accelerator", "vendor", "gpu_hours", "train_cost_usd_p05", "train_cost_usd",
-              "train_cost_usd_p95"]].round(0)
+charts.table(sim.training, "tco-training", columns={
+    "accelerator": "Accelerator", "vendor": "Vendor", "gpu_hours": "GPU-hours",
+    "train_cost_usd_p05": "p5 (USD)", "train_cost_usd": "Median (USD)",
+    "train_cost_usd_p95": "p95 (USD)"}, decimals=0,
+    caption="Cost of the scenario's training run")
 
 # %%
-{k: (round(v, 3) if isinstance(v, float) else v) for k, v in sim.training_summary.items()}
+charts.table(pd.DataFrame([sim.training_summary]), "tco-training-summary", columns={
+    "cheapest": "Cheapest", "cheapest_amd": "Cheapest AMD", "cheapest_nvidia": "Cheapest NVIDIA",
+    "p_amd_cheaper": "P(AMD cheaper)"}, decimals=3, caption="Training run: which vendor is cheaper")
 
 # %% [markdown]
 # ## Break-even: "AMD wins if ..."
@@ -124,7 +152,7 @@ sim.training[["accelerator", "vendor", "gpu_hours", "train_cost_usd_p05", "train
 
 # %%
 be = tco.breakeven_table(sim, inp)
-be[["case", "statement"]]
+charts.table(be, "tco-breakeven", columns={"case": "Case", "statement": "AMD wins if ..."})
 
 # %% [markdown]
 # ## Sensitivity
@@ -139,7 +167,10 @@ tt = sim.tiers[sim.tiers["tier_index"] == pair["tier_index"]].set_index("acceler
 sens = tco.sensitivity(inp, pair["cheapest_amd"], pair["cheapest_nvidia"],
                        float(tt.at[pair["cheapest_amd"], "tokens_per_s_per_gpu"]),
                        float(tt.at[pair["cheapest_nvidia"], "tokens_per_s_per_gpu"]))
-sens[["input", "assumption_id", "low", "high", "diff_low", "diff_high"]].head(12).round(4)
+charts.table(sens.head(12), "tco-sensitivity", columns={
+    "input": "Input", "assumption_id": "Assumption", "low": "Low", "high": "High",
+    "diff_low": "Difference at low (USD/M tokens)", "diff_high": "Difference at high (USD/M tokens)"},
+    decimals={"diff_low": 4, "diff_high": 4})
 
 # %%
 #| label: fig-tco-tornado
@@ -162,12 +193,31 @@ charts.plot_cost_tornado(sens, f"{pair['cheapest_amd']} minus {pair['cheapest_nv
 
 # %%
 claims = tco.claim_numbers(tco.gpu_hour_cost(sc, inp_buy), inp_buy)
-claims.round(3)
+charts.table(claims, "tco-claims-prices", columns={
+    "amd": "AMD", "nvidia": "NVIDIA", "amd_price_per_gpu_usd": "AMD price per GPU (USD)",
+    "nvidia_price_per_gpu_usd": "NVIDIA price per GPU (USD)",
+    "hardware_discount_pct": "Hardware discount (%)"}, decimals={"hardware_discount_pct": 1})
+
+# %%
+charts.table(claims, "tco-claims-hourly", columns={
+    "amd": "AMD", "nvidia": "NVIDIA", "amd_owned_gpu_hour_usd": "AMD owned (USD/GPU-h)",
+    "nvidia_owned_gpu_hour_usd": "NVIDIA owned (USD/GPU-h)", "owned_discount_pct": "Owned discount (%)",
+    "amd_rent_median_usd": "AMD rent (USD/GPU-h)", "nvidia_rent_median_usd": "NVIDIA rent (USD/GPU-h)",
+    "rent_discount_pct": "Rent discount (%)",
+    "hardware_saving_per_gpu_hour_usd": "AMD hardware saving (USD/GPU-h)",
+    "amd_porting_per_gpu_hour_usd": "AMD porting (USD/GPU-h)",
+    "hidden_costs_exceed_gap": "Porting exceeds saving"},
+    decimals={"owned_discount_pct": 1, "rent_discount_pct": 1, "amd_owned_gpu_hour_usd": 3,
+              "nvidia_owned_gpu_hour_usd": 3, "amd_rent_median_usd": 3,
+              "nvidia_rent_median_usd": 3, "hardware_saving_per_gpu_hour_usd": 3,
+              "amd_porting_per_gpu_hour_usd": 3})
 
 # %%
 # (the rent-mode tier comparison needs no training costs)
 sim_rent = sim if sc.cost.mode == "rent" else tco.simulate(sc, tiers, None, inputs=inp_rent)
-sim_rent.tier_summary[["tier", "cheapest", "cheapest_amd", "cheapest_nvidia", "p_amd_cheaper"]].round(3)
+charts.table(sim_rent.tier_summary, "tco-rent-tiers", columns={
+    "tier": "Tier", "cheapest": "Cheapest (rented)", "cheapest_amd": "Cheapest AMD",
+    "cheapest_nvidia": "Cheapest NVIDIA", "p_amd_cheaper": "P(AMD cheaper)"}, decimals=3)
 
 # %% [markdown]
 # ## Key results

@@ -37,7 +37,7 @@ sc = params.scenario_from_parameters(scenario)
 import pandas as pd  # noqa: E402
 from IPython.display import HTML  # noqa: E402
 
-from analysis import data, decision, results  # noqa: E402
+from analysis import charts, data, decision, results  # noqa: E402
 
 register = data.load_table("assumptions")
 sources = data.load_table("sources")
@@ -64,9 +64,10 @@ HTML(decision.assumptions_register_html(register, sources))
 # The errors as measured in this run (empty when the chapters were not run):
 
 # %%
-pd.DataFrame(
-    [{"measure": k, "percent": v} for k, v in decision.model_error(chapter_results).items()]
-).round(1)
+charts.table(pd.DataFrame(
+    [{"measure": k, "percent": v} for k, v in decision.model_error(chapter_results).items()],
+    columns=["measure", "percent"]), "appendix-model-error",
+    columns={"measure": "Measure", "percent": "Error (%)"}, decimals=1)
 
 # %% [markdown]
 # ## Data sources
@@ -79,7 +80,9 @@ pd.DataFrame(
 cited = decision.cited_source_ids(
     {name: data.load_table(name) for name in data.table_names() if name != "sources"}
 )
-sources.loc[sources["source_id"].isin(cited), ["source_id", "title", "publisher", "url", "accessed", "kind"]]
+charts.table(sources.loc[sources["source_id"].isin(cited)], "appendix-sources", columns={
+    "source_id": "Source", "title": "Title", "publisher": "Publisher", "url": "URL",
+    "accessed": "Accessed", "kind": "Kind"}, wide_text=("title",))
 
 # %% [markdown]
 # ## Version
@@ -88,9 +91,9 @@ sources.loc[sources["source_id"].isin(cited), ["source_id", "title", "publisher"
 # uncommitted changes), renderer, and digests of the data and the parameters.
 
 # %%
-pd.DataFrame(
+charts.table(pd.DataFrame(
     [{"item": k, "value": str(v)} for k, v in (run_info or {"version": "not run by the orchestrator"}).items()]
-)
+), "appendix-version", columns={"item": "Item", "value": "Value"})
 
 # %%
 results.show_key_results(

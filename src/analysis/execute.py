@@ -13,6 +13,10 @@ Analytical decisions taken here (the mechanics are in the functions):
   chapters run at once, as asyncio tasks in one event loop (no threads).
 * A failing cell stops the run. The executed notebook is kept, and the error names the
   notebook, the cell (index, first source line) and the exception.
+* The kernels' own stderr (ipykernel's start-up warnings, e.g. "Kernel is running over TCP
+  without encryption") is captured per chapter instead of garbling the progress display;
+  cell errors arrive through the messaging protocol regardless, and when a kernel dies the
+  tail of its captured stderr is added to the error message.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import ast
 import asyncio
 import logging
 import re
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -136,6 +141,18 @@ def first_line(source: str) -> str:
     return "(empty cell)"
 
 
+def _tail(log: Any, lines: int = 15) -> str:
+    """The last ``lines`` lines of a captured kernel stderr file, minus known noise."""
+    try:
+        log.flush()
+        log.seek(0)
+        text = log.read().decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return ""
+    kept = [ln for ln in text.splitlines() if ln.strip() and "without encryption" not in ln]
+    return "\n".join(kept[-lines:])
+
+
 ProgressHook = Callable[[str, int, int], None]
 
 
@@ -191,8 +208,9 @@ async def execute_chapter(
     )
     output.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
+    kernel_log = tempfile.TemporaryFile(mode="w+b", prefix=f"kernel-{chapter.id}-")  # noqa: SIM115
     try:
-        await client.async_execute()
+        await client.async_execute(stderr=kernel_log)
     except CellExecutionError as err:
         nbformat.write(nb, output)
         where = f"cell {state['index']}"
@@ -204,13 +222,17 @@ async def execute_chapter(
         ) from None
     except Exception as err:  # kernel death, timeout, unreadable notebook
         nbformat.write(nb, output)
+        stderr = _tail(kernel_log)
         raise ChapterError(
             f"chapter {chapter.path.name} could not be executed (cell {state['index']}, "
             f"`{first_line(state['source'])}`): {type(err).__name__}: {err}. "
-            f"Executed notebook kept for debugging: {output}",
+            f"Executed notebook kept for debugging: {output}"
+            + (f"\nKernel stderr (last lines):\n{stderr}" if stderr else ""),
             chapter.id,
             output,
         ) from None
+    finally:
+        kernel_log.close()
     seconds = time.perf_counter() - start
     nbformat.write(nb, output)
     return ExecutedChapter(chapter, output, seconds, extract_key_results(nb))

@@ -162,20 +162,44 @@ def cell_options(source: str) -> dict[str, str]:
 
 
 def _chapter_heading(cid: str, title: str, description: str) -> nbformat.NotebookNode:
+    """The chapter's title and description as one trusted HTML cell.
+
+    The template emits it as is (nbconvert's raw-cell path would sanitize it into text).
+    """
     body = f'<h1 class="chapter-title" id="{html.escape(cid)}">{html.escape(title)}</h1>'
     if description:
         body += f'\n<p class="chapter-description">{html.escape(description)}</p>'
-    return nbformat.v4.new_raw_cell(body, metadata={"raw_mimetype": "text/html"})
+    return nbformat.v4.new_raw_cell(
+        body, metadata={"raw_mimetype": "text/html", "report_heading": True}
+    )
+
+
+def _hidden(cell: nbformat.NotebookNode) -> bool:
+    return bool(HIDDEN_CELL_TAGS & set(cell.get("metadata", {}).get("tags", [])))
+
+
+def _quiet_code(cell: nbformat.NotebookNode) -> bool:
+    """A code cell without outputs or cell options (imports, validation, set-up)."""
+    return (
+        cell.cell_type == "code"
+        and not cell.get("outputs")
+        and not cell_options(cell.source)
+        and not cell.get("metadata", {}).get("tags")
+    )
 
 
 def combine_notebooks(executed: list[Path]) -> tuple[nbformat.NotebookNode, list[dict[str, str]]]:
     """One notebook holding every chapter in order, each opened by a heading cell.
 
     The YAML front-matter cell becomes the heading (title, description); Quarto cell options
-    become figure captions; cell ids are prefixed with the chapter id to stay unique.
+    become numbered figure captions ("Figure N: ..."); cells tagged ``parameters`` /
+    ``injected-parameters`` are dropped; consecutive code cells without output (imports,
+    validation) are joined into one folded block; cell ids are prefixed with the chapter id
+    to stay unique.
     """
     combined = nbformat.v4.new_notebook()
     chapters: list[dict[str, str]] = []
+    figure = 0
     for path in executed:
         nb = nbformat.read(path, as_version=4)
         if not combined.metadata:
@@ -186,16 +210,27 @@ def combine_notebooks(executed: list[Path]) -> tuple[nbformat.NotebookNode, list
         chapters.append({"id": cid, "title": title})
         combined.cells.append(_chapter_heading(cid, title, str(meta.get("description", ""))))
         cells = nb.cells[1:] if meta else nb.cells
+        previous_quiet = False
         for i, cell in enumerate(cells):
+            if _hidden(cell):
+                continue
             cell = copy.deepcopy(cell)
             cell["id"] = f"{cid}-{i}"[:64]
             if cell.cell_type == "raw" and not cell.metadata.get("raw_mimetype"):
                 continue  # raw cells without a format are for other renderers
+            quiet = _quiet_code(cell)
+            if quiet and previous_quiet:
+                last = combined.cells[-1]
+                last.source = last.source.rstrip("\n") + "\n\n" + cell.source
+                continue
+            previous_quiet = quiet
             if cell.cell_type == "code":
                 opts = cell_options(cell.source)
                 if "fig-cap" in opts:
+                    figure += 1
                     cell.metadata["report_fig_cap"] = opts["fig-cap"]
                     cell.metadata["report_fig_label"] = opts.get("label", "")
+                    cell.metadata["report_fig_num"] = figure
             combined.cells.append(cell)
     combined.metadata.pop("papermill", None)
     combined.metadata.pop("jupytext", None)
