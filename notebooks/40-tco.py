@@ -159,14 +159,10 @@ charts.table(be, "tco-breakeven", columns={"case": "Case", "statement": "AMD win
 #
 # Each input swung across its range ([register](#A-utilization) low/high; price tables for
 # prices and quotes), all others at their defaults: the AMD-minus-NVIDIA cost per million
-# tokens in the tightest tier's cheapest pair.
+# tokens in the tightest tier where both vendors have a feasible candidate (its cheapest pair).
 
 # %%
-pair = sim.tier_summary.iloc[0]
-tt = sim.tiers[sim.tiers["tier_index"] == pair["tier_index"]].set_index("accelerator")
-sens = tco.sensitivity(inp, pair["cheapest_amd"], pair["cheapest_nvidia"],
-                       float(tt.at[pair["cheapest_amd"], "tokens_per_s_per_gpu"]),
-                       float(tt.at[pair["cheapest_nvidia"], "tokens_per_s_per_gpu"]))
+tornado_title, sens = tco.tier_sensitivity(sim, inp)
 charts.table(sens.head(12), "tco-sensitivity", columns={
     "input": "Input", "assumption_id": "Assumption", "low": "Low", "high": "High",
     "diff_low": "Difference at low (USD/M tokens)", "diff_high": "Difference at high (USD/M tokens)"},
@@ -176,7 +172,7 @@ charts.table(sens.head(12), "tco-sensitivity", columns={
 #| label: fig-tco-tornado
 #| fig-cap: "Sensitivity of the AMD-minus-NVIDIA cost per million tokens (tightest tier) to each input."
 #| fig-alt: "Tornado chart of the cost difference between the cheapest AMD and NVIDIA candidates as each input moves from low to high."
-charts.plot_cost_tornado(sens, f"{pair['cheapest_amd']} minus {pair['cheapest_nvidia']}: USD per million tokens ({pair['tier']})")
+charts.plot_cost_tornado(sens, tornado_title)
 
 # %% [markdown]
 # ## The article's three cost claims, in numbers

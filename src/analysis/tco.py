@@ -712,6 +712,28 @@ def sensitivity(inp: CostInputs, amd: str, nv: str, work_amd: float, work_nv: fl
     return df.sort_values("swing", ascending=False, kind="stable").reset_index(drop=True)
 
 
+def tier_sensitivity(sim: Simulation, inp: CostInputs) -> tuple[str, pd.DataFrame]:
+    """Tornado data for the tightest tier where both vendors have a feasible candidate.
+
+    Returns ``(title, frame)``: the frame is :func:`sensitivity` for that tier's cheapest
+    AMD and NVIDIA pair; when no tier has a feasible candidate of each vendor (e.g. a model
+    no AMD part can serve under the tightest bound), the frame is empty and the title says
+    why, instead of comparing against a missing candidate.
+    """
+    summary = sim.tier_summary
+    both = summary[(summary["cheapest_amd"] != "") & (summary["cheapest_nvidia"] != "")]
+    if both.empty:
+        empty = pd.DataFrame(columns=["input", "assumption_id", "low", "high", "diff_low",
+                                      "diff_high", "swing", "base_diff"])
+        return "No latency tier has a feasible candidate of both vendors: nothing to compare", empty
+    pair = both.sort_values("tier_index", kind="stable").iloc[0]
+    tt = sim.tiers[sim.tiers["tier_index"] == pair["tier_index"]].set_index("accelerator")
+    amd, nv = pair["cheapest_amd"], pair["cheapest_nvidia"]
+    sens = sensitivity(inp, amd, nv, float(tt.at[amd, "tokens_per_s_per_gpu"]),
+                       float(tt.at[nv, "tokens_per_s_per_gpu"]))
+    return f"{amd} minus {nv}: USD per million tokens ({pair['tier']})", sens
+
+
 def _acc_assumption(name: str, acc: str) -> str:
     if name == "porting_engineer_months":
         return f"A-porting-effort-{vendor_of(acc).lower()}"

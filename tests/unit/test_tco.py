@@ -169,3 +169,28 @@ def test_key_results_names(sc, inp):
         assert k in keys, k
 
 
+
+
+def test_tier_sensitivity_uses_tightest_tier_with_both_vendors(sc, inp):
+    tiers = tco.example_tiers(sc)
+    amd = tiers["accelerator"].str.startswith("MI")
+    # No AMD part can meet the tightest tier (as for unsharded BF16 405B under 50 ms).
+    blocked = amd & (tiers["tier_index"] == 0)
+    tiers.loc[blocked, "feasible"] = False
+    tiers.loc[blocked, "tokens_per_s_per_gpu"] = np.nan
+    sim = tco.simulate(sc, tiers, tco.example_training(sc), inputs=inp, n=500)
+    title, sens = tco.tier_sensitivity(sim, inp)
+    second = sim.tier_summary.loc[sim.tier_summary["tier_index"] == 1, "tier"].iloc[0]
+    assert f"({second})" in title
+    assert not sens.empty
+
+
+def test_tier_sensitivity_without_any_comparable_tier(sc, inp):
+    tiers = tco.example_tiers(sc)
+    amd = tiers["accelerator"].str.startswith("MI")
+    tiers.loc[amd, "feasible"] = False
+    tiers.loc[amd, "tokens_per_s_per_gpu"] = np.nan
+    sim = tco.simulate(sc, tiers, tco.example_training(sc), inputs=inp, n=500)
+    title, sens = tco.tier_sensitivity(sim, inp)
+    assert sens.empty
+    assert "both vendors" in title
