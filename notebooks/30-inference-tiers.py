@@ -64,8 +64,14 @@ charts.table(summary, "inference-validation-system", columns={
     "unpredicted": "Not predicted"}, decimals=1)
 
 # %% [markdown]
-# A harsher check leaves a whole round out (software improves between rounds, and a new
-# generation has no factor of its own yet), so its error is larger:
+# A harsher check predicts each MLPerf round from the other two, carrying each stack's
+# measured software gain between rounds (the drift in the trend figure below). With the
+# bundled data its median error (table) sits at the 15% target, just above it for one
+# vendor: the issue's bar is not met on this scheme, and the report says so. The largest miss is NVIDIA's v6.0 round, where DeepSeek-R1's serving
+# efficiency roughly doubled in one release: a workload-specific software gain that cannot
+# be learned until a later round contains the same workloads. The gpt-oss-120b results
+# exist only in v6.0, so without that round they cannot be predicted: they are counted as
+# not predicted rather than scored.
 
 # %%
 charts.table(inference.validation_summary(inference.validate_against_mlperf("round")),
