@@ -134,81 +134,120 @@ def plot_training_scaling(curves: Any) -> alt.Chart:
     ``curves``: :func:`analysis.training.scaling_curves` output (accelerator, vendor,
     status, n_gpus, scaling_efficiency).
     """
-    df = curves.loc[curves["scaling_efficiency"].notna(),
-                    ["accelerator", "vendor", "status", "n_gpus", "scaling_efficiency",
-                     "layout"]]
+    df = curves.loc[
+        curves["scaling_efficiency"].notna(),
+        ["accelerator", "vendor", "status", "n_gpus", "scaling_efficiency", "layout"],
+    ]
     return (
         alt.Chart(df, title="Training scaling efficiency from one node to 16,384 GPUs")
         .mark_line(point=True)
         .encode(
             x=alt.X("n_gpus:Q", scale=alt.Scale(type="log", base=2), title="GPUs (log scale)"),
-            y=alt.Y("scaling_efficiency:Q", scale=alt.Scale(domain=[0, 1.05]),
-                    title="Scaling efficiency (per-GPU throughput vs baseline)"),
+            y=alt.Y(
+                "scaling_efficiency:Q",
+                scale=alt.Scale(domain=[0, 1.05]),
+                title="Scaling efficiency (per-GPU throughput vs baseline)",
+            ),
             color=alt.Color("accelerator:N", title="Accelerator"),
             strokeDash=alt.StrokeDash("status:N", title="Status"),
-            tooltip=["accelerator", "n_gpus", alt.Tooltip("scaling_efficiency:Q", format=".3f"),
-                     "layout"],
+            tooltip=[
+                "accelerator",
+                "n_gpus",
+                alt.Tooltip("scaling_efficiency:Q", format=".3f"),
+                "layout",
+            ],
         )
-        .properties(description="Line chart of modelled training scaling efficiency against "
-                                "GPU count for each candidate accelerator.")
+        .properties(
+            description="Line chart of modelled training scaling efficiency against "
+            "GPU count for each candidate accelerator."
+        )
     )
 
 
 def plot_training_validation(val: Any) -> alt.Chart:
     """Predicted vs measured MLPerf Training time to train (log-log), held-out rows."""
-    df = val.loc[val["holdout"] & val["predicted_min"].notna(),
-                 ["accelerator", "vendor", "benchmark", "n_gpus", "measured_min",
-                  "predicted_min", "err_pct"]]
+    df = val.loc[
+        val["holdout"] & val["predicted_min"].notna(),
+        [
+            "accelerator",
+            "vendor",
+            "benchmark",
+            "n_gpus",
+            "measured_min",
+            "predicted_min",
+            "err_pct",
+        ],
+    ]
     lo = float(min(df["measured_min"].min(), df["predicted_min"].min())) * 0.8
     hi = float(max(df["measured_min"].max(), df["predicted_min"].max())) * 1.25
-    diag = alt.Chart(alt.Data(values=[{"x": lo, "y": lo}, {"x": hi, "y": hi}])).mark_line(
-        color="#888", strokeDash=[4, 4]).encode(x="x:Q", y="y:Q")
+    diag = (
+        alt.Chart(alt.Data(values=[{"x": lo, "y": lo}, {"x": hi, "y": hi}]))
+        .mark_line(color="#888", strokeDash=[4, 4])
+        .encode(x="x:Q", y="y:Q")
+    )
     pts = (
         alt.Chart(df)
         .mark_point(filled=True, size=60)
         .encode(
-            x=alt.X("measured_min:Q", scale=alt.Scale(type="log", domain=[lo, hi]),
-                    title="Measured time to train (min, log scale)"),
-            y=alt.Y("predicted_min:Q", scale=alt.Scale(type="log", domain=[lo, hi]),
-                    title="Predicted time to train (min, log scale)"),
-            color=alt.Color("vendor:N", scale=alt.Scale(domain=list(VENDOR_COLORS),
-                                                        range=list(VENDOR_COLORS.values())),
-                            title="Vendor"),
+            x=alt.X(
+                "measured_min:Q",
+                scale=alt.Scale(type="log", domain=[lo, hi]),
+                title="Measured time to train (min, log scale)",
+            ),
+            y=alt.Y(
+                "predicted_min:Q",
+                scale=alt.Scale(type="log", domain=[lo, hi]),
+                title="Predicted time to train (min, log scale)",
+            ),
+            color=alt.Color(
+                "vendor:N",
+                scale=alt.Scale(domain=list(VENDOR_COLORS), range=list(VENDOR_COLORS.values())),
+                title="Vendor",
+            ),
             shape=alt.Shape("benchmark:N", title="Benchmark"),
-            tooltip=["accelerator", "benchmark", "n_gpus",
-                     alt.Tooltip("measured_min:Q", format=".2f"),
-                     alt.Tooltip("predicted_min:Q", format=".2f"),
-                     alt.Tooltip("err_pct:Q", format=".1f")],
+            tooltip=[
+                "accelerator",
+                "benchmark",
+                "n_gpus",
+                alt.Tooltip("measured_min:Q", format=".2f"),
+                alt.Tooltip("predicted_min:Q", format=".2f"),
+                alt.Tooltip("err_pct:Q", format=".1f"),
+            ],
         )
     )
     return (diag + pts).properties(
         title="Training model vs MLPerf Training (held-out GPU counts)",
         description="Scatter plot of predicted against measured MLPerf Training time to "
-                    "train for held-out submissions; the dashed diagonal is a perfect "
-                    "prediction.",
+        "train for held-out submissions; the dashed diagonal is a perfect "
+        "prediction.",
     )
 
 
 def plot_training_what_ifs(wi: Any) -> alt.Chart:
     """Change in training throughput per GPU under each interconnect what-if."""
-    df = wi.loc[wi["what_if"] != "as shipped",
-                ["accelerator", "vendor", "what_if", "change_pct"]]
+    df = wi.loc[wi["what_if"] != "as shipped", ["accelerator", "vendor", "what_if", "change_pct"]]
     return (
         alt.Chart(df, title="Interconnect what-ifs: change in training throughput per GPU")
         .mark_bar()
         .encode(
             y=alt.Y("accelerator:N", title=None),
             x=alt.X("change_pct:Q", title="Change vs as shipped (%)"),
-            color=alt.Color("vendor:N", scale=alt.Scale(domain=list(VENDOR_COLORS),
-                                                        range=list(VENDOR_COLORS.values())),
-                            title="Vendor"),
-            row=alt.Row("what_if:N", title=None, header=alt.Header(labelAngle=0,
-                                                                     labelAlign="left")),
+            color=alt.Color(
+                "vendor:N",
+                scale=alt.Scale(domain=list(VENDOR_COLORS), range=list(VENDOR_COLORS.values())),
+                title="Vendor",
+            ),
+            row=alt.Row(
+                "what_if:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")
+            ),
             tooltip=["accelerator", "what_if", alt.Tooltip("change_pct:Q", format=".1f")],
         )
-        .properties(width=420, height=110,
-                    description="Bar charts of the modelled change in tokens per second per "
-                                "GPU for each interconnect what-if and candidate.")
+        .properties(
+            width=420,
+            height=110,
+            description="Bar charts of the modelled change in tokens per second per "
+            "GPU for each interconnect what-if and candidate.",
+        )
     )
 
 
@@ -285,8 +324,16 @@ def plot_peak_compute_by_precision(compute: Any) -> alt.FacetChart:
         compute: long frame from :func:`analysis.hardware.compute_by_precision`.
     """
     data = compute[
-        ["accelerator", "label", "vendor", "status", "launch_year", "precision", "dense_tflops",
-         "basis"]
+        [
+            "accelerator",
+            "label",
+            "vendor",
+            "status",
+            "launch_year",
+            "precision",
+            "dense_tflops",
+            "basis",
+        ]
     ].copy()
     data["launch_year"] = data["launch_year"].astype(int)
     data["flag"] = data["basis"].map({"estimate": "est."}).fillna("")
@@ -295,32 +342,30 @@ def plot_peak_compute_by_precision(compute: Any) -> alt.FacetChart:
     ).tolist()
     announced = alt.datum.status == "announced"
     x = alt.X("label:N", sort=order, title="Accelerator (ordered by launch year)")
-    bars = alt.Chart().mark_bar(strokeWidth=1.5).encode(
-        x=x,
-        y=alt.Y("dense_tflops:Q", title="Dense peak (TFLOPS)"),
-        color=_vendor_color(),
-        stroke=_vendor_color(),
-        fillOpacity=alt.condition(announced, alt.value(0.25), alt.value(0.9)),
-        strokeDash=alt.condition(announced, alt.value([4, 3]), alt.value([1, 0])),
-        tooltip=[
-            alt.Tooltip("label:N", title="Accelerator"),
-            alt.Tooltip("precision:N", title="Precision"),
-            alt.Tooltip("dense_tflops:Q", title="Dense TFLOPS", format=",.0f"),
-            alt.Tooltip("launch_year:O", title="Launch year"),
-            alt.Tooltip("basis:N", title="Basis"),
-        ],
+    bars = (
+        alt.Chart()
+        .mark_bar(strokeWidth=1.5)
+        .encode(
+            x=x,
+            y=alt.Y("dense_tflops:Q", title="Dense peak (TFLOPS)"),
+            color=_vendor_color(),
+            stroke=_vendor_color(),
+            fillOpacity=alt.condition(announced, alt.value(0.25), alt.value(0.9)),
+            strokeDash=alt.condition(announced, alt.value([4, 3]), alt.value([1, 0])),
+            tooltip=[
+                alt.Tooltip("label:N", title="Accelerator"),
+                alt.Tooltip("precision:N", title="Precision"),
+                alt.Tooltip("dense_tflops:Q", title="Dense TFLOPS", format=",.0f"),
+                alt.Tooltip("launch_year:O", title="Launch year"),
+                alt.Tooltip("basis:N", title="Basis"),
+            ],
+        )
     )
-    flags = alt.Chart().mark_text(dy=-6, fontSize=9).encode(
-        x=x, y="dense_tflops:Q", text="flag:N"
-    )
+    flags = alt.Chart().mark_text(dy=-6, fontSize=9).encode(x=x, y="dense_tflops:Q", text="flag:N")
     return (
         alt.layer(bars, flags, data=data)
         .properties(width=560, height=170)
-        .facet(
-            row=alt.Row(
-                "precision:N", title="Precision", sort=["bf16", "fp8", "fp6", "fp4"]
-            )
-        )
+        .facet(row=alt.Row("precision:N", title="Precision", sort=["bf16", "fp8", "fp6", "fp4"]))
         .resolve_scale(y="independent")
         .properties(
             title=alt.Title(
@@ -346,16 +391,21 @@ def plot_cost_per_mtok(tiers: Any) -> alt.FacetChart:
     cost_per_mtok, cost_per_mtok_p05, cost_per_mtok_p95).
     """
     data = tiers.dropna(subset=["cost_per_mtok"])
-    color = alt.Color("vendor:N", scale=alt.Scale(domain=list(VENDOR_COLORS),
-                                                  range=list(VENDOR_COLORS.values())),
-                      title="Vendor")
+    color = alt.Color(
+        "vendor:N",
+        scale=alt.Scale(domain=list(VENDOR_COLORS), range=list(VENDOR_COLORS.values())),
+        title="Vendor",
+    )
     base = alt.Chart(data).encode(y=alt.Y("accelerator:N", title=None, sort=None))
     bars = base.mark_rule(strokeWidth=3).encode(
         x=alt.X("cost_per_mtok_p05:Q", title="USD per million output tokens (p05-p95, median)"),
-        x2="cost_per_mtok_p95:Q", color=color)
+        x2="cost_per_mtok_p95:Q",
+        color=color,
+    )
     dots = base.mark_point(filled=True, size=70, color="black").encode(
         x="cost_per_mtok:Q",
-        tooltip=["accelerator", "tier", alt.Tooltip("cost_per_mtok:Q", format=".3f")])
+        tooltip=["accelerator", "tier", alt.Tooltip("cost_per_mtok:Q", format=".3f")],
+    )
     return (
         alt.layer(bars, dots, data=data)
         .properties(width=480, height=140)
@@ -382,20 +432,36 @@ def plot_cost_tornado(sens: Any, title: str) -> alt.LayerChart:
     data["hi"] = data[["diff_low", "diff_high"]].max(axis=1)
     order = list(data["input"])
     base = float(data["base_diff"].iloc[0]) if len(data) else 0.0
-    bars = alt.Chart(data).mark_bar(color="#7f7f7f").encode(
-        y=alt.Y("input:N", sort=order, title=None),
-        x=alt.X("lo:Q", title="AMD minus NVIDIA cost (USD per million tokens; negative = AMD "
-                              "cheaper)"),
-        x2="hi:Q",
-        tooltip=["input", "assumption_id", alt.Tooltip("low:Q", format=".4g"),
-                 alt.Tooltip("high:Q", format=".4g"),
-                 alt.Tooltip("diff_low:Q", format=".4g"), alt.Tooltip("diff_high:Q", format=".4g")],
+    bars = (
+        alt.Chart(data)
+        .mark_bar(color="#7f7f7f")
+        .encode(
+            y=alt.Y("input:N", sort=order, title=None),
+            x=alt.X(
+                "lo:Q",
+                title="AMD minus NVIDIA cost (USD per million tokens; negative = AMD cheaper)",
+            ),
+            x2="hi:Q",
+            tooltip=[
+                "input",
+                "assumption_id",
+                alt.Tooltip("low:Q", format=".4g"),
+                alt.Tooltip("high:Q", format=".4g"),
+                alt.Tooltip("diff_low:Q", format=".4g"),
+                alt.Tooltip("diff_high:Q", format=".4g"),
+            ],
+        )
     )
     rule = alt.Chart(alt.Data(values=[{"x": base}])).mark_rule(color="black").encode(x="x:Q")
-    zero = alt.Chart(alt.Data(values=[{"x": 0.0}])).mark_rule(
-        color="#c8102e", strokeDash=[4, 3]).encode(x="x:Q")
+    zero = (
+        alt.Chart(alt.Data(values=[{"x": 0.0}]))
+        .mark_rule(color="#c8102e", strokeDash=[4, 3])
+        .encode(x="x:Q")
+    )
     return alt.layer(bars, rule, zero).properties(
-        width=480, height=alt.Step(22), title=title,
+        width=480,
+        height=alt.Step(22),
+        title=title,
         description=(
             "Tornado chart: for each input, a bar spans the AMD-minus-NVIDIA cost difference "
             "at the input's low and high value; the black line is the default difference and "
@@ -409,24 +475,42 @@ def plot_buy_vs_rent(costs: Any) -> alt.Chart:
 
     ``costs``: :func:`analysis.tco.gpu_hour_cost` output.
     """
-    data = costs.melt(id_vars=["accelerator", "vendor"],
-                      value_vars=["owned_gpu_hour_usd", "rented_gpu_hour_usd"],
-                      var_name="how", value_name="usd").dropna(subset=["usd"])
-    data["how"] = data["how"].map({"owned_gpu_hour_usd": "buy (owned, all-in)",
-                                   "rented_gpu_hour_usd": "rent (median quote + porting)"})
-    return alt.Chart(data).mark_bar().encode(
-        x=alt.X("usd:Q", title="USD per paid GPU-hour"),
-        y=alt.Y("how:N", title=None),
-        row=alt.Row("accelerator:N", title=None, sort=None),
-        color=alt.Color("vendor:N", scale=alt.Scale(domain=list(VENDOR_COLORS),
-                                                    range=list(VENDOR_COLORS.values())),
-                        title="Vendor"),
-        opacity=alt.Opacity("how:N", legend=None),
-        tooltip=["accelerator", "how", alt.Tooltip("usd:Q", format=".2f")],
-    ).properties(
-        width=420, height=40, title="Buy or rent: USD per GPU-hour",
-        description=("Paired bars per accelerator: all-in owned cost and median rental quote "
-                     "(plus porting cost) per paid GPU-hour, coloured by vendor."),
+    data = costs.melt(
+        id_vars=["accelerator", "vendor"],
+        value_vars=["owned_gpu_hour_usd", "rented_gpu_hour_usd"],
+        var_name="how",
+        value_name="usd",
+    ).dropna(subset=["usd"])
+    data["how"] = data["how"].map(
+        {
+            "owned_gpu_hour_usd": "buy (owned, all-in)",
+            "rented_gpu_hour_usd": "rent (median quote + porting)",
+        }
+    )
+    return (
+        alt.Chart(data)
+        .mark_bar()
+        .encode(
+            x=alt.X("usd:Q", title="USD per paid GPU-hour"),
+            y=alt.Y("how:N", title=None),
+            row=alt.Row("accelerator:N", title=None, sort=None),
+            color=alt.Color(
+                "vendor:N",
+                scale=alt.Scale(domain=list(VENDOR_COLORS), range=list(VENDOR_COLORS.values())),
+                title="Vendor",
+            ),
+            opacity=alt.Opacity("how:N", legend=None),
+            tooltip=["accelerator", "how", alt.Tooltip("usd:Q", format=".2f")],
+        )
+        .properties(
+            width=420,
+            height=40,
+            title="Buy or rent: USD per GPU-hour",
+            description=(
+                "Paired bars per accelerator: all-in owned cost and median rental quote "
+                "(plus porting cost) per paid GPU-hour, coloured by vendor."
+            ),
+        )
     )
 
 
@@ -443,40 +527,66 @@ def plot_inference_frontier(front: Any, tiers: Any) -> alt.LayerChart:
     ``front``: inference.frontiers(); ``tiers``: rows with name, lo, hi in tokens/s per user
     (1000 / TPOT bound), one per bounded tier.
     """
-    bands = alt.Chart(tiers).mark_rect(opacity=0.12).encode(
-        x=alt.X("lo:Q"), x2="hi:Q",
-        color=alt.Color("tier:N", title="Latency tier", scale=alt.Scale(scheme="greys")),
+    bands = (
+        alt.Chart(tiers)
+        .mark_rect(opacity=0.12)
+        .encode(
+            x=alt.X("lo:Q"),
+            x2="hi:Q",
+            color=alt.Color("tier:N", title="Latency tier", scale=alt.Scale(scheme="greys")),
+        )
     )
-    lines = alt.Chart(front).mark_line().encode(
-        x=alt.X("tokens_per_s_per_user:Q", title="Interactivity (output tokens/s per user)",
-                scale=alt.Scale(type="log")),
-        y=alt.Y("tokens_per_s_per_gpu:Q", title="Throughput (output tokens/s per GPU)"),
-        detail="accelerator:N",
-        strokeDash=alt.StrokeDash("accelerator:N", title="Accelerator"),
-        stroke=alt.Stroke("vendor:N", title="Vendor", scale=_vendor_scale()),
-        tooltip=["accelerator"] + (["tp"] if "tp" in front else []) + [
-            "concurrency", "tokens_per_s_per_gpu", "tokens_per_s_per_user"],
+    lines = (
+        alt.Chart(front)
+        .mark_line()
+        .encode(
+            x=alt.X(
+                "tokens_per_s_per_user:Q",
+                title="Interactivity (output tokens/s per user)",
+                scale=alt.Scale(type="log"),
+            ),
+            y=alt.Y("tokens_per_s_per_gpu:Q", title="Throughput (output tokens/s per GPU)"),
+            detail="accelerator:N",
+            strokeDash=alt.StrokeDash("accelerator:N", title="Accelerator"),
+            stroke=alt.Stroke("vendor:N", title="Vendor", scale=_vendor_scale()),
+            tooltip=["accelerator"]
+            + (["tp"] if "tp" in front else [])
+            + ["concurrency", "tokens_per_s_per_gpu", "tokens_per_s_per_user"],
+        )
     )
-    return alt.layer(bands, lines).resolve_scale(color="independent").properties(
-        title="Throughput-interactivity frontier per accelerator (calibrated model)",
-        description=("Lines: output tokens/s per GPU against tokens/s per user as concurrency "
-                     "grows, one per accelerator (upper envelope over the tensor-parallel "
-                     "choices within a server), coloured by vendor; shaded bands mark the "
-                     "interactivity the latency tiers require."),
+    return (
+        alt.layer(bands, lines)
+        .resolve_scale(color="independent")
+        .properties(
+            title="Throughput-interactivity frontier per accelerator (calibrated model)",
+            description=(
+                "Lines: output tokens/s per GPU against tokens/s per user as concurrency "
+                "grows, one per accelerator (upper envelope over the tensor-parallel "
+                "choices within a server), coloured by vendor; shaded bands mark the "
+                "interactivity the latency tiers require."
+            ),
+        )
     )
 
 
 def plot_memory_headroom(head: Any) -> alt.Chart:
     """Maximum concurrency per replica at the scenario's context (memory bound)."""
-    return alt.Chart(head).mark_bar().encode(
-        x=alt.X("max_concurrency:Q", title="Maximum concurrent sequences per replica"),
-        y=alt.Y("accelerator:N", sort="-x", title=None),
-        color=alt.Color("vendor:N", title="Vendor", scale=_vendor_scale()),
-        tooltip=["accelerator", "weights_gb_per_gpu", "kv_room_gb_per_gpu", "max_concurrency"],
-    ).properties(
-        title="Memory headroom: sequences that fit at the scenario's context length",
-        description=("Bars: the largest number of sequences a replica can hold in HBM after "
-                     "the weights and a 10 % reserve, per accelerator, coloured by vendor."),
+    return (
+        alt.Chart(head)
+        .mark_bar()
+        .encode(
+            x=alt.X("max_concurrency:Q", title="Maximum concurrent sequences per replica"),
+            y=alt.Y("accelerator:N", sort="-x", title=None),
+            color=alt.Color("vendor:N", title="Vendor", scale=_vendor_scale()),
+            tooltip=["accelerator", "weights_gb_per_gpu", "kv_room_gb_per_gpu", "max_concurrency"],
+        )
+        .properties(
+            title="Memory headroom: sequences that fit at the scenario's context length",
+            description=(
+                "Bars: the largest number of sequences a replica can hold in HBM after "
+                "the weights and a 10 % reserve, per accelerator, coloured by vendor."
+            ),
+        )
     )
 
 
@@ -490,30 +600,43 @@ def plot_tier_table(tiers: Any) -> alt.Chart:
     has_tp = "tp" in data
     data["label"] = [
         "" if v != v else (f"{v:.0f} (TP{t:.0f})" if has_tp and t == t else f"{v:.0f}")
-        for v, t in zip(data["tokens_per_s_per_gpu"],
-                        data["tp"] if has_tp else data["tokens_per_s_per_gpu"], strict=True)
+        for v, t in zip(
+            data["tokens_per_s_per_gpu"],
+            data["tp"] if has_tp else data["tokens_per_s_per_gpu"],
+            strict=True,
+        )
     ]
     base = alt.Chart(data).encode(
-        x=alt.X("tier:N", title="Latency tier (TPOT bound)", sort=None,
-                axis=alt.Axis(labelAngle=0, orient="top")),
+        x=alt.X(
+            "tier:N",
+            title="Latency tier (TPOT bound)",
+            sort=None,
+            axis=alt.Axis(labelAngle=0, orient="top"),
+        ),
         y=alt.Y("accelerator:N", title="Accelerator", sort=None),
     )
     cells = base.mark_rect().encode(
-        color=alt.Color("tokens_per_s_per_gpu:Q", title="tokens/s per GPU",
-                        scale=alt.Scale(scheme="blues")),
+        color=alt.Color(
+            "tokens_per_s_per_gpu:Q", title="tokens/s per GPU", scale=alt.Scale(scheme="blues")
+        ),
     )
     text = base.mark_text(fontSize=11).encode(
         text=alt.Text("label:N"),
         color=alt.condition(
             alt.datum.tokens_per_s_per_gpu > data["tokens_per_s_per_gpu"].max() * 0.6,
-            alt.value("white"), alt.value("black")),
+            alt.value("white"),
+            alt.value("black"),
+        ),
     )
     return alt.layer(cells, text).properties(
-        width=alt.Step(120), height=alt.Step(24),
+        width=alt.Step(120),
+        height=alt.Step(24),
         title="Best output tokens/s per GPU per latency tier (chosen tensor parallelism)",
-        description=("Table as heat map: rows are accelerators, columns latency tiers, cells the "
-                     "best output tokens/s per GPU that meets the tier and the tensor-parallel "
-                     "degree that reaches it; blank cells cannot meet it."),
+        description=(
+            "Table as heat map: rows are accelerators, columns latency tiers, cells the "
+            "best output tokens/s per GPU that meets the tier and the tensor-parallel "
+            "degree that reaches it; blank cells cannot meet it."
+        ),
     )
 
 
@@ -523,23 +646,46 @@ def plot_mlperf_validation(val: Any) -> alt.LayerChart:
     hi = float(max(val["measured"].max(), val["predicted"].max())) * 1.25
     import pandas as pd
 
-    diag = alt.Chart(pd.DataFrame({"x": [lo, hi], "y": [lo, hi]})).mark_line(
-        color="#777", strokeDash=[4, 4]).encode(x="x:Q", y="y:Q")
-    pts = alt.Chart(val).mark_point(filled=True, opacity=0.6).encode(
-        x=alt.X("measured:Q", title="Measured MLPerf result (tokens/s per accelerator)",
-                scale=alt.Scale(type="log", domain=[lo, hi])),
-        y=alt.Y("predicted:Q", title="Predicted, held out (tokens/s per accelerator)",
-                scale=alt.Scale(type="log", domain=[lo, hi])),
-        color=alt.Color("vendor:N", title="Vendor", scale=_vendor_scale()),
-        shape=alt.Shape("scenario:N", title="Scenario"),
-        tooltip=["round", "submitter", "system", "benchmark", "scenario", "measured",
-                 "predicted", "ape_pct"],
+    diag = (
+        alt.Chart(pd.DataFrame({"x": [lo, hi], "y": [lo, hi]}))
+        .mark_line(color="#777", strokeDash=[4, 4])
+        .encode(x="x:Q", y="y:Q")
+    )
+    pts = (
+        alt.Chart(val)
+        .mark_point(filled=True, opacity=0.6)
+        .encode(
+            x=alt.X(
+                "measured:Q",
+                title="Measured MLPerf result (tokens/s per accelerator)",
+                scale=alt.Scale(type="log", domain=[lo, hi]),
+            ),
+            y=alt.Y(
+                "predicted:Q",
+                title="Predicted, held out (tokens/s per accelerator)",
+                scale=alt.Scale(type="log", domain=[lo, hi]),
+            ),
+            color=alt.Color("vendor:N", title="Vendor", scale=_vendor_scale()),
+            shape=alt.Shape("scenario:N", title="Scenario"),
+            tooltip=[
+                "round",
+                "submitter",
+                "system",
+                "benchmark",
+                "scenario",
+                "measured",
+                "predicted",
+                "ape_pct",
+            ],
+        )
     )
     return alt.layer(diag, pts).properties(
         title="Inference model vs MLPerf: out-of-sample predictions",
-        description=("Scatter, log-log: each point is one MLPerf result predicted with its "
-                     "system left out of the calibration; the dashed line is perfect "
-                     "prediction; colour = vendor, shape = scenario."),
+        description=(
+            "Scatter, log-log: each point is one MLPerf result predicted with its "
+            "system left out of the calibration; the dashed line is perfect "
+            "prediction; colour = vendor, shape = scenario."
+        ),
     )
 
 
@@ -547,8 +693,9 @@ def plot_efficiency_trend(trend: Any) -> alt.LayerChart:
     """Achieved fraction of the roofline per vendor per MLPerf round."""
     base = alt.Chart(trend).encode(
         x=alt.X("round:N", title="MLPerf Inference round", sort=None),
-        y=alt.Y("eta:Q", title="Achieved fraction of roofline (median)",
-                scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y(
+            "eta:Q", title="Achieved fraction of roofline (median)", scale=alt.Scale(domain=[0, 1])
+        ),
         color=alt.Color("vendor:N", title="Vendor", scale=_vendor_scale()),
     )
     return alt.layer(
@@ -556,9 +703,11 @@ def plot_efficiency_trend(trend: Any) -> alt.LayerChart:
         base.mark_text(dy=-10, fontSize=10).encode(text=alt.Text("runs:Q", format="d")),
     ).properties(
         title="Software maturity: fitted efficiency per vendor per round",
-        description=("Lines per vendor: median fraction of the memory/compute roofline that "
-                     "MLPerf runs achieve (llama2-70b Offline basis), per round; labels give "
-                     "the number of runs."),
+        description=(
+            "Lines per vendor: median fraction of the memory/compute roofline that "
+            "MLPerf runs achieve (llama2-70b Offline basis), per round; labels give "
+            "the number of runs."
+        ),
     )
 
 
@@ -614,13 +763,24 @@ def plot_recommendation_costs(recs: Any) -> alt.Chart:
             ("AMD", r.amd_best, r.amd_cost, r.amd_cost_p05, r.amd_cost_p95),
             ("NVIDIA", r.nvidia_best, r.nvidia_cost, r.nvidia_cost_p05, r.nvidia_cost_p95),
         ):
-            rows.append({"workload": r.label, "vendor": vendor, "accelerator": acc,
-                         "relative_cost": med / base, "low": lo / base, "high": hi / base})
-    df = pd.DataFrame(rows, columns=["workload", "vendor", "accelerator", "relative_cost",
-                                     "low", "high"])
-    color = alt.Color("vendor:N", scale=alt.Scale(domain=list(VENDOR_COLORS),
-                                                  range=list(VENDOR_COLORS.values())),
-                      title="Vendor")
+            rows.append(
+                {
+                    "workload": r.label,
+                    "vendor": vendor,
+                    "accelerator": acc,
+                    "relative_cost": med / base,
+                    "low": lo / base,
+                    "high": hi / base,
+                }
+            )
+    df = pd.DataFrame(
+        rows, columns=["workload", "vendor", "accelerator", "relative_cost", "low", "high"]
+    )
+    color = alt.Color(
+        "vendor:N",
+        scale=alt.Scale(domain=list(VENDOR_COLORS), range=list(VENDOR_COLORS.values())),
+        title="Vendor",
+    )
     base_chart = alt.Chart(df).encode(
         y=alt.Y("workload:N", title="Workload", axis=alt.Axis(labelLimit=280)),
         yOffset=alt.YOffset("vendor:N"),
@@ -663,11 +823,33 @@ _UNIT_SUFFIXES = (
     ("_hours", "h"),
     ("_w", "W"),
 )
-_WORDS = {"bw": "bandwidth", "tp": "TP", "mfu": "MFU", "kv": "KV", "id": "id",
-          "isl": "ISL", "osl": "OSL", "ttft": "TTFT", "tpot": "TPOT", "amd": "AMD",
-          "nvidia": "NVIDIA", "gpu": "GPU", "gpus": "GPUs", "bf16": "BF16", "fp8": "FP8",
-          "fp4": "FP4", "fp6": "FP6", "p05": "p5", "mtok": "M tokens", "tdp": "TDP",
-          "hbm": "HBM", "mlperf": "MLPerf", "ape": "APE", "url": "URL", "flop": "FLOP"}
+_WORDS = {
+    "bw": "bandwidth",
+    "tp": "TP",
+    "mfu": "MFU",
+    "kv": "KV",
+    "id": "id",
+    "isl": "ISL",
+    "osl": "OSL",
+    "ttft": "TTFT",
+    "tpot": "TPOT",
+    "amd": "AMD",
+    "nvidia": "NVIDIA",
+    "gpu": "GPU",
+    "gpus": "GPUs",
+    "bf16": "BF16",
+    "fp8": "FP8",
+    "fp4": "FP4",
+    "fp6": "FP6",
+    "p05": "p5",
+    "mtok": "M tokens",
+    "tdp": "TDP",
+    "hbm": "HBM",
+    "mlperf": "MLPerf",
+    "ape": "APE",
+    "url": "URL",
+    "flop": "FLOP",
+}
 
 
 def human_header(name: Any) -> str:
@@ -722,8 +904,11 @@ def _decimals_for(values: list[float]) -> int:
 
 
 def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) or (
-        hasattr(v, "dtype") and getattr(v.dtype, "kind", "") in "iuf")
+    return (
+        isinstance(v, int | float)
+        and not isinstance(v, bool)
+        or (hasattr(v, "dtype") and getattr(v.dtype, "kind", "") in "iuf")
+    )
 
 
 class ReportTable:
@@ -735,8 +920,14 @@ class ReportTable:
     address), for nbval and renderers that do not take HTML.
     """
 
-    def __init__(self, frame: Any, uuid: str, numeric: set[str], caption: str | None = None,
-                 wide_text: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        frame: Any,
+        uuid: str,
+        numeric: set[str],
+        caption: str | None = None,
+        wide_text: tuple[str, ...] = (),
+    ) -> None:
         self.frame = frame
         self.uuid = uuid
         self.numeric = numeric
@@ -765,8 +956,10 @@ class ReportTable:
             .hide(axis="index")
             .set_td_classes(classes)
             .format(escape="html")
-            .map_index(lambda h: "text-align: right" if h in self.numeric else "text-align: left",
-                       axis="columns")
+            .map_index(
+                lambda h: "text-align: right" if h in self.numeric else "text-align: left",
+                axis="columns",
+            )
             .set_table_attributes('class="report-table"')
         )
         if self.caption:

@@ -114,12 +114,18 @@ def _jupytext(args: list[str]) -> None:
 
 
 def _strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Drop timestamps and absolute paths papermill records; keep the injected parameters."""
+    """Drop timestamps, absolute paths and random ids; keep the injected parameters.
+
+    Papermill gives the injected-parameters cell a random id on every run; a fixed id keeps
+    regenerated goldens free of diffs that are not changes.
+    """
     pm = nb.metadata.get("papermill", {})
     nb.metadata["papermill"] = {"parameters": pm.get("parameters", {})}
     for cell in nb.cells:
         cell.metadata.pop("papermill", None)
         cell.metadata.pop("execution", None)
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            cell["id"] = "injected-parameters"
     return nb
 
 

@@ -118,7 +118,9 @@ BYTES_PER_PARAM: dict[str, float] = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5625}
 KV_BYTES: dict[str, float] = {"bf16": 2.0, "fp8": 1.0, "fp4": 1.0}
 #: Peak-FLOPS column of ``load_specs()`` per precision.
 PEAK_COLUMN: dict[str, str] = {
-    "bf16": "bf16_dense_tflops", "fp8": "fp8_dense_tflops", "fp4": "fp4_dense_tflops",
+    "bf16": "bf16_dense_tflops",
+    "fp8": "fp8_dense_tflops",
+    "fp4": "fp4_dense_tflops",
 }
 #: Fraction of HBM the serving engine may use (vLLM ``gpu_memory_utilization`` default 0.9,
 #: https://docs.vllm.ai/en/latest/configuration/engine_args.html); the rest is reserve.
@@ -138,9 +140,17 @@ MLPERF_TP = (1, 2, 4, 8)
 ETA_BRACKET = (1.0e-3, 3.0)
 #: Architecture generation per accelerator (fallback when the spec table has none).
 GENERATION: dict[str, str] = {
-    "H100-SXM": "Hopper", "H200": "Hopper", "B200": "Blackwell", "GB200": "Blackwell",
-    "B300": "Blackwell Ultra", "GB300": "Blackwell Ultra", "VR200": "Rubin",
-    "MI300X": "CDNA 3", "MI325X": "CDNA 3", "MI350X": "CDNA 4", "MI355X": "CDNA 4",
+    "H100-SXM": "Hopper",
+    "H200": "Hopper",
+    "B200": "Blackwell",
+    "GB200": "Blackwell",
+    "B300": "Blackwell Ultra",
+    "GB300": "Blackwell Ultra",
+    "VR200": "Rubin",
+    "MI300X": "CDNA 3",
+    "MI325X": "CDNA 3",
+    "MI350X": "CDNA 4",
+    "MI355X": "CDNA 4",
     "MI455X": "CDNA 5",
 }
 #: Generation order per vendor (newest last), for announced parts' fallback factor.
@@ -158,8 +168,9 @@ def _vendor_of(acc: str) -> str:
     return "AMD" if acc.startswith("MI") else "NVIDIA"
 
 
-def _lookup(frame: pd.DataFrame, key: str, value: str, kind: str,
-            known: Sequence[str]) -> pd.Series:
+def _lookup(
+    frame: pd.DataFrame, key: str, value: str, kind: str, known: Sequence[str]
+) -> pd.Series:
     hit = frame.loc[frame[key] == value]
     if hit.empty:
         raise ValueError(ids.unknown_id_message(kind, value, tuple(known)))
@@ -221,9 +232,16 @@ def model_params(m: pd.Series) -> dict[str, float]:
     kv_tok = _num(m, "kv_bytes_per_token_bf16", 2.0 * layers * kv_heads * head_dim * 2.0)
     mla = "attention_type" in m.index and str(m["attention_type"]).lower() == "mla"
     return {
-        "total_b": total, "active_b": active, "shared_b": shared, "routed_b": routed,
-        "route_frac": r, "layers": layers, "hidden": _num(m, "hidden_size"),
-        "heads": heads, "head_dim": head_dim, "kv_heads": kv_heads,
+        "total_b": total,
+        "active_b": active,
+        "shared_b": shared,
+        "routed_b": routed,
+        "route_frac": r,
+        "layers": layers,
+        "hidden": _num(m, "hidden_size"),
+        "heads": heads,
+        "head_dim": head_dim,
+        "kv_heads": kv_heads,
         "kv_tok_bf16": kv_tok,  # KV bytes per token of context (all layers, bf16)
         "kv_window_bf16": _num(m, "kv_window_bytes_bf16", 0.0),  # fixed per sequence
         "mla": 1.0 if mla else 0.0,
@@ -289,8 +307,9 @@ def _terms(
     kv_seq = kv_tok * (isl + osl) + kv_fixed
     max_conc = np.floor(np.maximum(kv_room, 0.0) / kv_seq)
 
-    def step(tokens: Any, kv_tokens: Any, seqs: Any,
-             attn_pairs: Any) -> tuple[np.ndarray, np.ndarray]:
+    def step(
+        tokens: Any, kv_tokens: Any, seqs: Any, attn_pairs: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
         touched = np.where(routed > 0, 1.0 - np.power(1.0 - r, tokens), 0.0)
         w_read = (shared + routed * touched) * bpw / g
         t_lin = np.maximum(w_read / bw, 2.0 * active * tokens / g / peak)
@@ -306,9 +325,12 @@ def _terms(
     s_fixed, s_scaled = step(b * (1.0 + isl / osl), b * ctx, b, b * ctx + joins * isl / 2.0)
     p_fixed, p_scaled = step(isl, isl, 1.0, isl * isl / 2.0)
     return {
-        "step_fixed": s_fixed, "step_scaled": s_scaled,
-        "prefill_fixed": p_fixed, "prefill_scaled": p_scaled,
-        "concurrency": b, "gpus": g,
+        "step_fixed": s_fixed,
+        "step_scaled": s_scaled,
+        "prefill_fixed": p_fixed,
+        "prefill_scaled": p_scaled,
+        "concurrency": b,
+        "gpus": g,
         "max_concurrency": max_conc,
         "in_memory": b <= max_conc,
         "fits": kv_room >= kv_seq,
@@ -327,8 +349,9 @@ def _apply_eta(t: Mapping[str, np.ndarray], eta: Any) -> dict[str, np.ndarray]:
         "tok_s_gpu": t["concurrency"] / t_step / t["gpus"],
         "tok_s_user": 1.0 / t_step,
     }
-    out.update({k: t[k] for k in ("max_concurrency", "in_memory", "fits", "weights_gb_per_gpu")
-                if k in t})
+    out.update(
+        {k: t[k] for k in ("max_concurrency", "in_memory", "fits", "weights_gb_per_gpu") if k in t}
+    )
     return out
 
 
@@ -351,13 +374,13 @@ def serving_metrics(
     ``tok_s_user``, ``max_concurrency`` (memory bound), ``in_memory`` (concurrency fits),
     ``fits`` (weights + one sequence fit) and ``weights_gb_per_gpu``.
     """
-    t = _terms(hw, mp, precision=precision, isl=isl, osl=osl, gpus=gpus,
-               concurrency=concurrency)
+    t = _terms(hw, mp, precision=precision, isl=isl, osl=osl, gpus=gpus, concurrency=concurrency)
     return _apply_eta(t, eta)
 
 
-def _best(metrics: dict[str, np.ndarray], tpot_ms: float | None, ttft_ms: float | None,
-          axis: int = -1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _best(
+    metrics: dict[str, np.ndarray], tpot_ms: float | None, ttft_ms: float | None, axis: int = -1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Best throughput over the concurrency axis under the bounds: (value, index, ok-mask)."""
     ok = metrics["in_memory"] & np.ones_like(metrics["tok_s_gpu"], dtype=bool)
     if tpot_ms is not None:
@@ -439,8 +462,11 @@ class Calibration:
         bdef = benchmark_def(benchmark)
         if bdef.benchmark in self.workload_scale:
             return self.workload_scale[bdef.benchmark], False
-        fam = [v for b, v in sorted(self.workload_scale.items())
-               if b in BENCHMARKS and BENCHMARKS[b].moe == bdef.moe]
+        fam = [
+            v
+            for b, v in sorted(self.workload_scale.items())
+            if b in BENCHMARKS and BENCHMARKS[b].moe == bdef.moe
+        ]
         return (float(np.exp(np.median(np.log(fam)))) if fam else 1.0), True
 
     def workload_for_model(self, model: str) -> float:
@@ -451,8 +477,9 @@ class Calibration:
         return 1.0
 
     @staticmethod
-    def _pick_round(by_round: Mapping[str, tuple[float, int]], round_: str | None,
-                    log_drift: float = 0.0) -> tuple[str, float, float]:
+    def _pick_round(
+        by_round: Mapping[str, tuple[float, int]], round_: str | None, log_drift: float = 0.0
+    ) -> tuple[str, float, float]:
         """The factor of ``by_round`` (round -> (eta, rows)) carried to round ``round_``.
 
         The latest round when ``round_`` is None, the round itself when calibrated;
@@ -473,12 +500,16 @@ class Calibration:
             near = below[-1:] + above[:1]
             shift = [log_drift * (q - _release_index(r)) for r in near]
         n = np.array([max(by_round[r][1], 1) for r in near], dtype=float)
-        log_eta = np.array([np.log(by_round[r][0]) + d for r, d in zip(near, shift,
-                                                                         strict=True)])
+        log_eta = np.array([np.log(by_round[r][0]) + d for r, d in zip(near, shift, strict=True)])
         return "+".join(near), float(np.exp(np.sum(n * log_eta) / n.sum())), float(n.sum())
 
-    def base_eta(self, vendor: str, generation: str, round_: str | None = None,
-                 accelerator: str | None = None) -> tuple[float, str]:
+    def base_eta(
+        self,
+        vendor: str,
+        generation: str,
+        round_: str | None = None,
+        accelerator: str | None = None,
+    ) -> tuple[float, str]:
         """Base factor, and the level it came from (see :data:`FACTOR_LEVELS`).
 
         The vendor x generation factor carried to ``round_`` by :meth:`_pick_round` (the
@@ -488,15 +519,20 @@ class Calibration:
         that: weight n / (n + ``ACCELERATOR_PRIOR_ROWS``) in log space. A generation without
         data falls back to the vendor's newest measured older generation, then the vendor.
         """
-        gen_rounds = {r: (e, self.group_rows.get((v, g, r), 1))
-                      for (v, g, r), e in self.by_group.items()
-                      if v == vendor and g == generation}
+        gen_rounds = {
+            r: (e, self.group_rows.get((v, g, r), 1))
+            for (v, g, r), e in self.by_group.items()
+            if v == vendor and g == generation
+        }
         drift = float(np.log(self.drift_per_round.get(vendor, 1.0)))
         if gen_rounds:
             used, base, _ = self._pick_round(gen_rounds, round_, drift)
             source = f"{generation} {used}"
-            acc_rounds = {r: (e, self.accelerator_rows.get((a, r), 1))
-                          for (a, r), e in self.by_accelerator.items() if a == accelerator}
+            acc_rounds = {
+                r: (e, self.accelerator_rows.get((a, r), 1))
+                for (a, r), e in self.by_accelerator.items()
+                if a == accelerator
+            }
             if accelerator is not None and acc_rounds:
                 used_a, own, n = self._pick_round(acc_rounds, round_, drift)
                 w = n / (n + ACCELERATOR_PRIOR_ROWS)
@@ -519,8 +555,9 @@ class Calibration:
                 return "accelerator"
             return "generation"
         order = GENERATION_ORDER.get(vendor, ())
-        if generation in order and any((vendor, g) in self.by_generation
-                                       for g in order[: order.index(generation)]):
+        if generation in order and any(
+            (vendor, g) in self.by_generation for g in order[: order.index(generation)]
+        ):
             return "older generation"
         return "vendor"
 
@@ -528,12 +565,20 @@ class Calibration:
         """Scenario scale: pooled x the vendor's shrunk deviation (1 for Offline)."""
         if scenario == "Offline":
             return 1.0
-        return (self.scenario_scale.get(scenario, 1.0)
-                * self.vendor_scenario_scale.get((vendor, scenario), 1.0))
+        return self.scenario_scale.get(scenario, 1.0) * self.vendor_scenario_scale.get(
+            (vendor, scenario), 1.0
+        )
 
-    def eta(self, vendor: str, generation: str, scenario: str = "Offline",
-            round_: str | None = None, model: str | None = None,
-            benchmark: str | None = None, accelerator: str | None = None) -> tuple[float, str]:
+    def eta(
+        self,
+        vendor: str,
+        generation: str,
+        scenario: str = "Offline",
+        round_: str | None = None,
+        model: str | None = None,
+        benchmark: str | None = None,
+        accelerator: str | None = None,
+    ) -> tuple[float, str]:
         """Efficiency for a query, and the factor level it came from."""
         base, source = self.base_eta(vendor, generation, round_, accelerator)
         scale = self.scenario(vendor, scenario)
@@ -576,18 +621,40 @@ def _row_inputs(row: pd.Series, bdef: BenchmarkDef) -> tuple[float, float]:
     return bdef.isl_mean, osl
 
 
-def _mlperf_grid(hw: dict[str, float], mp: dict[str, float], precision: str, isl: float,
-                 osl: float, tps: Sequence[int], eta: np.ndarray) -> dict[str, np.ndarray]:
+def _mlperf_grid(
+    hw: dict[str, float],
+    mp: dict[str, float],
+    precision: str,
+    isl: float,
+    osl: float,
+    tps: Sequence[int],
+    eta: np.ndarray,
+) -> dict[str, np.ndarray]:
     """Metrics on a (eta, tp, concurrency) grid."""
     g = np.asarray(tps, dtype=float)[None, :, None]
-    return serving_metrics(hw, mp, precision=precision, isl=isl, osl=osl, gpus=g,
-                           eta=np.asarray(eta, dtype=float)[:, None, None],
-                           concurrency=CONCURRENCY[None, None, :])
+    return serving_metrics(
+        hw,
+        mp,
+        precision=precision,
+        isl=isl,
+        osl=osl,
+        gpus=g,
+        eta=np.asarray(eta, dtype=float)[:, None, None],
+        concurrency=CONCURRENCY[None, None, :],
+    )
 
 
-def _predict_one(hw: dict[str, float], mp: dict[str, float], precision: str, isl: float,
-                 osl: float, ttft: float | None, tpot: float | None, tps: Sequence[int],
-                 eta: float) -> float:
+def _predict_one(
+    hw: dict[str, float],
+    mp: dict[str, float],
+    precision: str,
+    isl: float,
+    osl: float,
+    ttft: float | None,
+    tpot: float | None,
+    tps: Sequence[int],
+    eta: float,
+) -> float:
     """Best tokens/s per GPU over the TP choices (NaN if nothing fits the bounds)."""
     m = _mlperf_grid(hw, mp, precision, isl, osl, tps, np.array([eta]))
     best, _, _ = _best(m, tpot, ttft)
@@ -611,9 +678,15 @@ _HW_KEYS = ("bw_tbps", "peak_tflops", "mem_gb", "link_gbps", "domain", "scaleout
 
 
 def _row_terms(
-    accelerators: Sequence[str], model_ids: Sequence[str], precisions: Sequence[str],
-    isl: Any, osl: Any, ttft_ms: Any, tpot_ms: Any,
-    spec_by: Mapping[str, pd.Series], model_by: Mapping[str, dict[str, float]],
+    accelerators: Sequence[str],
+    model_ids: Sequence[str],
+    precisions: Sequence[str],
+    isl: Any,
+    osl: Any,
+    ttft_ms: Any,
+    tpot_ms: Any,
+    spec_by: Mapping[str, pd.Series],
+    model_by: Mapping[str, dict[str, float]],
 ) -> dict[str, np.ndarray]:
     """Model terms of many MLPerf rows on one (row, TP in ``MLPERF_TP``, concurrency) grid.
 
@@ -622,8 +695,10 @@ def _row_terms(
     """
     n = len(accelerators)
     shape = (n, len(MLPERF_TP), len(CONCURRENCY))
-    out = {k: np.empty(shape) for k in ("step_fixed", "step_scaled", "prefill_fixed",
-                                         "prefill_scaled", "max_concurrency")}
+    out = {
+        k: np.empty(shape)
+        for k in ("step_fixed", "step_scaled", "prefill_fixed", "prefill_scaled", "max_concurrency")
+    }
     out["in_memory"] = np.zeros(shape, dtype=bool)
     gpus = np.asarray(MLPERF_TP, dtype=float)[None, :, None]
     isl = np.asarray(isl, dtype=float)
@@ -640,10 +715,23 @@ def _row_terms(
         idx = np.flatnonzero(precisions == prec)
         hw = {k: np.array([hw_rows[i][k] for i in idx])[:, None, None] for k in _HW_KEYS}
         mp = {k: np.array([mp_rows[i][k] for i in idx])[:, None, None] for k in mp_rows[0]}
-        t = _terms(hw, mp, precision=prec, isl=isl[idx][:, None, None],
-                   osl=osl[idx][:, None, None], gpus=gpus, concurrency=CONCURRENCY[None, None, :])
-        for k in ("step_fixed", "step_scaled", "prefill_fixed", "prefill_scaled",
-                  "max_concurrency", "in_memory"):
+        t = _terms(
+            hw,
+            mp,
+            precision=prec,
+            isl=isl[idx][:, None, None],
+            osl=osl[idx][:, None, None],
+            gpus=gpus,
+            concurrency=CONCURRENCY[None, None, :],
+        )
+        for k in (
+            "step_fixed",
+            "step_scaled",
+            "prefill_fixed",
+            "prefill_scaled",
+            "max_concurrency",
+            "in_memory",
+        ):
             out[k][idx] = np.broadcast_to(t[k], (len(idx),) + shape[1:])
     domain = np.array([max(h["domain"], 1.0) for h in hw_rows])
     out["tp_ok"] = (gpus <= 8) & (gpus <= domain[:, None, None])
@@ -674,8 +762,9 @@ def _needed_eta(t: Mapping[str, np.ndarray], measured: Any) -> np.ndarray:
         tpot = t["tpot_s"][:, None, None]
         e_tpot = np.where(np.isinf(tpot), 0.0, np.where(tpot > a, s / (tpot - a), np.inf))
         ttft = t["ttft_s"][:, None, None]
-        e_ttft = np.where(np.isinf(ttft), 0.0,
-                          np.where(ttft > a + ap, (s + sp) / (ttft - a - ap), np.inf))
+        e_ttft = np.where(
+            np.isinf(ttft), 0.0, np.where(ttft > a + ap, (s + sp) / (ttft - a - ap), np.inf)
+        )
     e = np.maximum(np.maximum(e_thr, e_tpot), e_ttft)
     e = np.where(_candidates_ok(t), e, np.inf)
     return e.reshape(len(m), -1).min(axis=1)
@@ -685,8 +774,11 @@ def _predict_terms(t: Mapping[str, np.ndarray], eta: Any) -> np.ndarray:
     """Per row: best tokens/s per GPU at efficiency ``eta`` under its bounds (NaN if none)."""
     eta = np.asarray(eta, dtype=float)[:, None, None]
     m = _apply_eta(t, eta)
-    ok = (_candidates_ok(t) & (m["tpot_s"] <= t["tpot_s"][:, None, None])
-          & (m["ttft_s"] <= t["ttft_s"][:, None, None]))
+    ok = (
+        _candidates_ok(t)
+        & (m["tpot_s"] <= t["tpot_s"][:, None, None])
+        & (m["ttft_s"] <= t["ttft_s"][:, None, None])
+    )
     val = np.where(ok, m["tok_s_gpu"], -np.inf).reshape(len(eta), -1).max(axis=1)
     return np.where(np.isfinite(val), val, np.nan)
 
@@ -694,31 +786,42 @@ def _predict_terms(t: Mapping[str, np.ndarray], eta: Any) -> np.ndarray:
 def _solve_rows(t: Mapping[str, np.ndarray], measured: Any) -> tuple[np.ndarray, list[str]]:
     """Implied efficiency per row within ``ETA_BRACKET`` (NaN + note outside)."""
     eta = _needed_eta(t, measured)
-    notes = np.where(eta > ETA_BRACKET[1],
-                     "above the model at 3x roofline (or latency bound unreachable)",
-                     np.where(eta < ETA_BRACKET[0], "below the model at the lowest efficiency",
-                              ""))
+    notes = np.where(
+        eta > ETA_BRACKET[1],
+        "above the model at 3x roofline (or latency bound unreachable)",
+        np.where(eta < ETA_BRACKET[0], "below the model at the lowest efficiency", ""),
+    )
     eta = np.where((eta > ETA_BRACKET[1]) | (eta < ETA_BRACKET[0]), np.nan, eta)
     return eta, notes.tolist()
 
 
 def _bounds_of(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    pairs = [benchmark_def(b).bounds(s) for b, s in zip(rows["benchmark"], rows["scenario"],
-                                                         strict=True)]
+    pairs = [
+        benchmark_def(b).bounds(s) for b, s in zip(rows["benchmark"], rows["scenario"], strict=True)
+    ]
     ttft = np.array([np.nan if p[0] is None else p[0] for p in pairs], dtype=float)
     tpot = np.array([np.nan if p[1] is None else p[1] for p in pairs], dtype=float)
     return ttft, tpot
 
 
-def _terms_for_rows(rows: pd.DataFrame, specs: pd.DataFrame, models: pd.DataFrame,
-                    precision_col: str = "precision") -> dict[str, np.ndarray]:
+def _terms_for_rows(
+    rows: pd.DataFrame, specs: pd.DataFrame, models: pd.DataFrame, precision_col: str = "precision"
+) -> dict[str, np.ndarray]:
     """:func:`_row_terms` for calibration rows (accelerator, model, isl, osl, benchmark, ...)."""
     spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
     model_by = {r["model"]: model_params(r) for _, r in models.iterrows()}
     ttft, tpot = _bounds_of(rows)
-    return _row_terms(rows["accelerator"].tolist(), rows["model"].tolist(),
-                      rows[precision_col].tolist(), rows["isl"].to_numpy(float),
-                      rows["osl"].to_numpy(float), ttft, tpot, spec_by, model_by)
+    return _row_terms(
+        rows["accelerator"].tolist(),
+        rows["model"].tolist(),
+        rows[precision_col].tolist(),
+        rows["isl"].to_numpy(float),
+        rows["osl"].to_numpy(float),
+        ttft,
+        tpot,
+        spec_by,
+        model_by,
+    )
 
 
 def _supports(spec: pd.Series, precision: str) -> bool:
@@ -748,15 +851,19 @@ def implied_efficiency(
     df = df[df["accelerator"].isin(list(spec_by))].reset_index(drop=True)
     df["measured"] = df["result_per_accelerator"].astype(float)
     df["generation"] = [_generation(spec_by[a]) for a in df["accelerator"]]
-    lengths = [_row_inputs(r, benchmark_def(b)) for b, (_, r) in
-               zip(df["benchmark"], df.iterrows(), strict=True)]
+    lengths = [
+        _row_inputs(r, benchmark_def(b))
+        for b, (_, r) in zip(df["benchmark"], df.iterrows(), strict=True)
+    ]
     df["isl"] = [v[0] for v in lengths]
     df["osl"] = [v[1] for v in lengths]
     df["eta"] = np.nan
     df["eta_note"] = ""
     df["precision_published"] = df["precision"]
-    supported = np.array([_supports(spec_by[a], p) for a, p in
-                          zip(df["accelerator"], df["precision"], strict=True)], dtype=bool)
+    supported = np.array(
+        [_supports(spec_by[a], p) for a, p in zip(df["accelerator"], df["precision"], strict=True)],
+        dtype=bool,
+    )
     for i in np.flatnonzero(~supported):
         try:
             hardware_params(spec_by[df.at[i, "accelerator"]], df.at[i, "precision"])
@@ -775,12 +882,18 @@ def implied_efficiency(
     software = df["software"] if "software" in df else pd.Series([None] * len(df))
     above = (df["eta"] > 1.0) | df["eta_note"].str.startswith("above")
     stack = list(zip(df["round"], software, df["precision"], strict=True))
-    stacks = {k for k, ok, sup in zip(stack, above, supported, strict=True)
-              if ok and sup and k[2] in lower}
-    redo = np.array([
-        sup and k in stacks and _supports(spec_by[a], lower[k[2]])
-        for k, sup, a in zip(stack, supported, df["accelerator"], strict=True)
-    ], dtype=bool)
+    stacks = {
+        k
+        for k, ok, sup in zip(stack, above, supported, strict=True)
+        if ok and sup and k[2] in lower
+    }
+    redo = np.array(
+        [
+            sup and k in stacks and _supports(spec_by[a], lower[k[2]])
+            for k, sup, a in zip(stack, supported, df["accelerator"], strict=True)
+        ],
+        dtype=bool,
+    )
     idx = np.flatnonzero(redo)
     if len(idx):
         sub = df.iloc[idx].copy()
@@ -789,18 +902,27 @@ def implied_efficiency(
         df.loc[idx, "eta"] = eta2
         df.loc[idx, "precision"] = sub["precision"].to_numpy()
         df.loc[idx, "eta_note"] = [
-            n or (f"precision re-read as {lo}: this stack's runs in this round exceed the "
-                  f"{pub} roofline")
-            for n, lo, pub in zip(notes2, sub["precision"], sub["precision_published"],
-                                  strict=True)
+            n
+            or (
+                f"precision re-read as {lo}: this stack's runs in this round exceed the "
+                f"{pub} roofline"
+            )
+            for n, lo, pub in zip(notes2, sub["precision"], sub["precision_published"], strict=True)
         ]
     # Speculative decoding (allowed by the scenario's rules) emits several tokens per step:
     # outside the model's scope, so such rows are neither fitted nor scored.
-    spec = np.array([s in benchmark_def(b).speculative_scenarios
-                     for b, s in zip(df["benchmark"], df["scenario"], strict=True)], dtype=bool)
+    spec = np.array(
+        [
+            s in benchmark_def(b).speculative_scenarios
+            for b, s in zip(df["benchmark"], df["scenario"], strict=True)
+        ],
+        dtype=bool,
+    )
     df.loc[spec, "eta"] = np.nan
-    df.loc[spec, "eta_note"] = ("out of scope: this scenario allows speculative decoding, "
-                                "which the model does not represent")
+    df.loc[spec, "eta_note"] = (
+        "out of scope: this scenario allows speculative decoding, "
+        "which the model does not represent"
+    )
     return df
 
 
@@ -868,17 +990,29 @@ def fit_efficiency(rows: pd.DataFrame, iterations: int = 12) -> Calibration:
     ok = usable_rows(rows)
     if ok.empty:
         raise ValueError("no usable MLPerf rows to calibrate on")
-    accs = (ok["accelerator"].tolist() if "accelerator" in ok
-            else [None] * len(ok))
-    return _fit_arrays(np.log(ok["eta"].to_numpy(dtype=float)), ok["vendor"].tolist(),
-                       ok["generation"].tolist(), ok["round"].tolist(),
-                       [benchmark_def(b).benchmark for b in ok["benchmark"].tolist()],
-                       ok["scenario"].tolist(), accs, iterations)
+    accs = ok["accelerator"].tolist() if "accelerator" in ok else [None] * len(ok)
+    return _fit_arrays(
+        np.log(ok["eta"].to_numpy(dtype=float)),
+        ok["vendor"].tolist(),
+        ok["generation"].tolist(),
+        ok["round"].tolist(),
+        [benchmark_def(b).benchmark for b in ok["benchmark"].tolist()],
+        ok["scenario"].tolist(),
+        accs,
+        iterations,
+    )
 
 
-def _fit_arrays(y: np.ndarray, vendors: list[str], gens: list[str], rounds_: list[str],
-                benches: list[str], scens: list[str], accs: list[Any] | None = None,
-                iterations: int = 12) -> Calibration:
+def _fit_arrays(
+    y: np.ndarray,
+    vendors: list[str],
+    gens: list[str],
+    rounds_: list[str],
+    benches: list[str],
+    scens: list[str],
+    accs: list[Any] | None = None,
+    iterations: int = 12,
+) -> Calibration:
     """:func:`fit_efficiency` on plain arrays (log eta and the factor keys per row).
 
     Median polish of log eta = group + workload + scenario + vendor-scenario deviation,
@@ -892,8 +1026,9 @@ def _fit_arrays(y: np.ndarray, vendors: list[str], gens: list[str], rounds_: lis
     ref_b = bench_names.index(REFERENCE_BENCHMARK) if REFERENCE_BENCHMARK in bench_names else -1
     ref_s = scen_names.index("Offline") if "Offline" in scen_names else -1
     vs_count = np.bincount(vs, minlength=nvs).astype(float)
-    vs_shrink = np.where([k[1] == "Offline" for k in vs_names], 0.0,
-                         vs_count / (vs_count + SCENARIO_PRIOR_ROWS))
+    vs_shrink = np.where(
+        [k[1] == "Offline" for k in vs_names], 0.0, vs_count / (vs_count + SCENARIO_PRIOR_ROWS)
+    )
     w = np.zeros(nb)
     s = np.zeros(ns)
     d = np.zeros(nvs)
@@ -905,8 +1040,13 @@ def _fit_arrays(y: np.ndarray, vendors: list[str], gens: list[str], rounds_: lis
         s = _group_median(scen, y - a[grp] - w[bench] - d[vs], ns)
         s = s - (s[ref_s] if ref_s >= 0 else 0.0)
         d = _group_median(vs, y - a[grp] - w[bench] - s[scen], nvs) * vs_shrink
-        state = np.concatenate([w[np.argsort(bench_names)], s[np.argsort(scen_names)],
-                                d[np.argsort([str(k) for k in vs_names])]])
+        state = np.concatenate(
+            [
+                w[np.argsort(bench_names)],
+                s[np.argsort(scen_names)],
+                d[np.argsort([str(k) for k in vs_names])],
+            ]
+        )
         if prev is not None and np.max(np.abs(state - prev)) < 1e-6:
             break  # converged: scales move by less than 1e-6 in log space
         prev = state
@@ -931,15 +1071,19 @@ def _fit_arrays(y: np.ndarray, vendors: list[str], gens: list[str], rounds_: lis
         by_group={k: float(np.exp(v)) for k, v in zip(grp_names, a, strict=True)},
         by_generation={k: float(np.exp(v)) for k, v in zip(gen_names, by_gen, strict=True)},
         by_vendor={k: float(np.exp(v)) for k, v in zip(ven_names, by_vendor, strict=True)},
-        scenario_scale={k: float(np.exp(v)) for k, v in zip(scen_names, s, strict=True)
-                        if k != "Offline"},
+        scenario_scale={
+            k: float(np.exp(v)) for k, v in zip(scen_names, s, strict=True) if k != "Offline"
+        },
         workload_scale={k: float(np.exp(v)) for k, v in zip(bench_names, w, strict=True)},
         rounds=tuple(sorted(set(rounds_), key=_round_key)),
-        by_accelerator=by_acc, accelerator_rows=acc_rows,
-        group_rows={k: int(c) for k, c in zip(grp_names, np.bincount(grp, minlength=ng),
-                                              strict=True)},
-        vendor_scenario_scale={k: float(np.exp(v)) for k, v in zip(vs_names, d, strict=True)
-                               if k[1] != "Offline"},
+        by_accelerator=by_acc,
+        accelerator_rows=acc_rows,
+        group_rows={
+            k: int(c) for k, c in zip(grp_names, np.bincount(grp, minlength=ng), strict=True)
+        },
+        vendor_scenario_scale={
+            k: float(np.exp(v)) for k, v in zip(vs_names, d, strict=True) if k[1] != "Offline"
+        },
         drift_per_round={v: float(np.exp(x)) for v, x in drift.items()},
         drift_pairs=pairs,
     )
@@ -962,9 +1106,14 @@ def _release_index(r: str) -> float:
     return 2.0 * k[0] + (k[1] if len(k) > 1 else 0) if k else 0.0
 
 
-def _drift_per_round(y: np.ndarray, vendors: list[str], accs: list[Any] | None,
-                     benches: list[str], scens: list[str],
-                     rounds_: list[str]) -> tuple[dict[str, float], dict[str, int]]:
+def _drift_per_round(
+    y: np.ndarray,
+    vendors: list[str],
+    accs: list[Any] | None,
+    benches: list[str],
+    scens: list[str],
+    rounds_: list[str],
+) -> tuple[dict[str, float], dict[str, int]]:
     """Per-vendor software drift (log eta per release) and the pairs behind it.
 
     Paired within accelerator x benchmark x scenario, so that drift is separated from the
@@ -982,14 +1131,18 @@ def _drift_per_round(y: np.ndarray, vendors: list[str], accs: list[Any] | None,
         rel = np.array([_release_index(k[4]) for k in names])
         order = np.lexsort((rel, cell))  # by cell, then release
         c, r, m = cell[order], rel[order], med[order]
-        same = (c[1:] == c[:-1]) & np.array([names[i][1] is not None for i in order[1:]],
-                                            dtype=bool)
+        same = (c[1:] == c[:-1]) & np.array(
+            [names[i][1] is not None for i in order[1:]], dtype=bool
+        )
         slope = ((m[1:] - m[:-1]) / np.where(same, r[1:] - r[:-1], 1.0))[same]
         owner = np.array([names[i][0] for i in order[1:]], dtype=object)[same]
         slopes = {v: slope[owner == v] for v in vendor_names}
-    drift = {v: (float(np.median(slopes[v])) * len(slopes[v])
-                 / (len(slopes[v]) + DRIFT_PRIOR_PAIRS)) if len(slopes[v]) else 0.0
-             for v in vendor_names}
+    drift = {
+        v: (float(np.median(slopes[v])) * len(slopes[v]) / (len(slopes[v]) + DRIFT_PRIOR_PAIRS))
+        if len(slopes[v])
+        else 0.0
+        for v in vendor_names
+    }
     return drift, {v: len(slopes[v]) for v in vendor_names}
 
 
@@ -1011,33 +1164,72 @@ def _calibration(calibration: Calibration | None) -> Calibration:
 def efficiency_table(calibration: Calibration | None = None) -> pd.DataFrame:
     """The fitted factors as a tidy table: level, vendor, generation, round, eta."""
     cal = _calibration(calibration)
-    rows = [
-        {"level": "vendor x generation x round", "vendor": v, "generation": g, "round": r,
-         "eta": e} for (v, g, r), e in cal.by_group.items()
-    ] + [
-        {"level": "vendor x generation", "vendor": v, "generation": g, "round": "all",
-         "eta": e} for (v, g), e in cal.by_generation.items()
-    ] + [
-        {"level": "vendor", "vendor": v, "generation": "all", "round": "all", "eta": e}
-        for v, e in cal.by_vendor.items()
-    ] + [
-        {"level": f"accelerator x round: {a}", "vendor": _vendor_of(a), "generation": "",
-         "round": r, "eta": e} for (a, r), e in cal.by_accelerator.items()
-    ] + [
-        {"level": f"scenario scale: {k}", "vendor": "all", "generation": "all", "round": "all",
-         "eta": s} for k, s in cal.scenario_scale.items()
-    ] + [
-        {"level": f"vendor scenario deviation: {k}", "vendor": v, "generation": "all",
-         "round": "all", "eta": s} for (v, k), s in cal.vendor_scenario_scale.items()
-    ] + [
-        {"level": f"workload scale: {k}", "vendor": "all", "generation": "all", "round": "all",
-         "eta": s} for k, s in sorted(cal.workload_scale.items())
-    ]
+    rows = (
+        [
+            {
+                "level": "vendor x generation x round",
+                "vendor": v,
+                "generation": g,
+                "round": r,
+                "eta": e,
+            }
+            for (v, g, r), e in cal.by_group.items()
+        ]
+        + [
+            {"level": "vendor x generation", "vendor": v, "generation": g, "round": "all", "eta": e}
+            for (v, g), e in cal.by_generation.items()
+        ]
+        + [
+            {"level": "vendor", "vendor": v, "generation": "all", "round": "all", "eta": e}
+            for v, e in cal.by_vendor.items()
+        ]
+        + [
+            {
+                "level": f"accelerator x round: {a}",
+                "vendor": _vendor_of(a),
+                "generation": "",
+                "round": r,
+                "eta": e,
+            }
+            for (a, r), e in cal.by_accelerator.items()
+        ]
+        + [
+            {
+                "level": f"scenario scale: {k}",
+                "vendor": "all",
+                "generation": "all",
+                "round": "all",
+                "eta": s,
+            }
+            for k, s in cal.scenario_scale.items()
+        ]
+        + [
+            {
+                "level": f"vendor scenario deviation: {k}",
+                "vendor": v,
+                "generation": "all",
+                "round": "all",
+                "eta": s,
+            }
+            for (v, k), s in cal.vendor_scenario_scale.items()
+        ]
+        + [
+            {
+                "level": f"workload scale: {k}",
+                "vendor": "all",
+                "generation": "all",
+                "round": "all",
+                "eta": s,
+            }
+            for k, s in sorted(cal.workload_scale.items())
+        ]
+    )
     return pd.DataFrame(rows)
 
 
-def efficiency_trend(rows: pd.DataFrame | None = None,
-                     calibration: Calibration | None = None) -> pd.DataFrame:
+def efficiency_trend(
+    rows: pd.DataFrame | None = None, calibration: Calibration | None = None
+) -> pd.DataFrame:
     """Achieved fraction of the roofline per vendor per round (llama2-70b Offline basis).
 
     Each usable MLPerf run's eta divided by its workload and scenario scales, then the
@@ -1046,29 +1238,44 @@ def efficiency_trend(rows: pd.DataFrame | None = None,
     release, paired on the same accelerator x benchmark x scenario) with its pair count.
     """
     rows = _default_implied() if rows is None else rows
-    cal = fit_efficiency(rows) if calibration is None and rows is not None else _calibration(
-        calibration)
+    cal = (
+        fit_efficiency(rows)
+        if calibration is None and rows is not None
+        else _calibration(calibration)
+    )
     ok = usable_rows(rows).copy()
     scale = [
         cal.workload(b)[0] * cal.scenario(v, sc)
         for b, sc, v in zip(ok["benchmark"], ok["scenario"], ok["vendor"], strict=True)
     ]
     ok["eta_normalized"] = ok["eta"].to_numpy() / np.asarray(scale)
-    out = (ok.groupby(["vendor", "round"])["eta_normalized"]
-           .agg(eta=_median, runs="count").reset_index())
-    out["drift_pct_per_round"] = [(cal.drift_per_round.get(v, 1.0) - 1.0) * 100.0
-                                  for v in out["vendor"]]
+    out = (
+        ok.groupby(["vendor", "round"])["eta_normalized"]
+        .agg(eta=_median, runs="count")
+        .reset_index()
+    )
+    out["drift_pct_per_round"] = [
+        (cal.drift_per_round.get(v, 1.0) - 1.0) * 100.0 for v in out["vendor"]
+    ]
     out["drift_pairs"] = [int(cal.drift_pairs.get(v, 0)) for v in out["vendor"]]
     out["round_order"] = out["round"].map(_round_key)
-    return out.sort_values(["vendor", "round_order"]).drop(columns="round_order").reset_index(
-        drop=True)
+    return (
+        out.sort_values(["vendor", "round_order"])
+        .drop(columns="round_order")
+        .reset_index(drop=True)
+    )
 
 
 # --- public model API ----------------------------------------------------------------------
 
 
-def _prepare(accelerator: str, model: str, precision: str, specs: pd.DataFrame | None,
-             models: pd.DataFrame | None) -> tuple[pd.Series, dict[str, float], dict[str, float]]:
+def _prepare(
+    accelerator: str,
+    model: str,
+    precision: str,
+    specs: pd.DataFrame | None,
+    models: pd.DataFrame | None,
+) -> tuple[pd.Series, dict[str, float], dict[str, float]]:
     specs, models = _specs(specs), _models(models)
     if precision not in BYTES_PER_PARAM:
         raise ValueError(f"unknown precision {precision!r}; allowed: {', '.join(BYTES_PER_PARAM)}")
@@ -1077,8 +1284,16 @@ def _prepare(accelerator: str, model: str, precision: str, specs: pd.DataFrame |
     return spec, hardware_params(spec, precision), model_params(mrow)
 
 
-def _check_fit(m: dict[str, np.ndarray], accelerator: str, model: str, precision: str,
-               gpus: int, hw: dict[str, float], isl: float, osl: float) -> None:
+def _check_fit(
+    m: dict[str, np.ndarray],
+    accelerator: str,
+    model: str,
+    precision: str,
+    gpus: int,
+    hw: dict[str, float],
+    isl: float,
+    osl: float,
+) -> None:
     if not bool(np.all(m["fits"])):
         w = float(np.max(m["weights_gb_per_gpu"]))
         raise ValueError(
@@ -1090,9 +1305,17 @@ def _check_fit(m: dict[str, np.ndarray], accelerator: str, model: str, precision
 
 
 def frontier(
-    accelerator: str, model: str, *, precision: str, isl: int, osl: int, gpus: int = 8,
-    bounded: bool = True, specs: pd.DataFrame | None = None,
-    models: pd.DataFrame | None = None, calibration: Calibration | None = None,
+    accelerator: str,
+    model: str,
+    *,
+    precision: str,
+    isl: int,
+    osl: int,
+    gpus: int = 8,
+    bounded: bool = True,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    calibration: Calibration | None = None,
 ) -> pd.DataFrame:
     """Throughput per GPU vs interactivity over the concurrency sweep (one replica, TP=gpus).
 
@@ -1101,31 +1324,72 @@ def frontier(
     :func:`max_throughput_per_gpu`.
     """
     spec, hw, mp = _prepare(accelerator, model, precision, specs, models)
-    return _frontier(spec, hw, mp, accelerator=accelerator, model=model, precision=precision,
-                     isl=isl, osl=osl, gpus=gpus, bounded=bounded,
-                     cal=_calibration(calibration))
+    return _frontier(
+        spec,
+        hw,
+        mp,
+        accelerator=accelerator,
+        model=model,
+        precision=precision,
+        isl=isl,
+        osl=osl,
+        gpus=gpus,
+        bounded=bounded,
+        cal=_calibration(calibration),
+    )
 
 
-def _frontier(spec: pd.Series, hw: dict[str, float], mp: dict[str, float], *,
-              accelerator: str, model: str, precision: str, isl: float, osl: float,
-              gpus: int, bounded: bool, cal: Calibration) -> pd.DataFrame:
-    eta, _ = cal.eta(str(spec["vendor"]), _generation(spec), "Server" if bounded else "Offline",
-                     model=model, accelerator=accelerator)
+def _frontier(
+    spec: pd.Series,
+    hw: dict[str, float],
+    mp: dict[str, float],
+    *,
+    accelerator: str,
+    model: str,
+    precision: str,
+    isl: float,
+    osl: float,
+    gpus: int,
+    bounded: bool,
+    cal: Calibration,
+) -> pd.DataFrame:
+    eta, _ = cal.eta(
+        str(spec["vendor"]),
+        _generation(spec),
+        "Server" if bounded else "Offline",
+        model=model,
+        accelerator=accelerator,
+    )
     m = serving_metrics(hw, mp, precision=precision, isl=isl, osl=osl, gpus=gpus, eta=eta)
     _check_fit(m, accelerator, model, precision, gpus, hw, isl, osl)
     ok = m["in_memory"]
-    return pd.DataFrame({
-        "accelerator": accelerator, "vendor": spec["vendor"], "concurrency": CONCURRENCY[ok],
-        "tokens_per_s_per_gpu": m["tok_s_gpu"][ok], "tokens_per_s_per_user": m["tok_s_user"][ok],
-        "tpot_ms": m["tpot_s"][ok] * 1e3, "ttft_ms": m["ttft_s"][ok] * 1e3,
-    })
+    return pd.DataFrame(
+        {
+            "accelerator": accelerator,
+            "vendor": spec["vendor"],
+            "concurrency": CONCURRENCY[ok],
+            "tokens_per_s_per_gpu": m["tok_s_gpu"][ok],
+            "tokens_per_s_per_user": m["tok_s_user"][ok],
+            "tpot_ms": m["tpot_s"][ok] * 1e3,
+            "ttft_ms": m["ttft_s"][ok] * 1e3,
+        }
+    )
 
 
 def max_throughput_per_gpu(
-    accelerator: str, model: str, *, precision: str, isl: int, osl: int,
-    tpot_ms: float | None = None, ttft_ms: float | None = None, gpus: int = 8,
-    specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None,
-    calibration: Calibration | None = None, return_details: bool = False,
+    accelerator: str,
+    model: str,
+    *,
+    precision: str,
+    isl: int,
+    osl: int,
+    tpot_ms: float | None = None,
+    ttft_ms: float | None = None,
+    gpus: int = 8,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    calibration: Calibration | None = None,
+    return_details: bool = False,
 ) -> Any:
     """Best output tokens/s per GPU of one TP=``gpus`` replica under the latency bounds.
 
@@ -1149,8 +1413,12 @@ def max_throughput_per_gpu(
     spec, hw, mp = _prepare(accelerator, model, precision, specs, models)
     bounded = tpot_ms is not None or ttft_ms is not None
     eta, source = _calibration(calibration).eta(
-        str(spec["vendor"]), _generation(spec), "Server" if bounded else "Offline", model=model,
-        accelerator=accelerator)
+        str(spec["vendor"]),
+        _generation(spec),
+        "Server" if bounded else "Offline",
+        model=model,
+        accelerator=accelerator,
+    )
     m = serving_metrics(hw, mp, precision=precision, isl=isl, osl=osl, gpus=gpus, eta=eta)
     _check_fit(m, accelerator, model, precision, gpus, hw, isl, osl)
     best, idx, _ = _best(m, tpot_ms, ttft_ms)
@@ -1166,9 +1434,13 @@ def max_throughput_per_gpu(
         return value
     i = int(idx)
     return {
-        "tokens_per_s_per_gpu": value, "concurrency": float(CONCURRENCY[i]),
-        "tpot_ms": float(m["tpot_s"][i] * 1e3), "ttft_ms": float(m["ttft_s"][i] * 1e3),
-        "tokens_per_s_per_user": float(m["tok_s_user"][i]), "eta": eta, "eta_source": source,
+        "tokens_per_s_per_gpu": value,
+        "concurrency": float(CONCURRENCY[i]),
+        "tpot_ms": float(m["tpot_s"][i] * 1e3),
+        "ttft_ms": float(m["ttft_s"][i] * 1e3),
+        "tokens_per_s_per_user": float(m["tok_s_user"][i]),
+        "eta": eta,
+        "eta_source": source,
         "max_concurrency": float(m["max_concurrency"]),
     }
 
@@ -1189,18 +1461,41 @@ def tp_choices(max_tp: int) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def _deployment(spec: pd.Series, hw: dict[str, float], mp: dict[str, float], *,
-                accelerator: str, model: str, precision: str, isl: float, osl: float,
-                tpot_ms: float | None, ttft_ms: float | None, max_tp: int,
-                cal: Calibration) -> dict[str, Any]:
+def _deployment(
+    spec: pd.Series,
+    hw: dict[str, float],
+    mp: dict[str, float],
+    *,
+    accelerator: str,
+    model: str,
+    precision: str,
+    isl: float,
+    osl: float,
+    tpot_ms: float | None,
+    ttft_ms: float | None,
+    max_tp: int,
+    cal: Calibration,
+) -> dict[str, Any]:
     """:func:`best_deployment` on prepared inputs (one numpy evaluation over TP x batch)."""
     bounded = tpot_ms is not None or ttft_ms is not None
-    eta, source = cal.eta(str(spec["vendor"]), _generation(spec),
-                          "Server" if bounded else "Offline", model=model,
-                          accelerator=accelerator)
+    eta, source = cal.eta(
+        str(spec["vendor"]),
+        _generation(spec),
+        "Server" if bounded else "Offline",
+        model=model,
+        accelerator=accelerator,
+    )
     tps = np.asarray(tp_choices(max_tp), dtype=float)
-    m = serving_metrics(hw, mp, precision=precision, isl=isl, osl=osl, gpus=tps[:, None],
-                        eta=eta, concurrency=CONCURRENCY[None, :])
+    m = serving_metrics(
+        hw,
+        mp,
+        precision=precision,
+        isl=isl,
+        osl=osl,
+        gpus=tps[:, None],
+        eta=eta,
+        concurrency=CONCURRENCY[None, :],
+    )
     fits = np.broadcast_to(m["fits"], tps[:, None].shape)[:, 0]
     if not fits.any():
         _check_fit(m, accelerator, model, precision, int(tps[-1]), hw, isl, osl)
@@ -1223,19 +1518,31 @@ def _deployment(spec: pd.Series, hw: dict[str, float], mp: dict[str, float], *,
         )
     tp = int(tps[ti])
     return {
-        "tokens_per_s_per_gpu": float(val[ti, ci]), "tp": tp,
-        "replicas_per_max_tp": max_tp // tp, "concurrency": float(CONCURRENCY[ci]),
-        "tpot_ms": float(m["tpot_s"][ti, ci] * 1e3), "ttft_ms": float(m["ttft_s"][ti, ci] * 1e3),
-        "tokens_per_s_per_user": float(m["tok_s_user"][ti, ci]), "eta": eta,
+        "tokens_per_s_per_gpu": float(val[ti, ci]),
+        "tp": tp,
+        "replicas_per_max_tp": max_tp // tp,
+        "concurrency": float(CONCURRENCY[ci]),
+        "tpot_ms": float(m["tpot_s"][ti, ci] * 1e3),
+        "ttft_ms": float(m["ttft_s"][ti, ci] * 1e3),
+        "tokens_per_s_per_user": float(m["tok_s_user"][ti, ci]),
+        "eta": eta,
         "eta_source": source,
         "max_concurrency": float(np.broadcast_to(m["max_concurrency"], shape)[ti, 0]),
     }
 
 
 def best_deployment(
-    accelerator: str, model: str, *, precision: str, isl: int, osl: int,
-    tpot_ms: float | None = None, ttft_ms: float | None = None, max_tp: int = 8,
-    specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None,
+    accelerator: str,
+    model: str,
+    *,
+    precision: str,
+    isl: int,
+    osl: int,
+    tpot_ms: float | None = None,
+    ttft_ms: float | None = None,
+    max_tp: int = 8,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
     calibration: Calibration | None = None,
 ) -> dict[str, Any]:
     """The best serving layout within ``max_tp`` GPUs per replica under the latency bounds.
@@ -1260,15 +1567,33 @@ def best_deployment(
         if v is not None and not v > 0:
             raise ValueError(f"{name} must be positive or None (unbounded), got {v}")
     spec, hw, mp = _prepare(accelerator, model, precision, specs, models)
-    return _deployment(spec, hw, mp, accelerator=accelerator, model=model, precision=precision,
-                       isl=isl, osl=osl, tpot_ms=tpot_ms, ttft_ms=ttft_ms, max_tp=max_tp,
-                       cal=_calibration(calibration))
+    return _deployment(
+        spec,
+        hw,
+        mp,
+        accelerator=accelerator,
+        model=model,
+        precision=precision,
+        isl=isl,
+        osl=osl,
+        tpot_ms=tpot_ms,
+        ttft_ms=ttft_ms,
+        max_tp=max_tp,
+        cal=_calibration(calibration),
+    )
 
 
 def predict_mlperf(
-    accelerator: str, benchmark: str, scenario: str, *, precision: str, gpus: int = 8,
-    specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None,
-    calibration: Calibration | None = None, round_: str | None = None,
+    accelerator: str,
+    benchmark: str,
+    scenario: str,
+    *,
+    precision: str,
+    gpus: int = 8,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    calibration: Calibration | None = None,
+    round_: str | None = None,
     osl: float | None = None,
 ) -> float:
     """Predicted MLPerf result per accelerator (tokens/s) for a benchmark id and scenario.
@@ -1283,8 +1608,14 @@ def predict_mlperf(
     ttft, tpot = bdef.bounds(scenario)
     spec, hw, mp = _prepare(accelerator, bdef.model, precision, specs, models)
     cal = _calibration(calibration)
-    eta, _ = cal.eta(str(spec["vendor"]), _generation(spec), scenario, round_,
-                     benchmark=benchmark, accelerator=accelerator)
+    eta, _ = cal.eta(
+        str(spec["vendor"]),
+        _generation(spec),
+        scenario,
+        round_,
+        benchmark=benchmark,
+        accelerator=accelerator,
+    )
     osl_v = float(osl) if osl is not None else bdef.osl_mean
     tps = _tp_options(hw, gpus)
     value = _predict_one(hw, mp, precision, bdef.isl_mean, osl_v, ttft, tpot, tps, eta)
@@ -1301,9 +1632,15 @@ def predict_mlperf(
 
 
 def sweep(
-    *, isl: int, osl: int, gpus: int = 8, precisions: Sequence[str] = ("bf16", "fp8", "fp4"),
-    specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None,
-    calibration: Calibration | None = None, bounded: bool = False,
+    *,
+    isl: int,
+    osl: int,
+    gpus: int = 8,
+    precisions: Sequence[str] = ("bf16", "fp8", "fp4"),
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    calibration: Calibration | None = None,
+    bounded: bool = False,
 ) -> pd.DataFrame:
     """Every accelerator x model x precision x concurrency level, in one numpy broadcast.
 
@@ -1320,8 +1657,9 @@ def sweep(
     eta = np.empty((len(acc), len(models), 1, 1))
     for i, (_, s) in enumerate(specs.iterrows()):
         for j, mod in enumerate(models["model"]):
-            eta[i, j] = cal.eta(str(s["vendor"]), _generation(s), scen, model=mod,
-                                accelerator=str(s["accelerator"]))[0]
+            eta[i, j] = cal.eta(
+                str(s["vendor"]), _generation(s), scen, model=mod, accelerator=str(s["accelerator"])
+            )[0]
         for j, p in enumerate(precisions):
             peak = _num(s, PEAK_COLUMN[p])
             base = hardware_params(s, "bf16") if not peak > 0 else hardware_params(s, p)
@@ -1332,28 +1670,50 @@ def sweep(
     mp = {k: np.array([m[k] for m in mps], dtype=float)[None, :, None, None] for k in mps[0]}
     frames = []
     for j, p in enumerate(precisions):
-        hw_p = {k: v[:, :, j:j + 1, :] for k, v in hw.items()}
-        m = serving_metrics(hw_p, mp, precision=p, isl=isl, osl=osl, gpus=gpus, eta=eta,
-                            concurrency=CONCURRENCY[None, None, None, :])
+        hw_p = {k: v[:, :, j : j + 1, :] for k, v in hw.items()}
+        m = serving_metrics(
+            hw_p,
+            mp,
+            precision=p,
+            isl=isl,
+            osl=osl,
+            gpus=gpus,
+            eta=eta,
+            concurrency=CONCURRENCY[None, None, None, :],
+        )
         shape = m["tok_s_gpu"].shape
         valid = np.broadcast_to(np.isfinite(hw_p["peak_tflops"]), shape) & np.broadcast_to(
-            m["fits"], shape)
+            m["fits"], shape
+        )
         ai, mi, _, ci = np.nonzero(valid)
-        frames.append(pd.DataFrame({
-            "accelerator": np.asarray(acc)[ai], "model": models["model"].to_numpy()[mi],
-            "precision": p, "concurrency": CONCURRENCY[ci],
-            "tokens_per_s_per_gpu": m["tok_s_gpu"][valid],
-            "tokens_per_s_per_user": np.broadcast_to(m["tok_s_user"], shape)[valid],
-            "tpot_ms": np.broadcast_to(m["tpot_s"], shape)[valid] * 1e3,
-            "ttft_ms": np.broadcast_to(m["ttft_s"], shape)[valid] * 1e3,
-            "in_memory": np.broadcast_to(m["in_memory"], shape)[valid],
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "accelerator": np.asarray(acc)[ai],
+                    "model": models["model"].to_numpy()[mi],
+                    "precision": p,
+                    "concurrency": CONCURRENCY[ci],
+                    "tokens_per_s_per_gpu": m["tok_s_gpu"][valid],
+                    "tokens_per_s_per_user": np.broadcast_to(m["tok_s_user"], shape)[valid],
+                    "tpot_ms": np.broadcast_to(m["tpot_s"], shape)[valid] * 1e3,
+                    "ttft_ms": np.broadcast_to(m["ttft_s"], shape)[valid] * 1e3,
+                    "in_memory": np.broadcast_to(m["in_memory"], shape)[valid],
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
 def memory_headroom(
-    accelerators: Sequence[str], model: str, *, precision: str, isl: int, osl: int,
-    gpus: int = 8, specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None,
+    accelerators: Sequence[str],
+    model: str,
+    *,
+    precision: str,
+    isl: int,
+    osl: int,
+    gpus: int = 8,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Maximum concurrency per replica (memory bound) at the given context, per accelerator."""
     specs, models = _specs(specs), _models(models)
@@ -1362,17 +1722,30 @@ def memory_headroom(
     for acc in accelerators:
         spec = _lookup(specs, "accelerator", acc, "accelerator", list(specs["accelerator"]))
         hw = hardware_params(spec, "bf16")  # capacity does not depend on peak FLOPS
-        m = serving_metrics(hw, mp, precision=precision, isl=isl, osl=osl, gpus=gpus, eta=1.0,
-                            concurrency=np.array([1.0]))
+        m = serving_metrics(
+            hw,
+            mp,
+            precision=precision,
+            isl=isl,
+            osl=osl,
+            gpus=gpus,
+            eta=1.0,
+            concurrency=np.array([1.0]),
+        )
         w = float(np.ravel(m["weights_gb_per_gpu"])[0])
         kv_room = float(hw["mem_gb"]) * MEMORY_USABLE_FRACTION - w
-        rows.append({
-            "accelerator": acc, "vendor": spec["vendor"], "status": spec.get("status", ""),
-            "memory_gb": hw["mem_gb"], "weights_gb_per_gpu": w,
-            "kv_room_gb_per_gpu": max(kv_room, 0.0),
-            "max_concurrency": float(np.ravel(m["max_concurrency"])[0]),
-            "fits": bool(np.ravel(m["fits"])[0]),
-        })
+        rows.append(
+            {
+                "accelerator": acc,
+                "vendor": spec["vendor"],
+                "status": spec.get("status", ""),
+                "memory_gb": hw["mem_gb"],
+                "weights_gb_per_gpu": w,
+                "kv_room_gb_per_gpu": max(kv_room, 0.0),
+                "max_concurrency": float(np.ravel(m["max_concurrency"])[0]),
+                "fits": bool(np.ravel(m["fits"])[0]),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -1384,8 +1757,7 @@ def memory_headroom(
 NO_WORKLOAD_DATA = "none: no calibration data"
 
 
-def _row_etas(rows: Mapping[str, Any],
-              cal: Calibration) -> tuple[np.ndarray, list[str], list[str]]:
+def _row_etas(rows: Mapping[str, Any], cal: Calibration) -> tuple[np.ndarray, list[str], list[str]]:
     """Calibrated efficiency per MLPerf row carried to its round (see :meth:`Calibration.eta`).
 
     Also the base-factor level of each row (:data:`FACTOR_LEVELS`) and its workload source:
@@ -1398,9 +1770,17 @@ def _row_etas(rows: Mapping[str, Any],
     levels = [""] * n
     fallback = [""] * n
     memo: dict[tuple[Any, ...], tuple[float, str, str]] = {}
-    for i, key in enumerate(zip(rows["vendor"], rows["generation"], rows["scenario"],
-                                rows["round"], rows["benchmark"], rows["accelerator"],
-                                strict=True)):
+    for i, key in enumerate(
+        zip(
+            rows["vendor"],
+            rows["generation"],
+            rows["scenario"],
+            rows["round"],
+            rows["benchmark"],
+            rows["accelerator"],
+            strict=True,
+        )
+    ):
         if key not in memo:
             vendor, gen, scen, rnd, bench, acc = key
             try:
@@ -1409,9 +1789,11 @@ def _row_etas(rows: Mapping[str, Any],
                 memo[key] = (float("nan"), "", "")
             else:
                 no_data = cal.workload(bench)[1]
-                memo[key] = (float("nan") if no_data else eta,
-                             cal.factor_level(vendor, gen, acc),
-                             NO_WORKLOAD_DATA if no_data else "")
+                memo[key] = (
+                    float("nan") if no_data else eta,
+                    cal.factor_level(vendor, gen, acc),
+                    NO_WORKLOAD_DATA if no_data else "",
+                )
         out[i], levels[i], fallback[i] = memo[key]
     return out, levels, fallback
 
@@ -1421,8 +1803,11 @@ HOLDOUT_SCHEMES = ("system", "round", "accelerator")
 
 
 def validate_against_mlperf(
-    scheme: str = "system", *, mlperf: pd.DataFrame | None = None,
-    specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None,
+    scheme: str = "system",
+    *,
+    mlperf: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Out-of-sample predictions of MLPerf results, one row per held-out prediction.
 
@@ -1442,8 +1827,10 @@ def validate_against_mlperf(
     only refits the medians and predicts its held-out rows from the shared terms.
     """
     if scheme not in HOLDOUT_SCHEMES:
-        raise ValueError(f"unknown holdout scheme {scheme!r}; allowed: "
-                         + ", ".join(repr(x) for x in HOLDOUT_SCHEMES))
+        raise ValueError(
+            f"unknown holdout scheme {scheme!r}; allowed: "
+            + ", ".join(repr(x) for x in HOLDOUT_SCHEMES)
+        )
     defaults = mlperf is None and specs is None and models is None
     specs, models = _specs(specs), _models(models)
     rows = _default_implied() if defaults else implied_efficiency(mlperf, specs, models)
@@ -1454,10 +1841,13 @@ def validate_against_mlperf(
         keys = rows[scheme].astype(str).to_numpy()
     terms = _terms_for_rows(rows, specs, models)
     y = np.log(rows["eta"].to_numpy(dtype=float))
-    cols = {c: np.asarray(rows[c].tolist(), dtype=object)
-            for c in ("vendor", "generation", "round", "scenario", "accelerator")}
-    cols["benchmark"] = np.asarray([benchmark_def(b).benchmark for b in rows["benchmark"]],
-                                   dtype=object)
+    cols = {
+        c: np.asarray(rows[c].tolist(), dtype=object)
+        for c in ("vendor", "generation", "round", "scenario", "accelerator")
+    }
+    cols["benchmark"] = np.asarray(
+        [benchmark_def(b).benchmark for b in rows["benchmark"]], dtype=object
+    )
     etas = np.full(len(rows), np.nan)
     levels = np.full(len(rows), "", dtype=object)
     fallback = np.full(len(rows), "", dtype=object)
@@ -1465,26 +1855,58 @@ def validate_against_mlperf(
     for key in sorted(set(keys)):
         test = np.flatnonzero(keys == key)
         train = keys != key
-        cal = _fit_arrays(y[train], *(cols[c][train].tolist() for c in (
-            "vendor", "generation", "round", "benchmark", "scenario", "accelerator")))
+        cal = _fit_arrays(
+            y[train],
+            *(
+                cols[c][train].tolist()
+                for c in ("vendor", "generation", "round", "benchmark", "scenario", "accelerator")
+            ),
+        )
         etas[test], lv, fb = _row_etas({c: v[test] for c, v in cols.items()}, cal)
         levels[test] = lv
         fallback[test] = fb
         order.append(test)
     idx = np.concatenate(order)
-    df = rows.iloc[idx][["round", "accelerator", "vendor", "benchmark", "scenario",
-                         "submitter", "system", "measured"]].copy()
+    df = rows.iloc[idx][
+        [
+            "round",
+            "accelerator",
+            "vendor",
+            "benchmark",
+            "scenario",
+            "submitter",
+            "system",
+            "measured",
+        ]
+    ].copy()
     df["predicted"] = _predict_terms({k: v[idx] for k, v in terms.items()}, etas[idx])
     df["holdout"] = [f"{scheme}: {k}" for k in keys[idx]]
     df["factor_level"] = levels[idx]
     df["workload_fallback"] = fallback[idx]
     df = df.reset_index(drop=True)
     df["ape_pct"] = (df["predicted"] / df["measured"] - 1.0).abs() * 100.0
-    out_cols = ["round", "accelerator", "vendor", "benchmark", "scenario", "measured",
-                "predicted", "ape_pct", "holdout", "submitter", "system", "factor_level",
-                "workload_fallback"]
-    return df[out_cols].sort_values(["round", "vendor", "accelerator", "benchmark", "scenario",
-                                     "submitter", "system"]).reset_index(drop=True)
+    out_cols = [
+        "round",
+        "accelerator",
+        "vendor",
+        "benchmark",
+        "scenario",
+        "measured",
+        "predicted",
+        "ape_pct",
+        "holdout",
+        "submitter",
+        "system",
+        "factor_level",
+        "workload_fallback",
+    ]
+    return (
+        df[out_cols]
+        .sort_values(
+            ["round", "vendor", "accelerator", "benchmark", "scenario", "submitter", "system"]
+        )
+        .reset_index(drop=True)
+    )
 
 
 def validation_fallbacks(df: pd.DataFrame) -> pd.DataFrame:
@@ -1509,13 +1931,18 @@ def validation_summary(df: pd.DataFrame) -> pd.DataFrame:
     groups = [(v, df[df["vendor"] == v]) for v in sorted(set(df["vendor"]))] + [("overall", df)]
     for vendor, g_all in groups:
         g = g_all[g_all["predicted"].notna()]
-        rows.append({
-            "vendor": vendor, "predictions": len(g),
-            "median_ape_pct": float(g["ape_pct"].median()) if len(g) else float("nan"),
-            "p90_ape_pct": float(g["ape_pct"].quantile(0.9)) if len(g) else float("nan"),
-            "within_15_pct": float((g["ape_pct"] <= 15).mean() * 100) if len(g) else float("nan"),
-            "unpredicted": int(g_all["predicted"].isna().sum()),
-        })
+        rows.append(
+            {
+                "vendor": vendor,
+                "predictions": len(g),
+                "median_ape_pct": float(g["ape_pct"].median()) if len(g) else float("nan"),
+                "p90_ape_pct": float(g["ape_pct"].quantile(0.9)) if len(g) else float("nan"),
+                "within_15_pct": float((g["ape_pct"] <= 15).mean() * 100)
+                if len(g)
+                else float("nan"),
+                "unpredicted": int(g_all["predicted"].isna().sum()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -1539,8 +1966,12 @@ def _gpu_hour_usd(sc: Any, accelerator: str) -> float:
 
 
 def evaluate_tiers(
-    sc: Any, *, specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None,
-    calibration: Calibration | None = None, with_cost: bool = True,
+    sc: Any,
+    *,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    calibration: Calibration | None = None,
+    with_cost: bool = True,
 ) -> pd.DataFrame:
     """One row per (tier, accelerator in ``sc.accelerators``): best throughput under the tier.
 
@@ -1569,29 +2000,62 @@ def evaluate_tiers(
         for acc in sc.accelerators:
             spec_hit = specs.loc[specs["accelerator"] == acc]
             vendor = str(spec_hit["vendor"].iloc[0]) if len(spec_hit) else _vendor_of(acc)
-            status = (str(spec_hit["status"].iloc[0]) if len(spec_hit) and "status" in spec_hit
-                      else ("announced" if acc in ids.ACCELERATORS_ANNOUNCED else "shipping"))
+            status = (
+                str(spec_hit["status"].iloc[0])
+                if len(spec_hit) and "status" in spec_hit
+                else ("announced" if acc in ids.ACCELERATORS_ANNOUNCED else "shipping")
+            )
             rec = {
-                "tier_index": ti, "tier": tier.name, "tpot_ms_max": tier.tpot_ms_max,
-                "ttft_ms_max": tier.ttft_ms_max, "accelerator": acc, "vendor": vendor,
-                "status": status, "feasible": False, "tokens_per_s_per_gpu": np.nan,
-                "concurrency": np.nan, "tpot_ms": np.nan, "ttft_ms": np.nan,
-                "tokens_per_s_per_user": np.nan, "reason": "", "tp": np.nan,
+                "tier_index": ti,
+                "tier": tier.name,
+                "tpot_ms_max": tier.tpot_ms_max,
+                "ttft_ms_max": tier.ttft_ms_max,
+                "accelerator": acc,
+                "vendor": vendor,
+                "status": status,
+                "feasible": False,
+                "tokens_per_s_per_gpu": np.nan,
+                "concurrency": np.nan,
+                "tpot_ms": np.nan,
+                "ttft_ms": np.nan,
+                "tokens_per_s_per_user": np.nan,
+                "reason": "",
+                "tp": np.nan,
             }
             try:
                 prep = prepared[acc]
                 if isinstance(prep, ValueError):
                     raise prep
                 spec, hw, mp = prep
-                d = _deployment(spec, hw, mp, accelerator=acc, model=inf.model,
-                                precision=inf.precision, isl=inf.isl, osl=inf.osl,
-                                tpot_ms=tier.tpot_ms_max, ttft_ms=tier.ttft_ms_max,
-                                max_tp=inf.gpus_per_replica, cal=cal)
+                d = _deployment(
+                    spec,
+                    hw,
+                    mp,
+                    accelerator=acc,
+                    model=inf.model,
+                    precision=inf.precision,
+                    isl=inf.isl,
+                    osl=inf.osl,
+                    tpot_ms=tier.tpot_ms_max,
+                    ttft_ms=tier.ttft_ms_max,
+                    max_tp=inf.gpus_per_replica,
+                    cal=cal,
+                )
             except ValueError as err:
                 rec["reason"] = str(err)
             else:
-                rec.update({k: d[k] for k in ("tokens_per_s_per_gpu", "concurrency", "tpot_ms",
-                                              "ttft_ms", "tokens_per_s_per_user")})
+                rec.update(
+                    {
+                        k: d[k]
+                        for k in (
+                            "tokens_per_s_per_gpu",
+                            "concurrency",
+                            "tpot_ms",
+                            "ttft_ms",
+                            "tokens_per_s_per_user",
+                        )
+                    }
+                )
                 rec["concurrency"] = float(np.floor(rec["concurrency"]))
                 rec["tp"] = float(d["tp"])
                 rec["feasible"] = True
@@ -1618,35 +2082,54 @@ def tier_winners(tiers: pd.DataFrame) -> pd.DataFrame:
     for (ti, name), g in tiers.groupby(["tier_index", "tier"], sort=True):
         ship = g[(g["status"] == "shipping") & g["feasible"]]
         infeasible = ",".join(g.loc[~g["feasible"], "accelerator"])
-        rec = {"tier_index": ti, "tier": name, "winner": "", "winner_vendor": "",
-               "winner_tok_s_gpu": np.nan, "runner_up_other_vendor": "",
-               "margin_pct": np.nan, "infeasible": infeasible}
+        rec = {
+            "tier_index": ti,
+            "tier": name,
+            "winner": "",
+            "winner_vendor": "",
+            "winner_tok_s_gpu": np.nan,
+            "runner_up_other_vendor": "",
+            "margin_pct": np.nan,
+            "infeasible": infeasible,
+        }
         if len(ship):
-            w = ship.sort_values(["tokens_per_s_per_gpu", "accelerator"],
-                                 ascending=[False, True]).iloc[0]
-            rec.update(winner=w["accelerator"], winner_vendor=w["vendor"],
-                       winner_tok_s_gpu=w["tokens_per_s_per_gpu"])
+            w = ship.sort_values(
+                ["tokens_per_s_per_gpu", "accelerator"], ascending=[False, True]
+            ).iloc[0]
+            rec.update(
+                winner=w["accelerator"],
+                winner_vendor=w["vendor"],
+                winner_tok_s_gpu=w["tokens_per_s_per_gpu"],
+            )
             other = ship[ship["vendor"] != w["vendor"]]
             if len(other):
                 o = other.sort_values("tokens_per_s_per_gpu", ascending=False).iloc[0]
                 rec["runner_up_other_vendor"] = o["accelerator"]
-                rec["margin_pct"] = (w["tokens_per_s_per_gpu"] / o["tokens_per_s_per_gpu"]
-                                     - 1.0) * 100.0
+                rec["margin_pct"] = (
+                    w["tokens_per_s_per_gpu"] / o["tokens_per_s_per_gpu"] - 1.0
+                ) * 100.0
         rows.append(rec)
     return pd.DataFrame(rows)
 
 
 def _envelope(f: pd.DataFrame) -> pd.DataFrame:
     """Pareto frontier: points no other point beats on both per-user and per-GPU rate."""
-    f = f.sort_values(["tokens_per_s_per_user", "tokens_per_s_per_gpu"],
-                      ascending=[False, False], kind="mergesort")
+    f = f.sort_values(
+        ["tokens_per_s_per_user", "tokens_per_s_per_gpu"],
+        ascending=[False, False],
+        kind="mergesort",
+    )
     best_before = f["tokens_per_s_per_gpu"].cummax().shift(1, fill_value=-np.inf)
     return f[f["tokens_per_s_per_gpu"] > best_before].iloc[::-1].reset_index(drop=True)
 
 
-def frontiers(sc: Any, *, specs: pd.DataFrame | None = None,
-              models: pd.DataFrame | None = None,
-              calibration: Calibration | None = None) -> pd.DataFrame:
+def frontiers(
+    sc: Any,
+    *,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    calibration: Calibration | None = None,
+) -> pd.DataFrame:
     """The throughput-interactivity frontier of every accelerator in the scenario.
 
     Each accelerator's frontier is the upper envelope over the tensor-parallel choices
@@ -1665,9 +2148,19 @@ def frontiers(sc: Any, *, specs: pd.DataFrame | None = None,
         curves = []
         for tp in tp_choices(inf.gpus_per_replica):
             try:
-                f = _frontier(spec, hw, mp, accelerator=acc, model=inf.model,
-                              precision=inf.precision, isl=inf.isl, osl=inf.osl, gpus=tp,
-                              bounded=True, cal=cal)
+                f = _frontier(
+                    spec,
+                    hw,
+                    mp,
+                    accelerator=acc,
+                    model=inf.model,
+                    precision=inf.precision,
+                    isl=inf.isl,
+                    osl=inf.osl,
+                    gpus=tp,
+                    bounded=True,
+                    cal=cal,
+                )
             except ValueError:
                 continue
             curves.append(f.assign(tp=tp))
@@ -1691,9 +2184,13 @@ def tier_bands(sc: Any, max_user_rate: float = 1000.0) -> pd.DataFrame:
 MAPE_TARGET_PCT = 15.0
 
 
-def key_results(sc: Any, tiers: pd.DataFrame, winners: pd.DataFrame,
-                summary: pd.DataFrame,
-                round_summary: pd.DataFrame | None = None) -> dict[str, Any]:
+def key_results(
+    sc: Any,
+    tiers: pd.DataFrame,
+    winners: pd.DataFrame,
+    summary: pd.DataFrame,
+    round_summary: pd.DataFrame | None = None,
+) -> dict[str, Any]:
     """The chapter's key results (names fixed in docs/contracts.md).
 
     ``mlperf_mape_*`` is the leave-one-round-out error (issue 4's definition) when it meets
@@ -1719,8 +2216,10 @@ def key_results(sc: Any, tiers: pd.DataFrame, winners: pd.DataFrame,
         round_summary = validation_summary(validate_against_mlperf("round"))
     s = summary.set_index("vendor")["median_ape_pct"]
     rs = round_summary.set_index("vendor")
-    round_ok = all(float(rs["median_ape_pct"].get(v, float("nan"))) <= MAPE_TARGET_PCT
-                   for v in ("AMD", "NVIDIA"))
+    round_ok = all(
+        float(rs["median_ape_pct"].get(v, float("nan"))) <= MAPE_TARGET_PCT
+        for v in ("AMD", "NVIDIA")
+    )
     head = rs["median_ape_pct"] if round_ok else s
     for v in ("AMD", "NVIDIA", "overall"):
         out[f"mlperf_mape_{v}"] = float(head.get(v, float("nan")))
@@ -1764,28 +2263,67 @@ def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
 
     sc = params.scenario_from_parameters({})
     return [
-        ("inference: full sweep (acc x model x precision x 256 concurrency)",
-         lambda: sweep(isl=2048, osl=256, calibration=cal), 1.0),
-        ("inference: one max_throughput_per_gpu",
-         lambda: max_throughput_per_gpu("H200", "llama2-70b", precision="fp8", isl=2048,
-                                        osl=256, tpot_ms=50, calibration=cal), 0.05),
-        ("inference: calibration (cold: tables, implied efficiencies, fit)",
-         _cold_calibration, 1.5),
-        ("inference: evaluate_tiers, default scenario (cold, incl. calibration)",
-         _cold_tiers, 1.5),
-        ("inference: evaluate_tiers, default scenario (calibrated)",
-         lambda: evaluate_tiers(sc, calibration=cal), 0.3),
-        ("inference: leave-one-system-out validation (efficiencies cached)",
-         lambda: validate_against_mlperf("system"), 1.5),
+        (
+            "inference: full sweep (acc x model x precision x 256 concurrency)",
+            lambda: sweep(isl=2048, osl=256, calibration=cal),
+            1.0,
+        ),
+        (
+            "inference: one max_throughput_per_gpu",
+            lambda: max_throughput_per_gpu(
+                "H200",
+                "llama2-70b",
+                precision="fp8",
+                isl=2048,
+                osl=256,
+                tpot_ms=50,
+                calibration=cal,
+            ),
+            0.05,
+        ),
+        (
+            "inference: calibration (cold: tables, implied efficiencies, fit)",
+            _cold_calibration,
+            1.5,
+        ),
+        ("inference: evaluate_tiers, default scenario (cold, incl. calibration)", _cold_tiers, 1.5),
+        (
+            "inference: evaluate_tiers, default scenario (calibrated)",
+            lambda: evaluate_tiers(sc, calibration=cal),
+            0.3,
+        ),
+        (
+            "inference: leave-one-system-out validation (efficiencies cached)",
+            lambda: validate_against_mlperf("system"),
+            1.5,
+        ),
     ]
 
 
 __all__ = [
-    "BENCHMARKS", "CONCURRENCY", "Calibration", "bench_cases", "best_deployment",
+    "BENCHMARKS",
+    "CONCURRENCY",
+    "Calibration",
+    "bench_cases",
+    "best_deployment",
     "default_calibration",
-    "efficiency_table", "efficiency_trend", "evaluate_tiers", "fit_efficiency", "frontier",
-    "frontiers", "implied_efficiency", "key_results", "max_throughput_per_gpu",
-    "memory_headroom", "predict_mlperf", "serving_metrics", "sweep", "tier_bands",
-    "tier_winners", "tp_choices", "validate_against_mlperf", "validation_fallbacks",
+    "efficiency_table",
+    "efficiency_trend",
+    "evaluate_tiers",
+    "fit_efficiency",
+    "frontier",
+    "frontiers",
+    "implied_efficiency",
+    "key_results",
+    "max_throughput_per_gpu",
+    "memory_headroom",
+    "predict_mlperf",
+    "serving_metrics",
+    "sweep",
+    "tier_bands",
+    "tier_winners",
+    "tp_choices",
+    "validate_against_mlperf",
+    "validation_fallbacks",
     "validation_summary",
 ]

@@ -33,9 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MLPERF_CONF_URL = (
-    "https://github.com/mlcommons/inference/blob/master/loadgen/mlperf.conf"
-)
+MLPERF_CONF_URL = "https://github.com/mlcommons/inference/blob/master/loadgen/mlperf.conf"
 
 
 @dataclass(frozen=True)
@@ -88,61 +86,89 @@ BENCHMARKS: dict[str, BenchmarkDef] = {
     b.benchmark: b
     for b in (
         BenchmarkDef(
-            "llama2-70b", "llama2-70b", "OpenOrca (GPT-4 part, 24,576 samples, inputs <= 1,024)",
-            isl_mean=300.0, osl_mean=294.45,
-            server_ttft_ms=2000.0, server_tpot_ms=200.0,
-            interactive_ttft_ms=450.0, interactive_tpot_ms=40.0,
+            "llama2-70b",
+            "llama2-70b",
+            "OpenOrca (GPT-4 part, 24,576 samples, inputs <= 1,024)",
+            isl_mean=300.0,
+            osl_mean=294.45,
+            server_ttft_ms=2000.0,
+            server_tpot_ms=200.0,
+            interactive_ttft_ms=450.0,
+            interactive_tpot_ms=40.0,
             source=MLPERF_CONF_URL + "; https://github.com/mlcommons/inference/blob/master/"
             "language/llama2-70b/README.md (OpenOrca; TOKENS_PER_SAMPLE 294.45)",
         ),
         BenchmarkDef(
-            "llama3.1-405b", "llama3.1-405b",
+            "llama3.1-405b",
+            "llama3.1-405b",
             "LongBench, RULER, GovReport, LongDataCollections mix (8,313 samples)",
-            isl_mean=9400.0, osl_mean=684.68,
-            server_ttft_ms=6000.0, server_tpot_ms=175.0,
-            interactive_ttft_ms=4500.0, interactive_tpot_ms=80.0,
+            isl_mean=9400.0,
+            osl_mean=684.68,
+            server_ttft_ms=6000.0,
+            server_tpot_ms=175.0,
+            interactive_ttft_ms=4500.0,
+            interactive_tpot_ms=80.0,
             source=MLPERF_CONF_URL + "; https://github.com/mlcommons/inference/blob/master/"
             "language/llama3.1-405b/README.md (accuracy target tokens_per_sample 684.68); "
             "https://mlcommons.org/2025/04/llm-inference-v5",
         ),
         BenchmarkDef(
-            "llama3.1-8b", "llama3.1-8b", "CNN-DailyMail summarization (13,368 samples)",
-            isl_mean=870.0, osl_mean=100.0,
-            server_ttft_ms=2000.0, server_tpot_ms=100.0,
-            interactive_ttft_ms=500.0, interactive_tpot_ms=30.0,
+            "llama3.1-8b",
+            "llama3.1-8b",
+            "CNN-DailyMail summarization (13,368 samples)",
+            isl_mean=870.0,
+            osl_mean=100.0,
+            server_ttft_ms=2000.0,
+            server_tpot_ms=100.0,
+            interactive_ttft_ms=500.0,
+            interactive_tpot_ms=30.0,
             source=MLPERF_CONF_URL + "; https://github.com/mlcommons/inference/blob/master/"
             "language/llama3.1-8b/README.md (13,368 samples; its gen_len target counts "
             "characters, so the OSL fallback of 100 tokens is an estimate); "
             "https://mlcommons.org/2025/09/small-llm-inference-5-1",
         ),
         BenchmarkDef(
-            "mixtral-8x7b", "mixtral-8x7b", "OpenOrca + GSM8K + MBXP (15,000 samples)",
-            isl_mean=300.0, osl_mean=144.84,
-            server_ttft_ms=2000.0, server_tpot_ms=200.0,
-            interactive_ttft_ms=None, interactive_tpot_ms=None,
+            "mixtral-8x7b",
+            "mixtral-8x7b",
+            "OpenOrca + GSM8K + MBXP (15,000 samples)",
+            isl_mean=300.0,
+            osl_mean=144.84,
+            server_ttft_ms=2000.0,
+            server_tpot_ms=200.0,
+            interactive_ttft_ms=None,
+            interactive_tpot_ms=None,
             source=MLPERF_CONF_URL + "; https://github.com/mlcommons/inference/blob/master/"
             "language/mixtral-8x7b/README.md (15,000 samples, 5,000 from each dataset; "
             "reference tokens_per_sample 144.84)",
             moe=True,
         ),
         BenchmarkDef(
-            "deepseek-r1", "deepseek-r1",
+            "deepseek-r1",
+            "deepseek-r1",
             "AIME, MATH-500, GPQA, MMLU-Pro, LiveCodeBench mix (4,388 samples)",
-            isl_mean=800.0, osl_mean=4043.45,
-            server_ttft_ms=2000.0, server_tpot_ms=80.0,
-            interactive_ttft_ms=1500.0, interactive_tpot_ms=15.0,
+            isl_mean=800.0,
+            osl_mean=4043.45,
+            server_ttft_ms=2000.0,
+            server_tpot_ms=80.0,
+            interactive_ttft_ms=1500.0,
+            interactive_tpot_ms=15.0,
             source=MLPERF_CONF_URL + "; https://github.com/mlcommons/inference/blob/master/"
             "language/deepseek-r1/README.md (reference mean-output-tok-len 4,043.45 over 4,388 "
             "samples); https://mlcommons.org/2026/03/mlperf-inference-gpt-oss"
             " (interactive: TTFT <= 1.5 s, TPOT <= 15 ms, speculative decoding allowed)",
-            moe=True, speculative_scenarios=("Interactive",),
+            moe=True,
+            speculative_scenarios=("Interactive",),
         ),
         BenchmarkDef(
-            "gpt-oss-120b", "gpt-oss-120b",
+            "gpt-oss-120b",
+            "gpt-oss-120b",
             "performance set of routine low-reasoning-effort tasks (6,396 samples)",
-            isl_mean=1000.0, osl_mean=1278.2,
-            server_ttft_ms=None, server_tpot_ms=None,
-            interactive_ttft_ms=None, interactive_tpot_ms=None,
+            isl_mean=1000.0,
+            osl_mean=1278.2,
+            server_ttft_ms=None,
+            server_tpot_ms=None,
+            interactive_ttft_ms=None,
+            interactive_tpot_ms=None,
             source="https://github.com/mlcommons/inference/blob/master/language/gpt-oss-120b/"
             "README.md (TEST09 reference mean output 1,278.20 tokens); "
             "https://mlcommons.org/2026/03/mlperf-inference-gpt-oss",
@@ -169,8 +195,10 @@ def benchmark_def(benchmark: str) -> BenchmarkDef:
     base = base.removesuffix("-interactive")
     if base not in BENCHMARKS:
         known = ", ".join(sorted(BENCHMARKS))
-        raise ValueError(f"unknown MLPerf benchmark {benchmark!r}; known: {known} "
-                         "(with -99/-99.9 accuracy suffixes where MLPerf uses them)")
+        raise ValueError(
+            f"unknown MLPerf benchmark {benchmark!r}; known: {known} "
+            "(with -99/-99.9 accuracy suffixes where MLPerf uses them)"
+        )
     return BENCHMARKS[base]
 
 

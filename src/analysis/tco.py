@@ -124,9 +124,11 @@ def cost_per_million_tokens(gpu_hour_usd: Any, tokens_per_s_per_gpu: Any) -> Any
     >>> round(cost_per_million_tokens(2.0, 1000.0), 4)
     0.5556
     """
-    out = np.asarray(gpu_hour_usd, dtype=float) / (
-        np.asarray(tokens_per_s_per_gpu, dtype=float) * SECONDS_PER_HOUR
-    ) * 1e6
+    out = (
+        np.asarray(gpu_hour_usd, dtype=float)
+        / (np.asarray(tokens_per_s_per_gpu, dtype=float) * SECONDS_PER_HOUR)
+        * 1e6
+    )
     return out if out.ndim else float(out)
 
 
@@ -160,7 +162,9 @@ def owned_cost_components(p: Mapping[str, Any], fleet_gpus: float) -> dict[str, 
         "capital": (capex - pv_residual) * capital_recovery_factor(r, n) * per_server_hour,
         "maintenance": p["maintenance_frac_per_year"] * capex * per_server_hour,
         "power": avg_kw * p["pue"] * p["electricity_usd_per_kwh"] / GPUS_PER_SERVER,
-        "colocation": p["server_power_kw"] * p["colocation_usd_per_kw_month"] * 12.0
+        "colocation": p["server_power_kw"]
+        * p["colocation_usd_per_kw_month"]
+        * 12.0
         * per_server_hour,
         "software": np.asarray(p["software_usd_per_gpu_year"]) / HOURS_PER_YEAR,
         "platform": platform_cost_per_gpu_hour(p, fleet_gpus),
@@ -176,7 +180,8 @@ def platform_cost_per_gpu_hour(p: Mapping[str, Any], fleet_gpus: float) -> Any:
     0.0067
     """
     return (
-        np.asarray(p["porting_engineer_months"]) * p["engineer_month_usd"]
+        np.asarray(p["porting_engineer_months"])
+        * p["engineer_month_usd"]
         / (fleet_gpus * HOURS_PER_YEAR * np.asarray(p["depreciation_years"]))
     )
 
@@ -267,8 +272,7 @@ def cost_inputs(
         low, high = _recentre(value, float(entry.value), float(entry.low), float(entry.high))
         low = max(min(low, value), _LOWER.get(name, 0.0))
         high = min(max(high, value), _UPPER.get(name, np.inf))
-        rows.append({"input": name, "value": value, "low": low, "high": high,
-                     "assumption_id": aid})
+        rows.append({"input": name, "value": value, "low": low, "high": high, "assumption_id": aid})
     glob = pd.DataFrame(rows).set_index("input")
 
     accs = tuple(sc.accelerators)
@@ -324,8 +328,12 @@ def cost_inputs(
             pool, note = _rental_pool(quotes, acc, cost.rental_term)
         qpools[acc], qnotes[acc] = pool, note
         med = float(np.median(pool)) if pool.size else np.nan
-        put("rental_usd_per_gpu_hour", med,
-            float(pool.min()) if pool.size else np.nan, float(pool.max()) if pool.size else np.nan)
+        put(
+            "rental_usd_per_gpu_hour",
+            med,
+            float(pool.min()) if pool.size else np.nan,
+            float(pool.max()) if pool.size else np.nan,
+        )
         sigma = float(reg["A-throughput-error"].value)
         put("throughput_factor", 1.0, float(np.exp(-1.645 * sigma)), float(np.exp(1.645 * sigma)))
     per_acc = pd.DataFrame(per, index=pd.Index(accs, name="accelerator"))
@@ -394,12 +402,21 @@ def draw_inputs(inp: CostInputs, n: int, seed: int) -> dict[str, np.ndarray]:
     for name, row in inp.globals.iterrows():
         d[str(name)] = _triangular(rng, row["value"], row["low"], row["high"], n)
     pa = inp.per_acc
-    for name in ("gpu_price_usd", "server_price_usd", "server_power_kw",
-                 "porting_engineer_months", "software_usd_per_gpu_year"):
-        d[name] = np.stack([
-            _triangular(rng, pa.at[a, name], pa.at[a, f"{name}_low"], pa.at[a, f"{name}_high"], n)
-            for a in inp.accelerators
-        ])
+    for name in (
+        "gpu_price_usd",
+        "server_price_usd",
+        "server_power_kw",
+        "porting_engineer_months",
+        "software_usd_per_gpu_year",
+    ):
+        d[name] = np.stack(
+            [
+                _triangular(
+                    rng, pa.at[a, name], pa.at[a, f"{name}_low"], pa.at[a, f"{name}_high"], n
+                )
+                for a in inp.accelerators
+            ]
+        )
     rent = []
     for a in inp.accelerators:
         pool = inp.quotes[a]
@@ -447,8 +464,12 @@ def _compare(costs: np.ndarray, meta: pd.DataFrame) -> dict[str, Any]:
         & meta["feasible"].to_numpy(dtype=bool)
         & np.isfinite(med)
     )
-    out: dict[str, Any] = {"cheapest": "", "cheapest_amd": "", "cheapest_nvidia": "",
-                           "p_amd_cheaper": np.nan}
+    out: dict[str, Any] = {
+        "cheapest": "",
+        "cheapest_amd": "",
+        "cheapest_nvidia": "",
+        "p_amd_cheaper": np.nan,
+    }
     best: dict[str, int] = {}
     for vendor in ("AMD", "NVIDIA"):
         idx = np.flatnonzero(ok & (meta["vendor"].to_numpy() == vendor))
@@ -490,15 +511,19 @@ def simulate(
     useful = paid / d["utilization"]
     accs = list(inp.accelerators)
     p05, p50, p95 = _q(paid)
-    gh = pd.DataFrame({
-        "accelerator": accs,
-        "vendor": [vendor_of(a) for a in accs],
-        "status": [status_of(a) for a in accs],
-        "mode": inp.mode,
-        "gpu_hour_usd_p05": p05, "gpu_hour_usd": p50, "gpu_hour_usd_p95": p95,
-        "useful_gpu_hour_usd": _nanmedian(useful),
-        "quote_note": [inp.quote_note[a] for a in accs],
-    })
+    gh = pd.DataFrame(
+        {
+            "accelerator": accs,
+            "vendor": [vendor_of(a) for a in accs],
+            "status": [status_of(a) for a in accs],
+            "mode": inp.mode,
+            "gpu_hour_usd_p05": p05,
+            "gpu_hour_usd": p50,
+            "gpu_hour_usd_p95": p95,
+            "useful_gpu_hour_usd": _nanmedian(useful),
+            "quote_note": [inp.quote_note[a] for a in accs],
+        }
+    )
     pos = {a: i for i, a in enumerate(accs)}
     tier_rows, summ = [], []
     if tiers is not None and not tiers.empty:
@@ -511,14 +536,26 @@ def simulate(
                 c = cost_per_million_tokens(useful[idx], tps * d["throughput_factor"][idx])
             c = np.where(feas & np.isfinite(tps), c, np.nan)
             lo, mid, hi = _q(c)
-            meta = grp.assign(vendor=[vendor_of(a) for a in grp["accelerator"]],
-                              status=[status_of(a) for a in grp["accelerator"]])
-            tier_rows.append(pd.DataFrame({
-                "tier_index": ti, "tier": tname, "accelerator": grp["accelerator"],
-                "vendor": meta["vendor"], "status": meta["status"], "feasible": feas[:, 0],
-                "tokens_per_s_per_gpu": tps[:, 0],
-                "cost_per_mtok_p05": lo, "cost_per_mtok": mid, "cost_per_mtok_p95": hi,
-            }))
+            meta = grp.assign(
+                vendor=[vendor_of(a) for a in grp["accelerator"]],
+                status=[status_of(a) for a in grp["accelerator"]],
+            )
+            tier_rows.append(
+                pd.DataFrame(
+                    {
+                        "tier_index": ti,
+                        "tier": tname,
+                        "accelerator": grp["accelerator"],
+                        "vendor": meta["vendor"],
+                        "status": meta["status"],
+                        "feasible": feas[:, 0],
+                        "tokens_per_s_per_gpu": tps[:, 0],
+                        "cost_per_mtok_p05": lo,
+                        "cost_per_mtok": mid,
+                        "cost_per_mtok_p95": hi,
+                    }
+                )
+            )
             summ.append({"tier_index": ti, "tier": tname, **_compare(c, meta)})
     tier_df = pd.concat(tier_rows, ignore_index=True) if tier_rows else pd.DataFrame()
     tsum = pd.DataFrame(summ)
@@ -531,24 +568,45 @@ def simulate(
         # Throughput error scales GPU-hours inversely.
         c = np.where(feas, useful[idx] * gh_need / d["throughput_factor"][idx], np.nan)
         lo, mid, hi = _q(c)
-        meta = grp.assign(vendor=[vendor_of(a) for a in grp["accelerator"]],
-                          status=[status_of(a) for a in grp["accelerator"]])
-        train_df = pd.DataFrame({
-            "accelerator": grp["accelerator"], "vendor": meta["vendor"],
-            "status": meta["status"], "feasible": feas[:, 0], "gpu_hours": gh_need[:, 0],
-            "train_cost_usd_p05": lo, "train_cost_usd": mid, "train_cost_usd_p95": hi,
-        })
+        meta = grp.assign(
+            vendor=[vendor_of(a) for a in grp["accelerator"]],
+            status=[status_of(a) for a in grp["accelerator"]],
+        )
+        train_df = pd.DataFrame(
+            {
+                "accelerator": grp["accelerator"],
+                "vendor": meta["vendor"],
+                "status": meta["status"],
+                "feasible": feas[:, 0],
+                "gpu_hours": gh_need[:, 0],
+                "train_cost_usd_p05": lo,
+                "train_cost_usd": mid,
+                "train_cost_usd_p95": hi,
+            }
+        )
         train_sum = _compare(c, meta)
     return Simulation(gh, tier_df, tsum, train_df, train_sum, paid, useful)
 
 
 # --- break-even --------------------------------------------------------------------------
-BREAKEVEN_VARIABLES = ("amd_gpu_hour_usd", "amd_utilization", "amd_rel_throughput",
-                       "amd_porting_engineer_months")
+BREAKEVEN_VARIABLES = (
+    "amd_gpu_hour_usd",
+    "amd_utilization",
+    "amd_rel_throughput",
+    "amd_porting_engineer_months",
+)
 
 
-def _pair_cost(inp: CostInputs, amd: str, nv: str, work_amd: float, work_nv: float,
-               kind: str, var: str | None = None, x: float | None = None) -> float:
+def _pair_cost(
+    inp: CostInputs,
+    amd: str,
+    nv: str,
+    work_amd: float,
+    work_nv: float,
+    kind: str,
+    var: str | None = None,
+    x: float | None = None,
+) -> float:
     """AMD minus NVIDIA cost (per Mtok or per run) on the point model, with AMD's ``var`` = x."""
     p = _point_params(inp)
     ia, inv = inp.accelerators.index(amd), inp.accelerators.index(nv)
@@ -568,17 +626,28 @@ def _pair_cost(inp: CostInputs, amd: str, nv: str, work_amd: float, work_nv: flo
     paid_n = np.asarray(paid_gpu_hour_usd(p, inp.mode, inp.fleet_gpus))[inv]
     ua, un = paid_a / u_a, paid_n / p["utilization"]
     if kind == "tier":
-        return float(cost_per_million_tokens(ua, work_amd * tf_a)
-                     - cost_per_million_tokens(un, work_nv))
+        return float(
+            cost_per_million_tokens(ua, work_amd * tf_a) - cost_per_million_tokens(un, work_nv)
+        )
     return float(ua * work_amd / tf_a - un * work_nv)
 
 
-_BRACKETS = {"amd_gpu_hour_usd": (1e-6, 1e4), "amd_utilization": (1e-3, 1.0),
-             "amd_rel_throughput": (1e-3, 1e3), "amd_porting_engineer_months": (0.0, 1e6)}
+_BRACKETS = {
+    "amd_gpu_hour_usd": (1e-6, 1e4),
+    "amd_utilization": (1e-3, 1.0),
+    "amd_rel_throughput": (1e-3, 1e3),
+    "amd_porting_engineer_months": (0.0, 1e6),
+}
 
 
-def breakeven(inp: CostInputs, amd: str, nv: str, work_amd: float, work_nv: float,
-              kind: Literal["tier", "training"] = "tier") -> dict[str, float]:
+def breakeven(
+    inp: CostInputs,
+    amd: str,
+    nv: str,
+    work_amd: float,
+    work_nv: float,
+    kind: Literal["tier", "training"] = "tier",
+) -> dict[str, float]:
     """Values of each AMD-side variable at which the pair costs the same.
 
     ``work`` is tokens/s per GPU (``kind="tier"``) or GPU-hours per run
@@ -615,15 +684,29 @@ def breakeven_table(sim: Simulation, inp: CostInputs) -> pd.DataFrame:
     for s in sim.tier_summary.to_dict("records"):
         if s["cheapest_amd"] and s["cheapest_nvidia"]:
             t = sim.tiers[sim.tiers["tier_index"] == s["tier_index"]].set_index("accelerator")
-            cases.append((f"tier{s['tier_index']}", "tier", s["cheapest_amd"], s["cheapest_nvidia"],
-                          float(t.at[s["cheapest_amd"], "tokens_per_s_per_gpu"]),
-                          float(t.at[s["cheapest_nvidia"], "tokens_per_s_per_gpu"])))
+            cases.append(
+                (
+                    f"tier{s['tier_index']}",
+                    "tier",
+                    s["cheapest_amd"],
+                    s["cheapest_nvidia"],
+                    float(t.at[s["cheapest_amd"], "tokens_per_s_per_gpu"]),
+                    float(t.at[s["cheapest_nvidia"], "tokens_per_s_per_gpu"]),
+                )
+            )
     ts = sim.training_summary
     if ts.get("cheapest_amd") and ts.get("cheapest_nvidia"):
         t = sim.training.set_index("accelerator")
-        cases.append(("train", "training", ts["cheapest_amd"], ts["cheapest_nvidia"],
-                      float(t.at[ts["cheapest_amd"], "gpu_hours"]),
-                      float(t.at[ts["cheapest_nvidia"], "gpu_hours"])))
+        cases.append(
+            (
+                "train",
+                "training",
+                ts["cheapest_amd"],
+                ts["cheapest_nvidia"],
+                float(t.at[ts["cheapest_amd"], "gpu_hours"]),
+                float(t.at[ts["cheapest_nvidia"], "gpu_hours"]),
+            )
+        )
     for case, kind, amd, nv, wa, wn in cases:
         be = breakeven(inp, amd, nv, wa, wn, kind)  # type: ignore[arg-type]
         ia = inp.accelerators.index(amd)
@@ -635,10 +718,18 @@ def breakeven_table(sim: Simulation, inp: CostInputs) -> pd.DataFrame:
         }
         diff = _pair_cost(inp, amd, nv, wa, wn, kind)
         for var, val in be.items():
-            rows.append({"case": case, "amd": amd, "nvidia": nv, "variable": var,
-                         "current": cur[var], "breakeven": val,
-                         "amd_cheaper_now": diff < 0,
-                         "statement": _statement(var, amd, nv, cur[var], val, kind)})
+            rows.append(
+                {
+                    "case": case,
+                    "amd": amd,
+                    "nvidia": nv,
+                    "variable": var,
+                    "current": cur[var],
+                    "breakeven": val,
+                    "amd_cheaper_now": diff < 0,
+                    "statement": _statement(var, amd, nv, cur[var], val, kind),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -647,21 +738,31 @@ def _statement(var: str, amd: str, nv: str, cur: float, val: float, kind: str) -
     if not np.isfinite(val):
         return f"{amd} vs {nv}: no break-even in range for {var.replace('amd_', '')}"
     if var == "amd_gpu_hour_usd":
-        return (f"{amd} wins {what} over {nv} if its all-in cost is below ${val:,.2f}/GPU-hour "
-                f"(now ${cur:,.2f})")
+        return (
+            f"{amd} wins {what} over {nv} if its all-in cost is below ${val:,.2f}/GPU-hour "
+            f"(now ${cur:,.2f})"
+        )
     if var == "amd_utilization":
-        return (f"{amd} wins over {nv} if its utilization stays above {val:.0%} "
-                f"(NVIDIA at {cur:.0%})")
+        return (
+            f"{amd} wins over {nv} if its utilization stays above {val:.0%} (NVIDIA at {cur:.0%})"
+        )
     if var == "amd_rel_throughput":
-        return (f"{amd} wins over {nv} if it delivers at least {val:.2f}x the modelled "
-                "throughput")
-    return (f"{amd} wins over {nv} if porting/ramp-up costs less than {val:,.0f} "
-            f"engineer-months (assumed {cur:,.0f})")
+        return f"{amd} wins over {nv} if it delivers at least {val:.2f}x the modelled throughput"
+    return (
+        f"{amd} wins over {nv} if porting/ramp-up costs less than {val:,.0f} "
+        f"engineer-months (assumed {cur:,.0f})"
+    )
 
 
 # --- sensitivity ------------------------------------------------------------------------
-def sensitivity(inp: CostInputs, amd: str, nv: str, work_amd: float, work_nv: float,
-                kind: Literal["tier", "training"] = "tier") -> pd.DataFrame:
+def sensitivity(
+    inp: CostInputs,
+    amd: str,
+    nv: str,
+    work_amd: float,
+    work_nv: float,
+    kind: Literal["tier", "training"] = "tier",
+) -> pd.DataFrame:
     """Tornado data: AMD minus NVIDIA cost with each input swung to its low and high.
 
     Returns one row per input (sorted by swing, largest first): input, assumption_id,
@@ -686,12 +787,26 @@ def sensitivity(inp: CostInputs, amd: str, nv: str, work_amd: float, work_nv: fl
         if row["low"] == row["high"]:
             continue
         dl, dh = diff(dict(base, **{name: row["low"]})), diff(dict(base, **{name: row["high"]}))
-        rows.append({"input": str(name), "assumption_id": row["assumption_id"],
-                     "low": row["low"], "high": row["high"], "diff_low": dl, "diff_high": dh})
-    relevant = ["server_price_usd" if np.isfinite(base["server_price_usd"][i]) else "gpu_price_usd"
-                for i in (ia, inv)]
-    names = {"server_power_kw", "porting_engineer_months", "software_usd_per_gpu_year",
-             "throughput_factor"}
+        rows.append(
+            {
+                "input": str(name),
+                "assumption_id": row["assumption_id"],
+                "low": row["low"],
+                "high": row["high"],
+                "diff_low": dl,
+                "diff_high": dh,
+            }
+        )
+    relevant = [
+        "server_price_usd" if np.isfinite(base["server_price_usd"][i]) else "gpu_price_usd"
+        for i in (ia, inv)
+    ]
+    names = {
+        "server_power_kw",
+        "porting_engineer_months",
+        "software_usd_per_gpu_year",
+        "throughput_factor",
+    }
     names |= {"rental_usd_per_gpu_hour"} if inp.mode == "rent" else set(relevant)
     for name in sorted(names):
         for i, acc in ((ia, amd), (inv, nv)):
@@ -704,8 +819,16 @@ def sensitivity(inp: CostInputs, amd: str, nv: str, work_amd: float, work_nv: fl
                 arr = base[name].copy()
                 arr[i] = v
                 vals.append(diff(dict(base, **{name: arr})))
-            rows.append({"input": f"{name} [{acc}]", "assumption_id": _acc_assumption(name, acc),
-                         "low": lo, "high": hi, "diff_low": vals[0], "diff_high": vals[1]})
+            rows.append(
+                {
+                    "input": f"{name} [{acc}]",
+                    "assumption_id": _acc_assumption(name, acc),
+                    "low": lo,
+                    "high": hi,
+                    "diff_low": vals[0],
+                    "diff_high": vals[1],
+                }
+            )
     df = pd.DataFrame(rows)
     df["swing"] = (df["diff_high"] - df["diff_low"]).abs()
     df["base_diff"] = b
@@ -723,14 +846,29 @@ def tier_sensitivity(sim: Simulation, inp: CostInputs) -> tuple[str, pd.DataFram
     summary = sim.tier_summary
     both = summary[(summary["cheapest_amd"] != "") & (summary["cheapest_nvidia"] != "")]
     if both.empty:
-        empty = pd.DataFrame(columns=["input", "assumption_id", "low", "high", "diff_low",
-                                      "diff_high", "swing", "base_diff"])
+        empty = pd.DataFrame(
+            columns=[
+                "input",
+                "assumption_id",
+                "low",
+                "high",
+                "diff_low",
+                "diff_high",
+                "swing",
+                "base_diff",
+            ]
+        )
         return "No latency tier has a feasible candidate of both vendors: nothing to compare", empty
     pair = both.sort_values("tier_index", kind="stable").iloc[0]
     tt = sim.tiers[sim.tiers["tier_index"] == pair["tier_index"]].set_index("accelerator")
     amd, nv = pair["cheapest_amd"], pair["cheapest_nvidia"]
-    sens = sensitivity(inp, amd, nv, float(tt.at[amd, "tokens_per_s_per_gpu"]),
-                       float(tt.at[nv, "tokens_per_s_per_gpu"]))
+    sens = sensitivity(
+        inp,
+        amd,
+        nv,
+        float(tt.at[amd, "tokens_per_s_per_gpu"]),
+        float(tt.at[nv, "tokens_per_s_per_gpu"]),
+    )
     return f"{amd} minus {nv}: USD per million tokens ({pair['tier']})", sens
 
 
@@ -753,7 +891,10 @@ def key_results(sim: Simulation, be: pd.DataFrame, mode: str) -> dict[str, Any]:
     for r in sim.tiers.itertuples(index=False):
         key = f"tier{r.tier_index}_cost_per_mtok_{r.accelerator}"
         out[key], out[f"{key}_p05"], out[f"{key}_p95"] = (
-            r.cost_per_mtok, r.cost_per_mtok_p05, r.cost_per_mtok_p95)
+            r.cost_per_mtok,
+            r.cost_per_mtok_p05,
+            r.cost_per_mtok_p95,
+        )
     for s in sim.tier_summary.to_dict("records"):
         i = s["tier_index"]
         out[f"tier{i}_cheapest"] = s["cheapest"]
@@ -785,8 +926,11 @@ def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
     tiers = example_tiers(sc)
     training = example_training(sc)
     return [
-        ("tco monte carlo 100k draws", lambda: simulate(sc, tiers, training, inputs=inp,
-                                                        n=100_000), 2.0),
+        (
+            "tco monte carlo 100k draws",
+            lambda: simulate(sc, tiers, training, inputs=inp, n=100_000),
+            2.0,
+        ),
     ]
 
 
@@ -796,40 +940,77 @@ def example_tiers(sc: Scenario) -> pd.DataFrame:
     Tokens/s per GPU scale with memory bandwidth in the tightest tier and with a generic
     per-generation factor otherwise; announced parts are infeasible.
     """
-    base = {"H100-SXM": 1.0, "H200": 1.4, "B200": 2.6, "B300": 3.0, "GB200": 3.0,
-            "GB300": 3.4, "MI300X": 1.3, "MI325X": 1.5, "MI350X": 2.3, "MI355X": 2.5}
+    base = {
+        "H100-SXM": 1.0,
+        "H200": 1.4,
+        "B200": 2.6,
+        "B300": 3.0,
+        "GB200": 3.0,
+        "GB300": 3.4,
+        "MI300X": 1.3,
+        "MI325X": 1.5,
+        "MI350X": 2.3,
+        "MI355X": 2.5,
+    }
     rows = []
     for ti, tier in enumerate(sc.inference.tiers):
         scale = 600.0 * (ti + 1)
         for acc in sc.accelerators:
             f = base.get(acc)
-            rows.append({"tier_index": ti, "tier": tier.name, "accelerator": acc,
-                         "vendor": vendor_of(acc), "status": status_of(acc),
-                         "feasible": f is not None,
-                         "tokens_per_s_per_gpu": scale * f if f is not None else np.nan})
+            rows.append(
+                {
+                    "tier_index": ti,
+                    "tier": tier.name,
+                    "accelerator": acc,
+                    "vendor": vendor_of(acc),
+                    "status": status_of(acc),
+                    "feasible": f is not None,
+                    "tokens_per_s_per_gpu": scale * f if f is not None else np.nan,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def example_training(sc: Scenario) -> pd.DataFrame:
     """Synthetic training GPU-hours (for tests and benchmarks only, never for results)."""
-    base = {"H100-SXM": 1.0, "H200": 0.9, "B200": 0.45, "B300": 0.4, "GB200": 0.4,
-            "GB300": 0.35, "MI300X": 1.1, "MI325X": 1.0, "MI350X": 0.6, "MI355X": 0.55}
+    base = {
+        "H100-SXM": 1.0,
+        "H200": 0.9,
+        "B200": 0.45,
+        "B300": 0.4,
+        "GB200": 0.4,
+        "GB300": 0.35,
+        "MI300X": 1.1,
+        "MI325X": 1.0,
+        "MI350X": 0.6,
+        "MI355X": 0.55,
+    }
     rows = []
     for acc in sc.accelerators:
         f = base.get(acc)
-        rows.append({"accelerator": acc, "vendor": vendor_of(acc), "status": status_of(acc),
-                     "feasible": f is not None, "gpu_hours": 4.0e5 * f if f else np.nan})
+        rows.append(
+            {
+                "accelerator": acc,
+                "vendor": vendor_of(acc),
+                "status": status_of(acc),
+                "feasible": f is not None,
+                "gpu_hours": 4.0e5 * f if f else np.nan,
+            }
+        )
     return pd.DataFrame(rows)
 
 
 #: Like-for-like generation pairs used to test the article's cost claims.
 CLAIM_PAIRS: tuple[tuple[str, str], ...] = (
-    ("MI300X", "H100-SXM"), ("MI325X", "H200"), ("MI355X", "B200"),
+    ("MI300X", "H100-SXM"),
+    ("MI325X", "H200"),
+    ("MI355X", "B200"),
 )
 
 
-def claim_numbers(buy: pd.DataFrame, inp: CostInputs,
-                  pairs: tuple[tuple[str, str], ...] = CLAIM_PAIRS) -> pd.DataFrame:
+def claim_numbers(
+    buy: pd.DataFrame, inp: CostInputs, pairs: tuple[tuple[str, str], ...] = CLAIM_PAIRS
+) -> pd.DataFrame:
     """Numbers behind the article's cost claims, per AMD/NVIDIA generation pair.
 
     ``buy`` is :func:`gpu_hour_cost` output. Columns: amd, nvidia, gpu price midpoints and
@@ -850,20 +1031,26 @@ def claim_numbers(buy: pd.DataFrame, inp: CostInputs,
             return float(g if np.isfinite(g) else s / GPUS_PER_SERVER)
 
         hw = {a: b.at[a, "owned_capital"] + b.at[a, "owned_maintenance"] for a in (amd, nv)}
-        rows.append({
-            "amd": amd, "nvidia": nv,
-            "amd_price_per_gpu_usd": price(amd), "nvidia_price_per_gpu_usd": price(nv),
-            "hardware_discount_pct": 100 * (1 - price(amd) / price(nv)),
-            "amd_owned_gpu_hour_usd": b.at[amd, "owned_gpu_hour_usd"],
-            "nvidia_owned_gpu_hour_usd": b.at[nv, "owned_gpu_hour_usd"],
-            "owned_discount_pct": 100 * (1 - b.at[amd, "owned_gpu_hour_usd"]
-                                         / b.at[nv, "owned_gpu_hour_usd"]),
-            "amd_rent_median_usd": pa.at[amd, "rental_usd_per_gpu_hour"],
-            "nvidia_rent_median_usd": pa.at[nv, "rental_usd_per_gpu_hour"],
-            "rent_discount_pct": 100 * (1 - pa.at[amd, "rental_usd_per_gpu_hour"]
-                                        / pa.at[nv, "rental_usd_per_gpu_hour"]),
-            "hardware_saving_per_gpu_hour_usd": hw[nv] - hw[amd],
-            "amd_porting_per_gpu_hour_usd": b.at[amd, "owned_platform"],
-            "hidden_costs_exceed_gap": bool(b.at[amd, "owned_platform"] > hw[nv] - hw[amd]),
-        })
+        rows.append(
+            {
+                "amd": amd,
+                "nvidia": nv,
+                "amd_price_per_gpu_usd": price(amd),
+                "nvidia_price_per_gpu_usd": price(nv),
+                "hardware_discount_pct": 100 * (1 - price(amd) / price(nv)),
+                "amd_owned_gpu_hour_usd": b.at[amd, "owned_gpu_hour_usd"],
+                "nvidia_owned_gpu_hour_usd": b.at[nv, "owned_gpu_hour_usd"],
+                "owned_discount_pct": 100
+                * (1 - b.at[amd, "owned_gpu_hour_usd"] / b.at[nv, "owned_gpu_hour_usd"]),
+                "amd_rent_median_usd": pa.at[amd, "rental_usd_per_gpu_hour"],
+                "nvidia_rent_median_usd": pa.at[nv, "rental_usd_per_gpu_hour"],
+                "rent_discount_pct": 100
+                * (
+                    1 - pa.at[amd, "rental_usd_per_gpu_hour"] / pa.at[nv, "rental_usd_per_gpu_hour"]
+                ),
+                "hardware_saving_per_gpu_hour_usd": hw[nv] - hw[amd],
+                "amd_porting_per_gpu_hour_usd": b.at[amd, "owned_platform"],
+                "hidden_costs_exceed_gap": bool(b.at[amd, "owned_platform"] > hw[nv] - hw[amd]),
+            }
+        )
     return pd.DataFrame(rows)

@@ -114,9 +114,18 @@ MAX_EFFICIENCY = 1.0
 
 #: Nearest measured part of the same vendor, for parts without MLPerf Training results.
 PROXY: dict[str, str] = {
-    "H200": "H100-SXM", "B300": "B200", "GB300": "GB200", "VR200": "GB200",
-    "B200": "GB200", "GB200": "B200", "MI325X": "MI300X", "MI350X": "MI325X",
-    "MI355X": "MI325X", "MI455X": "MI355X", "MI300X": "MI325X", "H100-SXM": "H200",
+    "H200": "H100-SXM",
+    "B300": "B200",
+    "GB300": "GB200",
+    "VR200": "GB200",
+    "B200": "GB200",
+    "GB200": "B200",
+    "MI325X": "MI300X",
+    "MI350X": "MI325X",
+    "MI355X": "MI325X",
+    "MI455X": "MI355X",
+    "MI300X": "MI325X",
+    "H100-SXM": "H200",
 }
 
 PRETRAIN_BENCHMARKS = ("llama31_405b", "gpt3", "llama31_8b")
@@ -149,31 +158,45 @@ class Benchmark:
 #: GPU; both clipped to the reference batch sizes that have convergence data.
 BENCHMARKS: dict[str, Benchmark] = {
     "llama2_70b_lora": Benchmark(
-        model="llama2-70b", seq_len=8192, lora=True,
+        model="llama2-70b",
+        seq_len=8192,
+        lora=True,
         rcp_batch=(8, 16, 32, 128),
         rcp_tokens=tuple(s * 8192.0 for s in (3187.2, 4051.2, 6028.8, 11289.6)),
         seqs_per_gpu=0.5,
         description="LoRA fine-tuning of Llama 2 70B on GovReport (SCROLLS), seq 8,192",
     ),
     "llama31_8b": Benchmark(
-        model="llama3.1-8b", seq_len=8192, lora=False,
+        model="llama3.1-8b",
+        seq_len=8192,
+        lora=False,
         rcp_batch=(32, 64, 96, 128),
         rcp_tokens=tuple(s * 8192.0 for s in (179404.8, 226713.6, 278640.0, 345907.2)),
         seqs_per_gpu=1.0,
         description="Pre-training Llama 3.1 8B on C4, seq 8,192",
     ),
     "llama31_405b": Benchmark(
-        model="llama3.1-405b", seq_len=8192, lora=False,
+        model="llama3.1-405b",
+        seq_len=8192,
+        lora=False,
         rcp_batch=(1152, 2304),
         rcp_tokens=(2642411520.0, 3145728000.0),
         seqs_per_gpu=0.25,
         description="Continued pre-training of Llama 3.1 405B on C4, seq 8,192",
     ),
     "gpt3": Benchmark(
-        model="gpt3-175b", seq_len=2048, lora=False,
+        model="gpt3-175b",
+        seq_len=2048,
+        lora=False,
         rcp_batch=(1536, 2048, 3072, 4096, 6144, 8192),
-        rcp_tokens=(1199570944.0, 1182793728.0, 1216348160.0, 1266679808.0,
-                    1409286144.0, 1627389952.0),
+        rcp_tokens=(
+            1199570944.0,
+            1182793728.0,
+            1216348160.0,
+            1266679808.0,
+            1409286144.0,
+            1627389952.0,
+        ),
         seqs_per_gpu=0.25,
         description="GPT-3 175B pre-training from a checkpoint on C4, seq 2,048",
     ),
@@ -182,9 +205,16 @@ BENCHMARKS: dict[str, Benchmark] = {
 #: GPT-3 175B is not in the report's model table (no one buys hardware to train it now);
 #: its shape from Brown et al. 2020, Table 2.1 (96 layers, d_model 12,288, 96 heads).
 GPT3_ARCH: dict[str, float] = {
-    "total_params_b": 175.0, "active_params_b": 175.0, "layers": 96, "hidden_size": 12288,
-    "attention_heads": 96, "kv_heads": 96, "head_dim": 128, "vocab_size": 50257,
-    "experts": 1, "active_experts": 1,
+    "total_params_b": 175.0,
+    "active_params_b": 175.0,
+    "layers": 96,
+    "hidden_size": 12288,
+    "attention_heads": 96,
+    "kv_heads": 96,
+    "head_dim": 128,
+    "vocab_size": 50257,
+    "experts": 1,
+    "active_experts": 1,
 }
 
 # --------------------------------------------------------------------------------------
@@ -272,13 +302,22 @@ def model_arch(model: str, models: pd.DataFrame | None = None) -> dict[str, floa
 def _model_arch(model: str, models: pd.DataFrame) -> dict[str, float]:
     row = _first_row(models, "model", model)
     if row is None:
-        raise ValueError(ids.unknown_id_message("model (no row in data/models)", model,
-                                                tuple(models["model"])))
-    arch = {k: float(row[k]) for k in ("total_params_b", "active_params_b", "layers",
-                                       "hidden_size", "attention_heads", "head_dim",
-                                       "vocab_size")}
-    for k, default in (("kv_heads", row["attention_heads"]), ("experts", 1),
-                       ("active_experts", 1)):
+        raise ValueError(
+            ids.unknown_id_message("model (no row in data/models)", model, tuple(models["model"]))
+        )
+    arch = {
+        k: float(row[k])
+        for k in (
+            "total_params_b",
+            "active_params_b",
+            "layers",
+            "hidden_size",
+            "attention_heads",
+            "head_dim",
+            "vocab_size",
+        )
+    }
+    for k, default in (("kv_heads", row["attention_heads"]), ("experts", 1), ("active_experts", 1)):
         v = row.get(k, default)
         arch[k] = float(default if v is None or pd.isna(v) or v == 0 else v)
     return arch
@@ -286,8 +325,9 @@ def _model_arch(model: str, models: pd.DataFrame) -> dict[str, float]:
 
 def _benchmark(benchmark: str) -> Benchmark:
     if benchmark not in BENCHMARKS:
-        raise ValueError(ids.unknown_id_message("MLPerf Training benchmark", benchmark,
-                                                tuple(BENCHMARKS)))
+        raise ValueError(
+            ids.unknown_id_message("MLPerf Training benchmark", benchmark, tuple(BENCHMARKS))
+        )
     return BENCHMARKS[benchmark]
 
 
@@ -301,8 +341,10 @@ def peak_tflops(spec: Mapping[str, Any], precision: str) -> float:
     _check_precision(precision)
     v = spec.get(f"{precision}_dense_tflops")
     if v is None or pd.isna(v) or float(v) <= 0:
-        raise ValueError(f"{spec.get('accelerator')} has no {precision} dense TFLOP/s in the "
-                         "spec table; choose another precision")
+        raise ValueError(
+            f"{spec.get('accelerator')} has no {precision} dense TFLOP/s in the "
+            "spec table; choose another precision"
+        )
     return float(v)
 
 
@@ -326,8 +368,9 @@ def flops_per_token(arch: Mapping[str, float], seq_len: int, *, lora: bool = Fal
 @cache
 def _layouts(domain: int) -> dict[str, np.ndarray]:
     # Cached per scale-up domain size; the arrays are read-only (shared between calls).
-    grid = np.array(np.meshgrid(TP_CHOICES, PP_CHOICES, ZERO_CHOICES, RECOMPUTE_CHOICES,
-                                indexing="ij")).reshape(4, -1)
+    grid = np.array(
+        np.meshgrid(TP_CHOICES, PP_CHOICES, ZERO_CHOICES, RECOMPUTE_CHOICES, indexing="ij")
+    ).reshape(4, -1)
     keep = grid[0] <= max(1, domain)
     out = {}
     for k, g in zip(("tp", "pp", "zero", "rc"), grid, strict=True):
@@ -449,8 +492,9 @@ def evaluate_layouts(
         # FSDP also all-gathers the weights for forward and backward of every microbatch
         # (prefetched: hidden behind that microbatch's compute)
         t_gather = np.where(zero == 3, 2.0 * m * ring_pass(w), 0.0)
-        t_dp_exp = (np.maximum(0.0, t_grad - window)
-                    + np.maximum(0.0, t_gather - DP_OVERLAP * t_comp))
+        t_dp_exp = np.maximum(0.0, t_grad - window) + np.maximum(
+            0.0, t_gather - DP_OVERLAP * t_comp
+        )
         # ---- optimizer step (memory bound)
         t_opt = OPTIMIZER_BYTES_PER_PARAM * trainable * params_local / shard / hbm
         step = t_comp + t_tp + t_a2a + t_bubble + t_pp + t_dp_exp + t_opt
@@ -483,18 +527,33 @@ def evaluate_layouts(
         elif not (ok_div & ok_heads & ok_pp)[:, j].any():
             reasons.append(f"{int(n[0, j])} GPUs cannot be split into TP x PP x DP")
         elif not ok_batch[:, j].any():
-            reasons.append(f"global batch of {b[0, j]:.0f} sequences is smaller than the "
-                           f"data-parallel degree at {int(n[0, j])} GPUs")
+            reasons.append(
+                f"global batch of {b[0, j]:.0f} sequences is smaller than the "
+                f"data-parallel degree at {int(n[0, j])} GPUs"
+            )
         else:
-            reasons.append(f"does not fit in memory with any layout: needs at least "
-                           f"{min_mem[j] / 1e9:.0f} GB per GPU, {mem_usable / 1e9:.0f} GB usable")
+            reasons.append(
+                f"does not fit in memory with any layout: needs at least "
+                f"{min_mem[j] / 1e9:.0f} GB per GPU, {mem_usable / 1e9:.0f} GB usable"
+            )
     return {
-        "n_gpus": n[0].astype(int), "tokens_per_s_per_gpu": thr, "step_s": step_b,
-        "tp": pick(tp), "pp": pick(pp), "dp": pick(dp), "zero": pick(zero),
-        "recompute": pick(rc), "memory_gb": pick(mem) / 1e9, "mfu": mfu,
-        "t_compute": pick(t_comp), "t_tp": pick(t_tp + t_a2a), "t_bubble": pick(t_bubble),
-        "t_dp_exposed": pick(t_dp_exp), "t_other": pick(t_pp + t_opt),
-        "feasible": any_ok, "reason": np.array(reasons, dtype=object),
+        "n_gpus": n[0].astype(int),
+        "tokens_per_s_per_gpu": thr,
+        "step_s": step_b,
+        "tp": pick(tp),
+        "pp": pick(pp),
+        "dp": pick(dp),
+        "zero": pick(zero),
+        "recompute": pick(rc),
+        "memory_gb": pick(mem) / 1e9,
+        "mfu": mfu,
+        "t_compute": pick(t_comp),
+        "t_tp": pick(t_tp + t_a2a),
+        "t_bubble": pick(t_bubble),
+        "t_dp_exposed": pick(t_dp_exp),
+        "t_other": pick(t_pp + t_opt),
+        "feasible": any_ok,
+        "reason": np.array(reasons, dtype=object),
     }
 
 
@@ -536,13 +595,26 @@ def mlperf_tokens(benchmark: str, batch_seqs: np.ndarray | float) -> np.ndarray:
     return np.exp(np.interp(x, np.log(bm.rcp_batch), np.log(bm.rcp_tokens)))
 
 
-def _mlperf_minutes(spec: Mapping[str, Any], arch: Mapping[str, float], benchmark: str,
-                    n_gpus: np.ndarray, efficiency: float | np.ndarray,
-                    precision: str) -> np.ndarray:
+def _mlperf_minutes(
+    spec: Mapping[str, Any],
+    arch: Mapping[str, float],
+    benchmark: str,
+    n_gpus: np.ndarray,
+    efficiency: float | np.ndarray,
+    precision: str,
+) -> np.ndarray:
     bm = _benchmark(benchmark)
     b = mlperf_batch_size(benchmark, n_gpus)
-    res = evaluate_layouts(spec, arch, n_gpus, precision=precision, seq_len=bm.seq_len,
-                           batch_seqs=b, efficiency=efficiency, lora=bm.lora)
+    res = evaluate_layouts(
+        spec,
+        arch,
+        n_gpus,
+        precision=precision,
+        seq_len=bm.seq_len,
+        batch_seqs=b,
+        efficiency=efficiency,
+        lora=bm.lora,
+    )
     thr = res["tokens_per_s_per_gpu"] * np.asarray(n_gpus, dtype=float)
     return mlperf_tokens(benchmark, b) / thr / 60.0
 
@@ -553,8 +625,14 @@ def _mlperf_minutes(spec: Mapping[str, Any], arch: Mapping[str, float], benchmar
 _FIT_POINTS, _FIT_ROUNDS = 63, 9
 
 
-def _fit_one(spec: Mapping[str, Any], arch: Mapping[str, float], benchmark: str, n: int,
-             minutes: float, precision: str) -> float:
+def _fit_one(
+    spec: Mapping[str, Any],
+    arch: Mapping[str, float],
+    benchmark: str,
+    n: int,
+    minutes: float,
+    precision: str,
+) -> float:
     """Efficiency at which the model reproduces ``minutes`` (bracketing search in log space).
 
     Predicted time falls strictly monotonically with efficiency, so the root is unique; each
@@ -566,8 +644,7 @@ def _fit_one(spec: Mapping[str, Any], arch: Mapping[str, float], benchmark: str,
     counts = np.full(_FIT_POINTS, int(n))
 
     def pred(log_e: np.ndarray) -> np.ndarray:
-        v = _mlperf_minutes(spec, arch, benchmark, counts[: len(log_e)], np.exp(log_e),
-                            precision)
+        v = _mlperf_minutes(spec, arch, benchmark, counts[: len(log_e)], np.exp(log_e), precision)
         return np.where(np.isfinite(v), v, math.inf)
 
     if not math.isfinite(pred(np.array([hi]))[0]):
@@ -584,12 +661,27 @@ def _fit_one(spec: Mapping[str, Any], arch: Mapping[str, float], benchmark: str,
 def mlperf_rows(mlperf: pd.DataFrame | None = None) -> pd.DataFrame:
     """MLPerf Training rows the model uses: canonical accelerator, known benchmark, a time."""
     df = _load_mlperf() if mlperf is None else mlperf
-    keep = (df["accelerator"].notna() & (df["accelerator"].astype(str) != "")
-            & df["benchmark"].isin(list(BENCHMARKS)) & df["time_to_train_min"].notna())
+    keep = (
+        df["accelerator"].notna()
+        & (df["accelerator"].astype(str) != "")
+        & df["benchmark"].isin(list(BENCHMARKS))
+        & df["time_to_train_min"].notna()
+    )
     if "division" in df.columns:
         keep &= df["division"] == "closed"
-    out = df.loc[keep, ["round", "submitter", "system", "accelerator", "vendor", "benchmark",
-                        "total_accelerators", "time_to_train_min"]].copy()
+    out = df.loc[
+        keep,
+        [
+            "round",
+            "submitter",
+            "system",
+            "accelerator",
+            "vendor",
+            "benchmark",
+            "total_accelerators",
+            "time_to_train_min",
+        ],
+    ].copy()
     out = out.rename(columns={"total_accelerators": "n_gpus", "time_to_train_min": "measured_min"})
     out["n_gpus"] = out["n_gpus"].astype(int)
     out["measured_min"] = out["measured_min"].astype(float)
@@ -625,8 +717,7 @@ def _fit_efficiencies(
     out = []
     for (acc, bench), grp in rows.groupby(["accelerator", "benchmark"], sort=True):
         counts = grp["n_gpus"]
-        n0 = int(counts[counts >= NODE_GPUS].min() if (counts >= NODE_GPUS).any()
-                 else counts.min())
+        n0 = int(counts[counts >= NODE_GPUS].min() if (counts >= NODE_GPUS).any() else counts.min())
         at = grp.loc[grp["n_gpus"] == n0, "measured_min"]
         spec = spec_row(str(acc), specs)
         arch = model_arch(_benchmark(str(bench)).model, models)
@@ -635,14 +726,29 @@ def _fit_efficiencies(
         mfu = math.nan
         if math.isfinite(e):
             bm = _benchmark(str(bench))
-            res = evaluate_layouts(spec, arch, [n0], precision=MLPERF_PRECISION,
-                                   seq_len=bm.seq_len,
-                                   batch_seqs=mlperf_batch_size(str(bench), n0),
-                                   efficiency=e, lora=bm.lora)
+            res = evaluate_layouts(
+                spec,
+                arch,
+                [n0],
+                precision=MLPERF_PRECISION,
+                seq_len=bm.seq_len,
+                batch_seqs=mlperf_batch_size(str(bench), n0),
+                efficiency=e,
+                lora=bm.lora,
+            )
             mfu = float(res["mfu"][0])
-        out.append({"accelerator": acc, "vendor": grp["vendor"].iloc[0], "benchmark": bench,
-                    "n_gpus": n0, "n_submissions": len(at), "measured_min": t,
-                    "efficiency": e, "mfu": mfu})
+        out.append(
+            {
+                "accelerator": acc,
+                "vendor": grp["vendor"].iloc[0],
+                "benchmark": bench,
+                "n_gpus": n0,
+                "n_submissions": len(at),
+                "measured_min": t,
+                "efficiency": e,
+                "mfu": mfu,
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -685,8 +791,10 @@ def resolve_efficiency(
     acc = accelerator
     while acc not in seen:
         tag = "" if acc == accelerator else f"proxy {acc}: "
-        for frame, name in ((pre, "pretrain") if kind == "pretrain" else (lor, "lora"),
-                            (lor, "lora") if kind == "pretrain" else (lor, "lora")):
+        for frame, name in (
+            (pre, "pretrain") if kind == "pretrain" else (lor, "lora"),
+            (lor, "lora") if kind == "pretrain" else (lor, "lora"),
+        ):
             mine = frame.loc[frame["accelerator"] == acc, "efficiency"]
             if len(mine):
                 return min(MAX_EFFICIENCY, float(mine.median()) * factor), f"{tag}{name} fit"
@@ -723,8 +831,13 @@ def clear_caches() -> None:
 def _apply_overrides(spec: Mapping[str, Any], overrides: Mapping[str, float] | None) -> dict:
     out = dict(spec)
     for k, v in (overrides or {}).items():
-        if k not in {"scaleup_domain_gpus", "scaleup_bw_gbps", "scaleout_gbps_per_gpu",
-                     "memory_gb", "memory_bw_tbps"}:
+        if k not in {
+            "scaleup_domain_gpus",
+            "scaleup_bw_gbps",
+            "scaleout_gbps_per_gpu",
+            "memory_gb",
+            "memory_bw_tbps",
+        }:
             raise ValueError(f"cannot override spec column {k!r}")
         out[k] = float(v)
     return out
@@ -757,8 +870,15 @@ def scaling_curve(
         efficiency, _ = resolve_efficiency(accelerator, precision=precision, fits=fits)
     counts = np.asarray(sorted({int(c) for c in gpu_counts}), dtype=float)
     b = global_batch_tokens / seq_len
-    res = evaluate_layouts(spec, arch, counts, precision=precision, seq_len=seq_len,
-                           batch_seqs=b, efficiency=efficiency)
+    res = evaluate_layouts(
+        spec,
+        arch,
+        counts,
+        precision=precision,
+        seq_len=seq_len,
+        batch_seqs=b,
+        efficiency=efficiency,
+    )
     thr = res["tokens_per_s_per_gpu"]
     base_mask = res["feasible"] & (counts >= min(NODE_GPUS, counts.max()))
     eff = np.full_like(thr, np.nan)
@@ -767,17 +887,30 @@ def scaling_curve(
         j0 = int(np.argmax(base_mask))
         ratio = np.where(counts >= counts[j0], thr / thr[j0], np.nan)
         eff = np.minimum(1.0, ratio)
-    df = pd.DataFrame({
-        "accelerator": accelerator, "model": model, "n_gpus": counts.astype(int),
-        "feasible": res["feasible"], "tokens_per_s_per_gpu": thr, "scaling_efficiency": eff,
-        "throughput_ratio": ratio,
-        "mfu": res["mfu"], "memory_gb": res["memory_gb"], "step_s": res["step_s"],
-        "t_compute": res["t_compute"], "t_tp": res["t_tp"], "t_bubble": res["t_bubble"],
-        "t_dp_exposed": res["t_dp_exposed"], "t_other": res["t_other"],
-        "reason": res["reason"],
-    })
-    df["layout"] = [layout_label(*v) for v in zip(res["tp"], res["pp"], res["dp"], res["zero"],
-                                                   res["recompute"], strict=True)]
+    df = pd.DataFrame(
+        {
+            "accelerator": accelerator,
+            "model": model,
+            "n_gpus": counts.astype(int),
+            "feasible": res["feasible"],
+            "tokens_per_s_per_gpu": thr,
+            "scaling_efficiency": eff,
+            "throughput_ratio": ratio,
+            "mfu": res["mfu"],
+            "memory_gb": res["memory_gb"],
+            "step_s": res["step_s"],
+            "t_compute": res["t_compute"],
+            "t_tp": res["t_tp"],
+            "t_bubble": res["t_bubble"],
+            "t_dp_exposed": res["t_dp_exposed"],
+            "t_other": res["t_other"],
+            "reason": res["reason"],
+        }
+    )
+    df["layout"] = [
+        layout_label(*v)
+        for v in zip(res["tp"], res["pp"], res["dp"], res["zero"], res["recompute"], strict=True)
+    ]
     return df
 
 
@@ -812,17 +945,29 @@ def scaling_efficiency(
     if int(n_gpus) < 1:
         raise ValueError(f"n_gpus must be a positive integer, got {n_gpus!r}")
     counts = _baseline_counts(int(n_gpus))
-    df = scaling_curve(accelerator, model, precision=precision, gpu_counts=counts,
-                       seq_len=seq_len, global_batch_tokens=global_batch_tokens,
-                       spec_overrides=spec_overrides, specs=specs, models=models, fits=fits)
+    df = scaling_curve(
+        accelerator,
+        model,
+        precision=precision,
+        gpu_counts=counts,
+        seq_len=seq_len,
+        global_batch_tokens=global_batch_tokens,
+        spec_overrides=spec_overrides,
+        specs=specs,
+        models=models,
+        fits=fits,
+    )
     row = df.loc[df["n_gpus"] == int(n_gpus)].iloc[0]
     if not row["feasible"]:
-        raise ValueError(f"{model} on {n_gpus} x {accelerator} ({precision}) is infeasible: "
-                         f"{row['reason']}")
+        raise ValueError(
+            f"{model} on {n_gpus} x {accelerator} ({precision}) is infeasible: {row['reason']}"
+        )
     if not np.isfinite(row["scaling_efficiency"]):
         base = int(df.loc[df["feasible"], "n_gpus"].min())
-        raise ValueError(f"{n_gpus} GPUs is below the baseline of {base} GPUs (one node or "
-                         f"the smallest feasible count) for {model} on {accelerator}")
+        raise ValueError(
+            f"{n_gpus} GPUs is below the baseline of {base} GPUs (one node or "
+            f"the smallest feasible count) for {model} on {accelerator}"
+        )
     return float(row["scaling_efficiency"])
 
 
@@ -841,21 +986,33 @@ def predict_mlperf(
     spec = spec_row(accelerator, specs)
     arch = model_arch(bm.model, models)
     fits = _fits_cached() if fits is None else fits
-    own = fits.loc[(fits["accelerator"] == accelerator) & (fits["benchmark"] == benchmark)
-                   & np.isfinite(fits["efficiency"]), "efficiency"]
+    own = fits.loc[
+        (fits["accelerator"] == accelerator)
+        & (fits["benchmark"] == benchmark)
+        & np.isfinite(fits["efficiency"]),
+        "efficiency",
+    ]
     if len(own):
         eff = float(own.iloc[0]) * _precision_factor(precision)
     else:
-        eff, _ = resolve_efficiency(accelerator, kind="lora" if bm.lora else "pretrain",
-                                    precision=precision, fits=fits)
+        eff, _ = resolve_efficiency(
+            accelerator, kind="lora" if bm.lora else "pretrain", precision=precision, fits=fits
+        )
     minutes = _mlperf_minutes(spec, arch, benchmark, np.array([int(n_gpus)]), eff, precision)[0]
     if not np.isfinite(minutes):
-        res = evaluate_layouts(spec, arch, [int(n_gpus)], precision=precision,
-                               seq_len=bm.seq_len,
-                               batch_seqs=mlperf_batch_size(benchmark, n_gpus),
-                               efficiency=eff, lora=bm.lora)
-        raise ValueError(f"{benchmark} on {n_gpus} x {accelerator} is infeasible: "
-                         f"{res['reason'][0]}")
+        res = evaluate_layouts(
+            spec,
+            arch,
+            [int(n_gpus)],
+            precision=precision,
+            seq_len=bm.seq_len,
+            batch_seqs=mlperf_batch_size(benchmark, n_gpus),
+            efficiency=eff,
+            lora=bm.lora,
+        )
+        raise ValueError(
+            f"{benchmark} on {n_gpus} x {accelerator} is infeasible: {res['reason'][0]}"
+        )
     return float(minutes)
 
 
@@ -876,8 +1033,11 @@ def validate_against_mlperf(
     fits = fit_efficiencies(mlperf=mlperf, specs=specs, models=models)
     # One vectorized model call per (accelerator, benchmark): every submitted count and the
     # calibration count at the fitted efficiency (what predict_mlperf computes one by one).
-    fitted = {(f.accelerator, f.benchmark): f for f in fits.itertuples(index=False)
-              if np.isfinite(f.efficiency)}
+    fitted = {
+        (f.accelerator, f.benchmark): f
+        for f in fits.itertuples(index=False)
+        if np.isfinite(f.efficiency)
+    }
     predicted: dict[tuple[str, str], dict[int, float]] = {}
     for (acc, bench), grp in rows.groupby(["accelerator", "benchmark"], sort=False):
         fr = fitted.get((acc, bench))
@@ -885,11 +1045,18 @@ def validate_against_mlperf(
             continue
         counts = np.array(sorted(set(grp["n_gpus"].astype(int)) | {int(fr.n_gpus)}))
         eff = float(fr.efficiency) * _precision_factor(MLPERF_PRECISION)
-        minutes = _mlperf_minutes(spec_row(str(acc), specs),
-                                  model_arch(_benchmark(str(bench)).model, models), str(bench),
-                                  counts, eff, MLPERF_PRECISION)
-        predicted[(acc, bench)] = {int(c): float(m) if np.isfinite(m) else math.nan
-                                   for c, m in zip(counts, minutes, strict=True)}
+        minutes = _mlperf_minutes(
+            spec_row(str(acc), specs),
+            model_arch(_benchmark(str(bench)).model, models),
+            str(bench),
+            counts,
+            eff,
+            MLPERF_PRECISION,
+        )
+        predicted[(acc, bench)] = {
+            int(c): float(m) if np.isfinite(m) else math.nan
+            for c, m in zip(counts, minutes, strict=True)
+        }
     out = []
     for r in rows.itertuples(index=False):
         fr = fitted.get((r.accelerator, r.benchmark))
@@ -899,15 +1066,24 @@ def validate_against_mlperf(
         pred = by_n[int(r.n_gpus)]
         t0_pred = by_n[int(fr.n_gpus)]
         n_ratio = r.n_gpus / fr.n_gpus
-        out.append({
-            "round": r.round, "accelerator": r.accelerator, "vendor": r.vendor,
-            "benchmark": r.benchmark, "n_gpus": r.n_gpus, "measured_min": r.measured_min,
-            "predicted_min": pred, "err_pct": 100.0 * (pred - r.measured_min) / r.measured_min,
-            "holdout": bool(r.n_gpus != fr.n_gpus), "submitter": r.submitter,
-            "system": r.system, "calibration_n_gpus": int(fr.n_gpus),
-            "measured_scaling": fr.measured_min / (r.measured_min * n_ratio),
-            "predicted_scaling": t0_pred / (pred * n_ratio),
-        })
+        out.append(
+            {
+                "round": r.round,
+                "accelerator": r.accelerator,
+                "vendor": r.vendor,
+                "benchmark": r.benchmark,
+                "n_gpus": r.n_gpus,
+                "measured_min": r.measured_min,
+                "predicted_min": pred,
+                "err_pct": 100.0 * (pred - r.measured_min) / r.measured_min,
+                "holdout": bool(r.n_gpus != fr.n_gpus),
+                "submitter": r.submitter,
+                "system": r.system,
+                "calibration_n_gpus": int(fr.n_gpus),
+                "measured_scaling": fr.measured_min / (r.measured_min * n_ratio),
+                "predicted_scaling": t0_pred / (pred * n_ratio),
+            }
+        )
     df = pd.DataFrame(out)
     return df.sort_values(["benchmark", "accelerator", "n_gpus", "round"]).reset_index(drop=True)
 
@@ -915,13 +1091,23 @@ def validate_against_mlperf(
 def validation_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Median absolute error (%) of the held-out predictions, per vendor and overall."""
     held = df.loc[df["holdout"] & df["err_pct"].notna()]
-    rows = [{"group": v, "n": len(g), "median_abs_err_pct": float(g["err_pct"].abs().median()),
-             "median_err_pct": float(g["err_pct"].median())}
-            for v, g in held.groupby("vendor", sort=True)]
-    rows.append({"group": "overall", "n": len(held),
-                 "median_abs_err_pct": float(held["err_pct"].abs().median())
-                 if len(held) else math.nan,
-                 "median_err_pct": float(held["err_pct"].median()) if len(held) else math.nan})
+    rows = [
+        {
+            "group": v,
+            "n": len(g),
+            "median_abs_err_pct": float(g["err_pct"].abs().median()),
+            "median_err_pct": float(g["err_pct"].median()),
+        }
+        for v, g in held.groupby("vendor", sort=True)
+    ]
+    rows.append(
+        {
+            "group": "overall",
+            "n": len(held),
+            "median_abs_err_pct": float(held["err_pct"].abs().median()) if len(held) else math.nan,
+            "median_err_pct": float(held["err_pct"].median()) if len(held) else math.nan,
+        }
+    )
     return pd.DataFrame(rows)
 
 
@@ -940,13 +1126,23 @@ def time_to_train_hours(
     fits: pd.DataFrame | None = None,
 ) -> float:
     """Wall-clock hours to train ``model`` on ``tokens`` tokens with ``n_gpus`` GPUs."""
-    df = scaling_curve(accelerator, model, precision=precision, gpu_counts=[int(n_gpus)],
-                       seq_len=seq_len, global_batch_tokens=global_batch_tokens,
-                       spec_overrides=spec_overrides, specs=specs, models=models, fits=fits)
+    df = scaling_curve(
+        accelerator,
+        model,
+        precision=precision,
+        gpu_counts=[int(n_gpus)],
+        seq_len=seq_len,
+        global_batch_tokens=global_batch_tokens,
+        spec_overrides=spec_overrides,
+        specs=specs,
+        models=models,
+        fits=fits,
+    )
     row = df.iloc[0]
     if not row["feasible"]:
-        raise ValueError(f"{model} on {n_gpus} x {accelerator} ({precision}) is infeasible: "
-                         f"{row['reason']}")
+        raise ValueError(
+            f"{model} on {n_gpus} x {accelerator} ({precision}) is infeasible: {row['reason']}"
+        )
     return float(tokens / (row["tokens_per_s_per_gpu"] * n_gpus) / 3600.0)
 
 
@@ -984,21 +1180,39 @@ def evaluate_training(
         spec = spec_row(acc, specs)
         eff, source = resolve_efficiency(acc, precision=tr.precision, fits=fits)
         counts = _baseline_counts(tr.cluster_gpus)
-        df = scaling_curve(acc, tr.model, precision=tr.precision, gpu_counts=counts,
-                           seq_len=tr.seq_len, global_batch_tokens=tr.global_batch_tokens,
-                           efficiency=eff, specs=specs, models=models, fits=fits)
+        df = scaling_curve(
+            acc,
+            tr.model,
+            precision=tr.precision,
+            gpu_counts=counts,
+            seq_len=tr.seq_len,
+            global_batch_tokens=tr.global_batch_tokens,
+            efficiency=eff,
+            specs=specs,
+            models=models,
+            fits=fits,
+        )
         row = df.loc[df["n_gpus"] == tr.cluster_gpus].iloc[0]
         thr = float(row["tokens_per_s_per_gpu"]) if row["feasible"] else math.nan
         hours = tr.tokens / (thr * tr.cluster_gpus) / 3600.0 if row["feasible"] else math.nan
-        out.append({
-            "accelerator": acc, "vendor": spec.get("vendor"), "status": spec.get("status"),
-            "n_gpus": tr.cluster_gpus, "feasible": bool(row["feasible"]),
-            "layout": row["layout"], "mfu": float(row["mfu"]),
-            "scaling_efficiency": float(row["scaling_efficiency"]),
-            "tokens_per_s_per_gpu": thr, "time_to_train_hours": hours,
-            "gpu_hours": hours * tr.cluster_gpus, "reason": row["reason"],
-            "efficiency": eff, "mfu_source": source,
-        })
+        out.append(
+            {
+                "accelerator": acc,
+                "vendor": spec.get("vendor"),
+                "status": spec.get("status"),
+                "n_gpus": tr.cluster_gpus,
+                "feasible": bool(row["feasible"]),
+                "layout": row["layout"],
+                "mfu": float(row["mfu"]),
+                "scaling_efficiency": float(row["scaling_efficiency"]),
+                "tokens_per_s_per_gpu": thr,
+                "time_to_train_hours": hours,
+                "gpu_hours": hours * tr.cluster_gpus,
+                "reason": row["reason"],
+                "efficiency": eff,
+                "mfu_source": source,
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -1013,8 +1227,11 @@ def training_winner(ev: pd.DataFrame) -> dict[str, Any]:
         return {"winner": "", "vendor": "", "margin_pct": math.nan}
     best = ship.sort_values(["time_to_train_hours", "accelerator"]).iloc[0]
     other = ship.loc[ship["vendor"] != best["vendor"]]
-    margin = (100.0 * (best["tokens_per_s_per_gpu"] / other["tokens_per_s_per_gpu"].max() - 1.0)
-              if len(other) else math.nan)
+    margin = (
+        100.0 * (best["tokens_per_s_per_gpu"] / other["tokens_per_s_per_gpu"].max() - 1.0)
+        if len(other)
+        else math.nan
+    )
     return {"winner": best["accelerator"], "vendor": best["vendor"], "margin_pct": margin}
 
 
@@ -1054,19 +1271,34 @@ def what_if_table(
         eff, _ = resolve_efficiency(acc, precision=tr.precision, fits=fits)
         base = math.nan
         for name, ov in WHAT_IFS:
-            df = scaling_curve(acc, tr.model, precision=tr.precision, gpu_counts=[n],
-                               seq_len=tr.seq_len, global_batch_tokens=tr.global_batch_tokens,
-                               efficiency=eff, spec_overrides=ov, specs=specs, models=models)
+            df = scaling_curve(
+                acc,
+                tr.model,
+                precision=tr.precision,
+                gpu_counts=[n],
+                seq_len=tr.seq_len,
+                global_batch_tokens=tr.global_batch_tokens,
+                efficiency=eff,
+                spec_overrides=ov,
+                specs=specs,
+                models=models,
+            )
             r = df.iloc[0]
             thr = float(r["tokens_per_s_per_gpu"])
             if not ov:
                 base = thr
-            out.append({
-                "accelerator": acc, "vendor": spec.get("vendor"), "what_if": name,
-                "feasible": bool(r["feasible"]), "tokens_per_s_per_gpu": thr,
-                "time_to_train_hours": tr.tokens / (thr * n) / 3600.0,
-                "change_pct": 100.0 * (thr / base - 1.0), "layout": r["layout"],
-            })
+            out.append(
+                {
+                    "accelerator": acc,
+                    "vendor": spec.get("vendor"),
+                    "what_if": name,
+                    "feasible": bool(r["feasible"]),
+                    "tokens_per_s_per_gpu": thr,
+                    "time_to_train_hours": tr.tokens / (thr * n) / 3600.0,
+                    "change_pct": 100.0 * (thr / base - 1.0),
+                    "layout": r["layout"],
+                }
+            )
     return pd.DataFrame(out)
 
 
@@ -1084,9 +1316,17 @@ def scaling_curves(
     frames = []
     for acc in sc.accelerators:
         eff, _ = resolve_efficiency(acc, precision=tr.precision, fits=fits)
-        df = scaling_curve(acc, tr.model, precision=tr.precision, gpu_counts=gpu_counts,
-                           seq_len=tr.seq_len, global_batch_tokens=tr.global_batch_tokens,
-                           efficiency=eff, specs=specs, models=models)
+        df = scaling_curve(
+            acc,
+            tr.model,
+            precision=tr.precision,
+            gpu_counts=gpu_counts,
+            seq_len=tr.seq_len,
+            global_batch_tokens=tr.global_batch_tokens,
+            efficiency=eff,
+            specs=specs,
+            models=models,
+        )
         spec = spec_row(acc, specs)
         df.insert(1, "vendor", spec.get("vendor"))
         df.insert(2, "status", spec.get("status"))
@@ -1103,8 +1343,17 @@ def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
     accs = tuple(a for a in ids.ACCELERATORS if a in set(specs["accelerator"]))
 
     def curves_all() -> object:
-        return [scaling_curve(a, sc.training.model, precision=sc.training.precision,
-                              specs=specs, models=models, fits=fits) for a in accs]
+        return [
+            scaling_curve(
+                a,
+                sc.training.model,
+                precision=sc.training.precision,
+                specs=specs,
+                models=models,
+                fits=fits,
+            )
+            for a in accs
+        ]
 
     def cold(fn: Callable[[], object]) -> Callable[[], object]:
         # What a fresh chapter kernel pays: calibration and lookups recomputed.
@@ -1116,18 +1365,28 @@ def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
 
     return [
         ("training: scaling curves, all accelerators x 12 GPU counts", curves_all, 0.5),
-        ("training: evaluate_training(default scenario)",
-         lambda: evaluate_training(sc, specs=specs, models=models, fits=fits), 0.5),
-        ("training: evaluate_training(default scenario), cold (calibration included)",
-         cold(lambda: evaluate_training(sc)), 0.5),
-        ("training: fit_efficiencies() (MLPerf calibration), cold",
-         cold(fit_efficiencies), 0.5),
-        ("training: validate_against_mlperf(), cold (calibration included)",
-         cold(validate_against_mlperf), 0.5),
-        ("training: validate_against_mlperf(), calibration cached",
-         validate_against_mlperf, 0.2),
-        ("training: what_if_table(default scenario)",
-         lambda: what_if_table(sc, specs=specs, models=models, fits=fits), 0.5),
+        (
+            "training: evaluate_training(default scenario)",
+            lambda: evaluate_training(sc, specs=specs, models=models, fits=fits),
+            0.5,
+        ),
+        (
+            "training: evaluate_training(default scenario), cold (calibration included)",
+            cold(lambda: evaluate_training(sc)),
+            0.5,
+        ),
+        ("training: fit_efficiencies() (MLPerf calibration), cold", cold(fit_efficiencies), 0.5),
+        (
+            "training: validate_against_mlperf(), cold (calibration included)",
+            cold(validate_against_mlperf),
+            0.5,
+        ),
+        ("training: validate_against_mlperf(), calibration cached", validate_against_mlperf, 0.2),
+        (
+            "training: what_if_table(default scenario)",
+            lambda: what_if_table(sc, specs=specs, models=models, fits=fits),
+            0.5,
+        ),
     ]
 
 
@@ -1153,9 +1412,11 @@ def key_results(
         out[f"train_gpu_hours_{r.accelerator}"] = float(r.gpu_hours) if ok else None
         out[f"scaling_eff_{r.accelerator}"] = float(r.scaling_efficiency) if ok else None
         if top is not None:
-            eff = (float(top.at[r.accelerator, "scaling_efficiency"])
-                   if r.accelerator in top.index and bool(top.at[r.accelerator, "feasible"])
-                   else math.nan)
+            eff = (
+                float(top.at[r.accelerator, "scaling_efficiency"])
+                if r.accelerator in top.index and bool(top.at[r.accelerator, "feasible"])
+                else math.nan
+            )
             out[f"scaling_eff_{n_max}_{r.accelerator}"] = eff if math.isfinite(eff) else None
     win = training_winner(ev)
     out["train_winner"] = win["winner"]

@@ -38,6 +38,10 @@ def test_tco_uses_only_registered_assumptions(register):
     from analysis import tco
 
     ids_used = {aid for _, aid in tco.GLOBAL_INPUTS.values()}
-    ids_used |= {"A-throughput-error", "A-porting-effort-amd", "A-porting-effort-nvidia",
-                 "A-software-nvidia"}
+    ids_used |= {
+        "A-throughput-error",
+        "A-porting-effort-amd",
+        "A-porting-effort-nvidia",
+        "A-software-nvidia",
+    }
     assert ids_used <= set(register["id"])

@@ -140,8 +140,12 @@ def test_inference_filters_maps_and_flags(tmp_path: Path) -> None:
     assert set(df["accelerator"]) == {"MI300X", "H200", "GB200", ""}
     report = "\n".join(lines)
     assert "13 records, 9 kept" in report
-    for reason in ("1 open division", "1 not datacenter suite", "1 no accelerator (CPU-only)",
-                   "1 not an LLM benchmark"):
+    for reason in (
+        "1 open division",
+        "1 not datacenter suite",
+        "1 no accelerator (CPU-only)",
+        "1 not an LLM benchmark",
+    ):
         assert reason in report
     # unmapped accelerators: kept with empty id, raw name kept, and reported
     unmapped = df[df["accelerator"] == ""]
@@ -174,8 +178,12 @@ def test_inference_values(tmp_path: Path) -> None:
 
 def test_interactive_benchmark_name_becomes_scenario(tmp_path: Path) -> None:
     rows = list(csv.DictReader(CSV_FIX.open(encoding="utf-8")))
-    row = dict(rows[0], MlperfModel="llama2-70b-interactive-99", Model="llama2-70b-interactive-99",
-               Scenario="Server")
+    row = dict(
+        rows[0],
+        MlperfModel="llama2-70b-interactive-99",
+        Model="llama2-70b-interactive-99",
+        Scenario="Server",
+    )
     src = tmp_path / "summary_v5.0.csv"
     with src.open("w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=list(row), lineterminator="\n")
@@ -184,7 +192,8 @@ def test_interactive_benchmark_name_becomes_scenario(tmp_path: Path) -> None:
     out, _ = _ingest(tmp_path, src)
     df = _read(out / "mlperf_inference.csv")
     assert df[["round", "benchmark", "scenario"]].to_numpy().tolist() == [
-        ["v5.0", "llama2-70b-99", "Interactive"]]
+        ["v5.0", "llama2-70b-99", "Interactive"]
+    ]
 
 
 def test_output_is_deterministic(tmp_path: Path) -> None:
@@ -288,7 +297,8 @@ def test_shared_files_reproduce_committed_tables(tmp_path: Path) -> None:
     for name in ("mlperf_inference.csv", "mlperf_training.csv"):
         assert (out / name).read_bytes() == (paths.BENCHMARKS / name).read_bytes(), (
             f"data/benchmarks/{name} is stale: re-run `python -m analysis ingest mlperf` on "
-            f"the files in {paths.SHARED_MLPERF}")
+            f"the files in {paths.SHARED_MLPERF}"
+        )
     assert any("unmapped accelerator" in line and "H100-NVL" in line for line in lines)
 
 
@@ -305,18 +315,39 @@ def test_shared_known_values() -> None:
         return sel.iloc[0]
 
     # the single-GPU H200 result is the CTS (custom thermal solution) board: mapped to H200
-    h200 = one(inf, round="v4.1", submitter="NVIDIA", accelerator="H200", total_accelerators=1,
-               benchmark="llama2-70b-99", scenario="Offline")
+    h200 = one(
+        inf,
+        round="v4.1",
+        submitter="NVIDIA",
+        accelerator="H200",
+        total_accelerators=1,
+        benchmark="llama2-70b-99",
+        scenario="Offline",
+    )
     assert h200["result"] == pytest.approx(4487.88)
     assert h200["accelerator_raw"] == "NVIDIA H200-SXM-141GB-CTS" and "CTS" in h200["caveat"]
-    mi300x = one(inf, round="v4.1", submitter="AMD", accelerator="MI300X", total_accelerators=1,
-                 benchmark="llama2-70b-99", scenario="Offline")
+    mi300x = one(
+        inf,
+        round="v4.1",
+        submitter="AMD",
+        accelerator="MI300X",
+        total_accelerators=1,
+        benchmark="llama2-70b-99",
+        scenario="Offline",
+    )
     assert mi300x["result_per_accelerator"] == pytest.approx(3062.72)
-    gb200 = one(trn, round="v5.0", accelerator="GB200", total_accelerators=2496,
-                benchmark="llama31_405b")
+    gb200 = one(
+        trn, round="v5.0", accelerator="GB200", total_accelerators=2496, benchmark="llama31_405b"
+    )
     assert round(gb200["time_to_train_min"], 2) == 27.33
-    h100 = one(trn, round="v4.0", submitter="NVIDIA", accelerator="H100-SXM",
-               total_accelerators=1024, benchmark="llama2_70b_lora")
+    h100 = one(
+        trn,
+        round="v4.0",
+        submitter="NVIDIA",
+        accelerator="H100-SXM",
+        total_accelerators=1024,
+        benchmark="llama2_70b_lora",
+    )
     assert round(h100["time_to_train_min"], 2) == 1.49
     x87 = inf[inf["accelerator_raw"].str.contains(r"\(x87\)", regex=True)]
     assert (x87["total_accelerators"] == 88).all() and len(x87) == 6

@@ -9,34 +9,101 @@ from hypothesis import strategies as st
 from analysis import inference
 from analysis.inference_benchmarks import benchmark_def
 
-SPECS = pd.DataFrame([
-    {"accelerator": "H200", "vendor": "NVIDIA", "status": "shipping", "architecture": "Hopper",
-     "memory_gb": 141.0, "memory_bw_tbps": 4.8, "bf16_dense_tflops": 989.5,
-     "fp8_dense_tflops": 1979.0, "fp4_dense_tflops": np.nan, "scaleup_bw_gbps": 900.0,
-     "scaleup_domain_gpus": 8, "scaleout_gbps_per_gpu": 400.0},
-    {"accelerator": "MI300X", "vendor": "AMD", "status": "shipping", "architecture": "CDNA 3",
-     "memory_gb": 192.0, "memory_bw_tbps": 5.3, "bf16_dense_tflops": 1307.4,
-     "fp8_dense_tflops": 2614.9, "fp4_dense_tflops": np.nan, "scaleup_bw_gbps": 896.0,
-     "scaleup_domain_gpus": 8, "scaleout_gbps_per_gpu": 400.0},
-    {"accelerator": "H100-SXM", "vendor": "NVIDIA", "status": "shipping",
-     "architecture": "Hopper", "memory_gb": 80.0, "memory_bw_tbps": 3.35,
-     "bf16_dense_tflops": 989.5, "fp8_dense_tflops": 1979.0, "fp4_dense_tflops": np.nan,
-     "scaleup_bw_gbps": 900.0, "scaleup_domain_gpus": 8, "scaleout_gbps_per_gpu": 400.0},
-])
-MODELS = pd.DataFrame([
-    {"model": "llama2-70b", "total_params_b": 68.98, "active_params_b": 68.98, "layers": 80,
-     "hidden_size": 8192, "attention_heads": 64, "kv_heads": 8, "head_dim": 128, "experts": 1,
-     "active_experts": 1, "attention_type": "gqa", "kv_bytes_per_token_bf16": 327680,
-     "kv_window_bytes_bf16": 0},
-    {"model": "mixtral-8x7b", "total_params_b": 46.7, "active_params_b": 12.9, "layers": 32,
-     "hidden_size": 4096, "attention_heads": 32, "kv_heads": 8, "head_dim": 128, "experts": 8,
-     "active_experts": 2, "attention_type": "gqa", "kv_bytes_per_token_bf16": 131072,
-     "kv_window_bytes_bf16": 0},
-    {"model": "llama3.1-405b", "total_params_b": 405.85, "active_params_b": 405.85,
-     "layers": 126, "hidden_size": 16384, "attention_heads": 128, "kv_heads": 8,
-     "head_dim": 128, "experts": 1, "active_experts": 1, "attention_type": "gqa",
-     "kv_bytes_per_token_bf16": 516096, "kv_window_bytes_bf16": 0},
-])
+SPECS = pd.DataFrame(
+    [
+        {
+            "accelerator": "H200",
+            "vendor": "NVIDIA",
+            "status": "shipping",
+            "architecture": "Hopper",
+            "memory_gb": 141.0,
+            "memory_bw_tbps": 4.8,
+            "bf16_dense_tflops": 989.5,
+            "fp8_dense_tflops": 1979.0,
+            "fp4_dense_tflops": np.nan,
+            "scaleup_bw_gbps": 900.0,
+            "scaleup_domain_gpus": 8,
+            "scaleout_gbps_per_gpu": 400.0,
+        },
+        {
+            "accelerator": "MI300X",
+            "vendor": "AMD",
+            "status": "shipping",
+            "architecture": "CDNA 3",
+            "memory_gb": 192.0,
+            "memory_bw_tbps": 5.3,
+            "bf16_dense_tflops": 1307.4,
+            "fp8_dense_tflops": 2614.9,
+            "fp4_dense_tflops": np.nan,
+            "scaleup_bw_gbps": 896.0,
+            "scaleup_domain_gpus": 8,
+            "scaleout_gbps_per_gpu": 400.0,
+        },
+        {
+            "accelerator": "H100-SXM",
+            "vendor": "NVIDIA",
+            "status": "shipping",
+            "architecture": "Hopper",
+            "memory_gb": 80.0,
+            "memory_bw_tbps": 3.35,
+            "bf16_dense_tflops": 989.5,
+            "fp8_dense_tflops": 1979.0,
+            "fp4_dense_tflops": np.nan,
+            "scaleup_bw_gbps": 900.0,
+            "scaleup_domain_gpus": 8,
+            "scaleout_gbps_per_gpu": 400.0,
+        },
+    ]
+)
+MODELS = pd.DataFrame(
+    [
+        {
+            "model": "llama2-70b",
+            "total_params_b": 68.98,
+            "active_params_b": 68.98,
+            "layers": 80,
+            "hidden_size": 8192,
+            "attention_heads": 64,
+            "kv_heads": 8,
+            "head_dim": 128,
+            "experts": 1,
+            "active_experts": 1,
+            "attention_type": "gqa",
+            "kv_bytes_per_token_bf16": 327680,
+            "kv_window_bytes_bf16": 0,
+        },
+        {
+            "model": "mixtral-8x7b",
+            "total_params_b": 46.7,
+            "active_params_b": 12.9,
+            "layers": 32,
+            "hidden_size": 4096,
+            "attention_heads": 32,
+            "kv_heads": 8,
+            "head_dim": 128,
+            "experts": 8,
+            "active_experts": 2,
+            "attention_type": "gqa",
+            "kv_bytes_per_token_bf16": 131072,
+            "kv_window_bytes_bf16": 0,
+        },
+        {
+            "model": "llama3.1-405b",
+            "total_params_b": 405.85,
+            "active_params_b": 405.85,
+            "layers": 126,
+            "hidden_size": 16384,
+            "attention_heads": 128,
+            "kv_heads": 8,
+            "head_dim": 128,
+            "experts": 1,
+            "active_experts": 1,
+            "attention_type": "gqa",
+            "kv_bytes_per_token_bf16": 516096,
+            "kv_window_bytes_bf16": 0,
+        },
+    ]
+)
 CAL = inference.Calibration(
     by_group={("NVIDIA", "Hopper", "v5.1"): 0.6, ("AMD", "CDNA 3", "v5.1"): 0.5},
     by_generation={("NVIDIA", "Hopper"): 0.6, ("AMD", "CDNA 3"): 0.5},
@@ -106,9 +173,13 @@ def test_tighter_tpot_never_raises_throughput(loose, tighten):
 
 
 @settings(max_examples=20, derandomize=True, deadline=None)
-@given(acc=st.sampled_from(["H200", "MI300X"]), model=st.sampled_from(["llama2-70b",
-       "mixtral-8x7b"]), isl=st.integers(64, 8192), osl=st.integers(16, 2048),
-       gpus=st.sampled_from([2, 4, 8]))
+@given(
+    acc=st.sampled_from(["H200", "MI300X"]),
+    model=st.sampled_from(["llama2-70b", "mixtral-8x7b"]),
+    isl=st.integers(64, 8192),
+    osl=st.integers(16, 2048),
+    gpus=st.sampled_from([2, 4, 8]),
+)
 def test_throughput_below_rooflines(acc, model, isl, osl, gpus):
     spec = SPECS.set_index("accelerator").loc[acc]
     m = MODELS.set_index("model").loc[model]
@@ -117,8 +188,9 @@ def test_throughput_below_rooflines(acc, model, isl, osl, gpus):
     compute = spec["fp8_dense_tflops"] * 1e12 / (2 * m["active_params_b"] * 1e9)
     assert t <= compute
     # Bandwidth roofline: at the memory-limited concurrency, one weight read per step.
-    max_conc = inference.memory_headroom([acc], model, precision="fp8", isl=isl, osl=osl,
-                                         gpus=gpus, specs=SPECS, models=MODELS)
+    max_conc = inference.memory_headroom(
+        [acc], model, precision="fp8", isl=isl, osl=osl, gpus=gpus, specs=SPECS, models=MODELS
+    )
     b = max_conc["max_concurrency"].iloc[0]
     w_bytes = m["total_params_b"] * 1e9 / gpus
     assert t <= b * spec["memory_bw_tbps"] * 1e12 / w_bytes / gpus * (1 + 1e-9)
@@ -145,8 +217,7 @@ def test_sweep_covers_every_combination_fast():
 
 def test_predict_mlperf_uses_benchmark_bounds():
     off = inference.predict_mlperf("H200", "llama2-70b-99.9", "Offline", precision="fp8", **KW)
-    inter = inference.predict_mlperf("H200", "llama2-70b-99", "Interactive", precision="fp8",
-                                     **KW)
+    inter = inference.predict_mlperf("H200", "llama2-70b-99", "Interactive", precision="fp8", **KW)
     assert 0 < inter < off
     with pytest.raises(ValueError, match="unknown MLPerf benchmark"):
         inference.predict_mlperf("H200", "gptj-99", "Offline", precision="fp8", **KW)
@@ -163,14 +234,16 @@ def test_benchmark_table_matches_mlperf_conf():
 
 
 def test_fit_efficiency_recovers_known_factors():
-    rows = pd.DataFrame({
-        "vendor": ["AMD"] * 3 + ["NVIDIA"] * 3,
-        "generation": ["CDNA 3"] * 3 + ["Hopper"] * 3,
-        "round": ["v5.1"] * 6,
-        "benchmark": ["llama2-70b-99", "llama2-70b-99", "mixtral-8x7b"] * 2,
-        "scenario": ["Offline", "Server", "Offline"] * 2,
-        "eta": [0.5, 0.45, 0.25, 0.6, 0.54, 0.3],
-    })
+    rows = pd.DataFrame(
+        {
+            "vendor": ["AMD"] * 3 + ["NVIDIA"] * 3,
+            "generation": ["CDNA 3"] * 3 + ["Hopper"] * 3,
+            "round": ["v5.1"] * 6,
+            "benchmark": ["llama2-70b-99", "llama2-70b-99", "mixtral-8x7b"] * 2,
+            "scenario": ["Offline", "Server", "Offline"] * 2,
+            "eta": [0.5, 0.45, 0.25, 0.6, 0.54, 0.3],
+        }
+    )
     cal = inference.fit_efficiency(rows)
     assert cal.by_group[("AMD", "CDNA 3", "v5.1")] == pytest.approx(0.5)
     assert cal.scenario_scale["Server"] == pytest.approx(0.9)
@@ -182,18 +255,19 @@ def test_fit_efficiency_recovers_known_factors():
 def test_nearest_round_and_accelerator_shrinkage():
     cal = inference.Calibration(
         by_group={("AMD", "CDNA 3", "v4.1"): 0.4, ("AMD", "CDNA 3", "v6.0"): 0.5},
-        by_generation={("AMD", "CDNA 3"): 0.45}, by_vendor={"AMD": 0.45},
-        rounds=("v4.1", "v6.0"), group_rows={("AMD", "CDNA 3", "v4.1"): 10,
-                                             ("AMD", "CDNA 3", "v6.0"): 10},
-        by_accelerator={("MI325X", "v6.0"): 0.8}, accelerator_rows={("MI325X", "v6.0"): 10},
+        by_generation={("AMD", "CDNA 3"): 0.45},
+        by_vendor={"AMD": 0.45},
+        rounds=("v4.1", "v6.0"),
+        group_rows={("AMD", "CDNA 3", "v4.1"): 10, ("AMD", "CDNA 3", "v6.0"): 10},
+        by_accelerator={("MI325X", "v6.0"): 0.8},
+        accelerator_rows={("MI325X", "v6.0"): 10},
     )
     assert cal.base_eta("AMD", "CDNA 3")[0] == pytest.approx(0.5)  # latest
     assert cal.base_eta("AMD", "CDNA 3", "v4.1")[0] == pytest.approx(0.4)  # own round
     # A round between two calibrated ones: their row-weighted geometric mean.
     assert cal.base_eta("AMD", "CDNA 3", "v5.1")[0] == pytest.approx(math.sqrt(0.4 * 0.5))
     # Accelerator factor shrunk half-way (10 rows, prior 10) in log space.
-    assert cal.base_eta("AMD", "CDNA 3", None, "MI325X")[0] == pytest.approx(
-        math.sqrt(0.5 * 0.8))
+    assert cal.base_eta("AMD", "CDNA 3", None, "MI325X")[0] == pytest.approx(math.sqrt(0.5 * 0.8))
     assert cal.factor_level("AMD", "CDNA 3", "MI325X") == "accelerator"
     assert cal.factor_level("AMD", "CDNA 3", "MI300X") == "generation"
     assert cal.factor_level("AMD", "CDNA 4", "MI355X") == "older generation"
@@ -203,9 +277,10 @@ def test_nearest_round_and_accelerator_shrinkage():
 def test_software_drift_moves_factors_to_uncalibrated_rounds():
     cal = inference.Calibration(
         by_group={("AMD", "CDNA 3", "v4.1"): 0.4, ("AMD", "CDNA 3", "v6.0"): 0.5},
-        by_generation={("AMD", "CDNA 3"): 0.45}, by_vendor={"AMD": 0.45},
-        rounds=("v4.1", "v6.0"), group_rows={("AMD", "CDNA 3", "v4.1"): 10,
-                                             ("AMD", "CDNA 3", "v6.0"): 30},
+        by_generation={("AMD", "CDNA 3"): 0.45},
+        by_vendor={"AMD": 0.45},
+        rounds=("v4.1", "v6.0"),
+        group_rows={("AMD", "CDNA 3", "v4.1"): 10, ("AMD", "CDNA 3", "v6.0"): 30},
         drift_per_round={"AMD": 1.1},
     )
     assert cal.base_eta("AMD", "CDNA 3")[0] == pytest.approx(0.5)  # latest: no shift
@@ -221,13 +296,17 @@ def test_software_drift_moves_factors_to_uncalibrated_rounds():
 def test_drift_is_paired_within_cells_and_shrunk():
     # One cell (MI300X, llama2-70b, Offline) in v4.1 and v5.1 (two releases apart) gains
     # 1.1^2; a second part seen in v5.1 only changes the mix but adds no pair.
-    rows = pd.DataFrame({
-        "vendor": ["AMD"] * 4, "generation": ["CDNA 3"] * 4,
-        "accelerator": ["MI300X", "MI300X", "MI325X", "MI325X"],
-        "round": ["v4.1", "v5.1", "v5.1", "v5.1"],
-        "benchmark": ["llama2-70b-99"] * 4, "scenario": ["Offline"] * 4,
-        "eta": [0.4, 0.4 * 1.1**2, 0.9, 0.9],
-    })
+    rows = pd.DataFrame(
+        {
+            "vendor": ["AMD"] * 4,
+            "generation": ["CDNA 3"] * 4,
+            "accelerator": ["MI300X", "MI300X", "MI325X", "MI325X"],
+            "round": ["v4.1", "v5.1", "v5.1", "v5.1"],
+            "benchmark": ["llama2-70b-99"] * 4,
+            "scenario": ["Offline"] * 4,
+            "eta": [0.4, 0.4 * 1.1**2, 0.9, 0.9],
+        }
+    )
     cal = inference.fit_efficiency(rows)
     assert cal.drift_pairs == {"AMD": 1}
     shrink = 1 / (1 + inference.DRIFT_PRIOR_PAIRS)
@@ -249,8 +328,14 @@ def test_announced_generation_falls_back_to_newest_measured():
 
 
 def test_validation_summary_shape():
-    df = pd.DataFrame({"vendor": ["AMD", "AMD", "NVIDIA"], "predicted": [1.0, 2.0, np.nan],
-                       "measured": [1.0, 1.0, 1.0], "ape_pct": [0.0, 100.0, np.nan]})
+    df = pd.DataFrame(
+        {
+            "vendor": ["AMD", "AMD", "NVIDIA"],
+            "predicted": [1.0, 2.0, np.nan],
+            "measured": [1.0, 1.0, 1.0],
+            "ape_pct": [0.0, 100.0, np.nan],
+        }
+    )
     s = inference.validation_summary(df)
     assert list(s["vendor"]) == ["AMD", "NVIDIA", "overall"]
     assert s.loc[s["vendor"] == "AMD", "median_ape_pct"].item() == 50.0
@@ -273,8 +358,9 @@ def _scalar_eta(acc, model, precision, benchmark, scenario, measured):
     tps = inference._tp_options(hw, 8)
 
     def f(log_eta):
-        p = inference._predict_one(hw, mp, precision, bdef.isl_mean, bdef.osl_mean, ttft, tpot,
-                                   tps, math.exp(log_eta))
+        p = inference._predict_one(
+            hw, mp, precision, bdef.isl_mean, bdef.osl_mean, ttft, tpot, tps, math.exp(log_eta)
+        )
         return (math.log(p) if p > 0 and np.isfinite(p) else -50.0) - math.log(measured)
 
     lo, hi = math.log(inference.ETA_BRACKET[0]), math.log(inference.ETA_BRACKET[1])
@@ -284,12 +370,26 @@ def _scalar_eta(acc, model, precision, benchmark, scenario, measured):
 
 
 def _mlperf_rows(cases):
-    return pd.DataFrame([{
-        "round": "v5.1", "submitter": f"S{i}", "system": f"sys{i}", "accelerator": acc,
-        "vendor": "AMD" if acc.startswith("MI") else "NVIDIA", "benchmark": bench,
-        "model": model, "scenario": scen, "precision": prec, "result": measured * 8,
-        "result_per_accelerator": measured, "tokens_per_sample": np.nan, "software": "x",
-    } for i, (acc, model, prec, bench, scen, measured) in enumerate(cases)])
+    return pd.DataFrame(
+        [
+            {
+                "round": "v5.1",
+                "submitter": f"S{i}",
+                "system": f"sys{i}",
+                "accelerator": acc,
+                "vendor": "AMD" if acc.startswith("MI") else "NVIDIA",
+                "benchmark": bench,
+                "model": model,
+                "scenario": scen,
+                "precision": prec,
+                "result": measured * 8,
+                "result_per_accelerator": measured,
+                "tokens_per_sample": np.nan,
+                "software": "x",
+            }
+            for i, (acc, model, prec, bench, scen, measured) in enumerate(cases)
+        ]
+    )
 
 
 CASES = [
@@ -319,8 +419,10 @@ def test_vectorized_solver_reproduces_the_measurement():
 
 
 def test_solver_flags_unreachable_measurements():
-    cases = [("H200", "llama2-70b", "fp8", "llama2-70b-99", "Offline", 1e7),
-             ("H200", "llama2-70b", "fp8", "llama2-70b-99", "Offline", 1e-3)]
+    cases = [
+        ("H200", "llama2-70b", "fp8", "llama2-70b-99", "Offline", 1e7),
+        ("H200", "llama2-70b", "fp8", "llama2-70b-99", "Offline", 1e-3),
+    ]
     rows = inference.implied_efficiency(_mlperf_rows(cases), SPECS, MODELS)
     assert rows["eta"].isna().all()
     assert rows["eta_note"].iloc[0].startswith("above")
@@ -328,8 +430,7 @@ def test_solver_flags_unreachable_measurements():
 
 
 @settings(max_examples=30, derandomize=True, deadline=None)
-@given(values=st.lists(st.floats(-5, 5), min_size=1, max_size=40),
-       groups=st.integers(1, 5))
+@given(values=st.lists(st.floats(-5, 5), min_size=1, max_size=40), groups=st.integers(1, 5))
 def test_group_median_equals_numpy_median(values, groups):
     v = np.array(values)
     codes = np.arange(len(v)) % min(groups, len(v))
@@ -355,8 +456,10 @@ def deploy(acc="H200", model="llama2-70b", **kw):
 
 
 @settings(max_examples=25, derandomize=True, deadline=None)
-@given(acc=st.sampled_from(["H200", "MI300X", "H100-SXM"]),
-       tpot=st.one_of(st.none(), st.floats(30.0, 400.0)))
+@given(
+    acc=st.sampled_from(["H200", "MI300X", "H100-SXM"]),
+    tpot=st.one_of(st.none(), st.floats(30.0, 400.0)),
+)
 def test_tp_choice_never_below_fixed_tp8(acc, tpot):
     try:
         fixed = tput(acc, isl=2048, tpot_ms=tpot, gpus=8)
@@ -384,8 +487,7 @@ def test_tp_choice_matches_fixed_tp_when_max_tp_is_one_layout():
     d = deploy(max_tp=4, tpot_ms=60)
     assert d["tp"] <= 4
     assert deploy(max_tp=1)["tp"] == 1
-    assert deploy(max_tp=1)["tokens_per_s_per_gpu"] == pytest.approx(
-        tput(isl=2048, gpus=1))
+    assert deploy(max_tp=1)["tokens_per_s_per_gpu"] == pytest.approx(tput(isl=2048, gpus=1))
 
 
 def test_tp_choice_errors():

@@ -50,7 +50,8 @@ def test_drift_is_measured_and_shown_in_the_trend():
     trend = inference.efficiency_trend()
     nv = trend[trend["vendor"] == "NVIDIA"]
     assert nv["drift_pct_per_round"].iloc[0] == pytest.approx(
-        (cal.drift_per_round["NVIDIA"] - 1) * 100)
+        (cal.drift_per_round["NVIDIA"] - 1) * 100
+    )
 
 
 def test_key_results_report_the_round_scheme_honestly(validation):
@@ -77,16 +78,26 @@ def test_leave_one_accelerator_out_uses_other_parts():
 
 def test_speculative_decoding_rows_are_out_of_scope():
     rows = inference.implied_efficiency()
-    spec = rows[rows["benchmark"].str.startswith("deepseek-r1")
-                & (rows["scenario"] == "Interactive")]
+    spec = rows[
+        rows["benchmark"].str.startswith("deepseek-r1") & (rows["scenario"] == "Interactive")
+    ]
     assert len(spec) > 0 and spec["eta"].isna().all()
     assert spec["eta_note"].str.contains("speculative").all()
     assert not inference.usable_rows(rows).index.isin(spec.index).any()
 
 
 def test_validation_columns_and_holdout(validation):
-    cols = ["round", "accelerator", "vendor", "benchmark", "scenario", "measured", "predicted",
-            "ape_pct", "holdout"]
+    cols = [
+        "round",
+        "accelerator",
+        "vendor",
+        "benchmark",
+        "scenario",
+        "measured",
+        "predicted",
+        "ape_pct",
+        "holdout",
+    ]
     assert list(validation.columns[: len(cols)]) == cols
     assert validation["holdout"].str.startswith("system: ").all()
 
@@ -106,9 +117,22 @@ def test_predict_mlperf_close_to_a_measured_result():
 def test_evaluate_tiers_contract_columns():
     sc = params.load_scenario(paths.CI_PARAMS)
     df = inference.evaluate_tiers(sc)
-    need = ["tier_index", "tier", "tpot_ms_max", "ttft_ms_max", "accelerator", "vendor",
-            "status", "feasible", "tokens_per_s_per_gpu", "concurrency", "tpot_ms", "ttft_ms",
-            "tokens_per_s_per_user", "reason"]
+    need = [
+        "tier_index",
+        "tier",
+        "tpot_ms_max",
+        "ttft_ms_max",
+        "accelerator",
+        "vendor",
+        "status",
+        "feasible",
+        "tokens_per_s_per_gpu",
+        "concurrency",
+        "tpot_ms",
+        "ttft_ms",
+        "tokens_per_s_per_user",
+        "reason",
+    ]
     assert set(need) <= set(df.columns)
     assert len(df) == len(sc.inference.tiers) * len(sc.accelerators)
     assert df.loc[~df["feasible"], "tokens_per_s_per_gpu"].isna().all()
@@ -129,9 +153,15 @@ def test_evaluate_tiers_chooses_tp_within_the_replica():
     for _, r in feas.iterrows():
         tier = sc.inference.tiers[int(r["tier_index"])]
         fixed = inference.max_throughput_per_gpu(
-            r["accelerator"], sc.inference.model, precision=sc.inference.precision,
-            isl=sc.inference.isl, osl=sc.inference.osl, tpot_ms=tier.tpot_ms_max,
-            ttft_ms=tier.ttft_ms_max, gpus=sc.inference.gpus_per_replica)
+            r["accelerator"],
+            sc.inference.model,
+            precision=sc.inference.precision,
+            isl=sc.inference.isl,
+            osl=sc.inference.osl,
+            tpot_ms=tier.tpot_ms_max,
+            ttft_ms=tier.ttft_ms_max,
+            gpus=sc.inference.gpus_per_replica,
+        )
         assert r["tokens_per_s_per_gpu"] >= fixed * (1 - 1e-12)
 
 

@@ -31,13 +31,25 @@ def test_crf_textbook_value():
 
 def _point(**over):
     p = {
-        "gpu_price_usd": 25_000.0, "server_price_usd": np.nan, "server_platform_usd": 50_000.0,
-        "networking_frac": 0.0, "cost_of_capital": 0.0, "depreciation_years": 5.0,
-        "residual_frac": 0.0, "maintenance_frac_per_year": 0.0, "server_power_kw": 10.0,
-        "idle_power_frac": 0.3, "load_power_frac": 0.8, "utilization": 1.0, "pue": 1.0,
-        "electricity_usd_per_kwh": 0.1, "colocation_usd_per_kw_month": 0.0,
-        "software_usd_per_gpu_year": 0.0, "porting_engineer_months": 0.0,
-        "engineer_month_usd": 25_000.0, "rental_usd_per_gpu_hour": 2.0,
+        "gpu_price_usd": 25_000.0,
+        "server_price_usd": np.nan,
+        "server_platform_usd": 50_000.0,
+        "networking_frac": 0.0,
+        "cost_of_capital": 0.0,
+        "depreciation_years": 5.0,
+        "residual_frac": 0.0,
+        "maintenance_frac_per_year": 0.0,
+        "server_power_kw": 10.0,
+        "idle_power_frac": 0.3,
+        "load_power_frac": 0.8,
+        "utilization": 1.0,
+        "pue": 1.0,
+        "electricity_usd_per_kwh": 0.1,
+        "colocation_usd_per_kw_month": 0.0,
+        "software_usd_per_gpu_year": 0.0,
+        "porting_engineer_months": 0.0,
+        "engineer_month_usd": 25_000.0,
+        "rental_usd_per_gpu_hour": 2.0,
     }
     p.update(over)
     return p
@@ -58,8 +70,15 @@ def test_platform_cost_amortized_over_fleet_hours():
     assert tco.platform_cost_per_gpu_hour(p, 1024) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("key", ["gpu_price_usd", "electricity_usd_per_kwh",
-                                 "rental_usd_per_gpu_hour", "porting_engineer_months"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "gpu_price_usd",
+        "electricity_usd_per_kwh",
+        "rental_usd_per_gpu_hour",
+        "porting_engineer_months",
+    ],
+)
 @pytest.mark.parametrize("mode", ["buy", "rent"])
 def test_cost_rises_with_prices(key, mode):
     lo = tco.useful_gpu_hour_usd(_point(), mode, 1024)
@@ -81,10 +100,13 @@ def test_cost_falls_with_utilization_and_throughput():
 
 
 def test_rental_term_filter(sc):
-    quotes = pd.DataFrame({
-        "accelerator": ["MI300X"] * 3, "term": ["on-demand", "committed-1y", "spot"],
-        "price_usd_per_gpu_hour": [2.0, 1.5, 0.5],
-    })
+    quotes = pd.DataFrame(
+        {
+            "accelerator": ["MI300X"] * 3,
+            "term": ["on-demand", "committed-1y", "spot"],
+            "price_usd_per_gpu_hour": [2.0, 1.5, 0.5],
+        }
+    )
     for term, expected in [("on-demand", [2.0]), ("committed", [1.5]), ("any", [2.0, 1.5])]:
         pool, note = tco._rental_pool(quotes, "MI300X", term)
         assert sorted(pool) == sorted(expected) and note == ""
@@ -162,13 +184,19 @@ def test_override_gpu_hour(sc):
 def test_key_results_names(sc, inp):
     sim = tco.simulate(sc, tco.example_tiers(sc), tco.example_training(sc), inputs=inp, n=500)
     keys = tco.key_results(sim, tco.breakeven_table(sim, inp), "buy")
-    for k in ["mode", "gpu_hour_usd_MI300X", "tier0_cost_per_mtok_MI300X_p05",
-              "tier0_cheapest", "tier0_p_amd_cheaper", "tier0_breakeven_amd_gpu_hour_usd",
-              "train_cost_usd_H200_p95", "train_cheapest", "train_p_amd_cheaper",
-              "train_breakeven_amd_gpu_hour_usd"]:
+    for k in [
+        "mode",
+        "gpu_hour_usd_MI300X",
+        "tier0_cost_per_mtok_MI300X_p05",
+        "tier0_cheapest",
+        "tier0_p_amd_cheaper",
+        "tier0_breakeven_amd_gpu_hour_usd",
+        "train_cost_usd_H200_p95",
+        "train_cheapest",
+        "train_p_amd_cheaper",
+        "train_breakeven_amd_gpu_hour_usd",
+    ]:
         assert k in keys, k
-
-
 
 
 def test_tier_sensitivity_uses_tightest_tier_with_both_vendors(sc, inp):

@@ -80,8 +80,9 @@ def test_cutting_bandwidth_never_raises_throughput(acc, model, k, cut, which) ->
     spec = training.spec_row(acc)
     n = 2**k
     a = training.scaling_curve(acc, model, gpu_counts=[n], fits=f).iloc[0]
-    b = training.scaling_curve(acc, model, gpu_counts=[n], fits=f,
-                               spec_overrides={which: spec[which] * cut}).iloc[0]
+    b = training.scaling_curve(
+        acc, model, gpu_counts=[n], fits=f, spec_overrides={which: spec[which] * cut}
+    ).iloc[0]
     if a["feasible"] and b["feasible"]:
         assert b["tokens_per_s_per_gpu"] <= a["tokens_per_s_per_gpu"] * (1 + 1e-12)
 
@@ -92,16 +93,16 @@ def test_scaleup_cut_efficiency_at_fixed_baseline(fits: pd.DataFrame) -> None:
     acc, model = "H200", "llama3.1-70b"
     spec = training.spec_row(acc)
     nominal = training.scaling_curve(acc, model, fits=fits)
-    cut = training.scaling_curve(acc, model, fits=fits,
-                                 spec_overrides={"scaleup_bw_gbps": spec["scaleup_bw_gbps"] / 4})
+    cut = training.scaling_curve(
+        acc, model, fits=fits, spec_overrides={"scaleup_bw_gbps": spec["scaleup_bw_gbps"] / 4}
+    )
     ok = nominal["feasible"] & cut["feasible"]
     assert ok.any()
     assert (cut.loc[ok, "tokens_per_s_per_gpu"] <= nominal.loc[ok, "tokens_per_s_per_gpu"]).all()
 
 
 def test_infeasible_is_reported_not_computed(fits: pd.DataFrame) -> None:
-    curve = training.scaling_curve("H100-SXM", "llama3.1-405b", gpu_counts=[8, 16, 1024],
-                                   fits=fits)
+    curve = training.scaling_curve("H100-SXM", "llama3.1-405b", gpu_counts=[8, 16, 1024], fits=fits)
     small = curve.loc[curve["n_gpus"] == 8].iloc[0]
     assert not small["feasible"]
     assert math.isnan(small["tokens_per_s_per_gpu"])
@@ -111,8 +112,9 @@ def test_infeasible_is_reported_not_computed(fits: pd.DataFrame) -> None:
 
 
 def test_batch_smaller_than_dp_is_infeasible(fits: pd.DataFrame) -> None:
-    curve = training.scaling_curve("B200", "llama3.1-8b", gpu_counts=[16384],
-                                   global_batch_tokens=8192 * 64, fits=fits)
+    curve = training.scaling_curve(
+        "B200", "llama3.1-8b", gpu_counts=[16384], global_batch_tokens=8192 * 64, fits=fits
+    )
     row = curve.iloc[0]
     if not row["feasible"]:
         assert "global batch" in row["reason"] or "memory" in row["reason"]
@@ -128,8 +130,10 @@ def test_batch_smaller_than_dp_is_infeasible(fits: pd.DataFrame) -> None:
         (lambda: training.scaling_efficiency("H200", "llama-8b", 8), "Did you mean"),
         (lambda: training.predict_mlperf("H200", "llama2_70b", 8), "llama2_70b_lora"),
         (lambda: training.predict_mlperf("MI300", "llama2_70b_lora", 8), "MI300X"),
-        (lambda: training.scaling_efficiency("H200", "llama3.1-8b", 8, precision="fp16"),
-         "precision"),
+        (
+            lambda: training.scaling_efficiency("H200", "llama3.1-8b", 8, precision="fp16"),
+            "precision",
+        ),
     ],
 )
 def test_unknown_ids_raise_with_suggestions(call, match: str) -> None:
@@ -150,8 +154,17 @@ def test_predict_mlperf_llama31_8b_exists_without_data(fits: pd.DataFrame) -> No
 
 def test_validation_columns_and_target() -> None:
     val = training.validate_against_mlperf()
-    cols = {"round", "accelerator", "vendor", "benchmark", "n_gpus", "measured_min",
-            "predicted_min", "err_pct", "holdout"}
+    cols = {
+        "round",
+        "accelerator",
+        "vendor",
+        "benchmark",
+        "n_gpus",
+        "measured_min",
+        "predicted_min",
+        "err_pct",
+        "holdout",
+    }
     assert cols <= set(val.columns)
     held = val.loc[val["holdout"]]
     assert len(held) >= 30 and {"AMD", "NVIDIA"} <= set(held["vendor"])
@@ -173,9 +186,20 @@ def test_evaluate_training_contract() -> None:
     sc = params.load_scenario(paths.CI_PARAMS)
     ev = training.evaluate_training(sc)
     assert list(ev["accelerator"]) == list(sc.accelerators)
-    for col in ("accelerator", "vendor", "status", "n_gpus", "feasible", "layout", "mfu",
-                "scaling_efficiency", "tokens_per_s_per_gpu", "time_to_train_hours",
-                "gpu_hours", "reason"):
+    for col in (
+        "accelerator",
+        "vendor",
+        "status",
+        "n_gpus",
+        "feasible",
+        "layout",
+        "mfu",
+        "scaling_efficiency",
+        "tokens_per_s_per_gpu",
+        "time_to_train_hours",
+        "gpu_hours",
+        "reason",
+    ):
         assert col in ev.columns
     feas = ev.loc[ev["feasible"]]
     assert np.allclose(feas["gpu_hours"], feas["time_to_train_hours"] * feas["n_gpus"])

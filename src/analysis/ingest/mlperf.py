@@ -148,14 +148,24 @@ def _accelerator_caveats(raw: str, total: int | None) -> list[str]:
 
 
 # --------------------------------------------------------------------------- helpers
-_PRECISION = {"fp16": "bf16", "bf16": "bf16", "fp8": "fp8", "fp4": "fp4", "mxfp4": "fp4",
-              "nvfp4": "fp4"}
+_PRECISION = {
+    "fp16": "bf16",
+    "bf16": "bf16",
+    "fp8": "fp8",
+    "fp4": "fp4",
+    "mxfp4": "fp4",
+    "nvfp4": "fp4",
+}
 _TOKENS = re.compile(r"TOKENS_PER_SAMPLE:\s*([0-9]+(?:\.[0-9]+)?)")
 _INTERACTIVE_NAME = re.compile(r"^(?P<base>.+?)-interactive(?P<acc>-99(?:\.9)?)?$")
 _ROUND_IN_NAME = re.compile(r"v(\d+\.\d+)")
 _MODEL_OF = {b: re.sub(r"-99(\.9)?$", "", b) for b in INFERENCE_BENCHMARKS}
-_TRAINING_MODEL = {"llama2_70b_lora": "llama2-70b", "llama31_8b": "llama3.1-8b",
-                   "llama31_405b": "llama3.1-405b", "gpt3": None}
+_TRAINING_MODEL = {
+    "llama2_70b_lora": "llama2-70b",
+    "llama31_8b": "llama3.1-8b",
+    "llama31_405b": "llama3.1-405b",
+    "gpt3": None,
+}
 
 
 def canonical_precision(weight_data_types: str) -> str | None:
@@ -231,33 +241,82 @@ def _number(where: _Where, field_name: str, value: Any, *, integer: bool = False
 # --------------------------------------------------------------------------- formats
 #: summary_results.json field -> the internal name; summary.csv column -> the same name.
 _JSON_FIELDS = {
-    "Submitter": "submitter", "Availability": "availability", "Category": "division",
-    "Suite": "suite", "System": "system", "Platform": "platform", "Model": "benchmark_raw",
-    "Scenario": "scenario_raw", "Accuracy": "accuracy", "Nodes": "nodes",
-    "Accelerator": "accelerator_raw", "a#": "per_node", "Software": "software",
-    "weight_data_types": "weight_precision", "Performance_Result": "result",
-    "Performance_Units": "units", "Location": "location", "version": "version",
+    "Submitter": "submitter",
+    "Availability": "availability",
+    "Category": "division",
+    "Suite": "suite",
+    "System": "system",
+    "Platform": "platform",
+    "Model": "benchmark_raw",
+    "Scenario": "scenario_raw",
+    "Accuracy": "accuracy",
+    "Nodes": "nodes",
+    "Accelerator": "accelerator_raw",
+    "a#": "per_node",
+    "Software": "software",
+    "weight_data_types": "weight_precision",
+    "Performance_Result": "result",
+    "Performance_Units": "units",
+    "Location": "location",
+    "version": "version",
 }
-_JSON_OPTIONAL = {"ID": "result_id", "Unique ID (e.g. for Audit)": "uid",
-                  "Total Accelerators": "total"}
+_JSON_OPTIONAL = {
+    "ID": "result_id",
+    "Unique ID (e.g. for Audit)": "uid",
+    "Total Accelerators": "total",
+}
 _CSV_FIELDS = {
-    "Organization": "submitter", "Availability": "availability", "Division": "division",
-    "SystemType": "suite", "SystemName": "system", "Platform": "platform",
-    "MlperfModel": "benchmark_raw", "Scenario": "scenario_raw", "Accuracy": "accuracy",
-    "number_of_nodes": "nodes", "accelerator_model_name": "accelerator_raw",
-    "accelerators_per_node": "per_node", "framework": "software",
-    "weight_data_types": "weight_precision", "Result": "result", "Units": "units",
-    "Location": "location", "version": "version",
+    "Organization": "submitter",
+    "Availability": "availability",
+    "Division": "division",
+    "SystemType": "suite",
+    "SystemName": "system",
+    "Platform": "platform",
+    "MlperfModel": "benchmark_raw",
+    "Scenario": "scenario_raw",
+    "Accuracy": "accuracy",
+    "number_of_nodes": "nodes",
+    "accelerator_model_name": "accelerator_raw",
+    "accelerators_per_node": "per_node",
+    "framework": "software",
+    "weight_data_types": "weight_precision",
+    "Result": "result",
+    "Units": "units",
+    "Location": "location",
+    "version": "version",
 }
 _CSV_OPTIONAL = {"ID": "result_id", "total_accelerators": "total"}
 _TRAINING_COLUMNS = (
-    "round", "submitter", "division", "availability", "system_name", "system_dir", "benchmark",
-    "accelerator_model_name", "vendor", "number_of_nodes", "accelerators_per_node",
-    "total_accelerators", "framework", "n_success_runs", "olympic_mean_min_raw",
-    "official_summarizer_score_min", "results_path", "repo", "commit",
+    "round",
+    "submitter",
+    "division",
+    "availability",
+    "system_name",
+    "system_dir",
+    "benchmark",
+    "accelerator_model_name",
+    "vendor",
+    "number_of_nodes",
+    "accelerators_per_node",
+    "total_accelerators",
+    "framework",
+    "n_success_runs",
+    "olympic_mean_min_raw",
+    "official_summarizer_score_min",
+    "results_path",
+    "repo",
+    "commit",
 )
-_RUNS_COLUMNS = ("round", "submitter", "system_dir", "benchmark", "result_file", "status",
-                 "run_start_ms", "run_stop_ms")
+_RUNS_COLUMNS = (
+    "round",
+    "submitter",
+    "system_dir",
+    "benchmark",
+    "result_file",
+    "status",
+    "run_start_ms",
+    "run_stop_ms",
+)
 
 FORMATS = ("inference-json", "inference-csv", "training", "training-runs")
 
@@ -308,8 +367,9 @@ def _records_json(path: Path) -> list[dict[str, Any]]:
     except json.JSONDecodeError as err:
         raise IngestError(f"{path}: invalid JSON ({err})") from None
     if not isinstance(data, list):
-        raise IngestError(f"{path}: expected a JSON list of result records, got "
-                          f"{type(data).__name__}")
+        raise IngestError(
+            f"{path}: expected a JSON list of result records, got {type(data).__name__}"
+        )
     out = []
     for i, rec in enumerate(data):
         if not isinstance(rec, dict):
@@ -349,8 +409,10 @@ def _file_round(path: Path, records: Sequence[dict[str, Any]]) -> str:
     from_name = f"v{m.group(1)}" if m else None
     from_field = next(iter(labels)) if labels else None
     if from_name and from_field and from_name != from_field:
-        raise IngestError(f"{path}: file name says round {from_name} but the records' version "
-                          f"field says {from_field}")
+        raise IngestError(
+            f"{path}: file name says round {from_name} but the records' version "
+            f"field says {from_field}"
+        )
     label = from_field or from_name
     if label is None:
         raise IngestError(f"{path}: no round: neither a `version` field nor vN.N in the name")
@@ -389,12 +451,18 @@ def read_inference(path: Path, fmt: str | None = None) -> tuple[list[dict[str, A
         acc_raw = "" if acc_raw == "-" else acc_raw
         vendor = detect_vendor(acc_raw)
         reason = (
-            "open division" if division != "closed"
-            else "not datacenter suite" if "datacenter" not in suites
-            else "not an LLM benchmark" if benchmark not in INFERENCE_BENCHMARKS
-            else f"scenario {scenario}" if scenario not in INFERENCE_SCENARIOS
-            else "no accelerator (CPU-only)" if not acc_raw
-            else "not an AMD/NVIDIA accelerator" if vendor is None
+            "open division"
+            if division != "closed"
+            else "not datacenter suite"
+            if "datacenter" not in suites
+            else "not an LLM benchmark"
+            if benchmark not in INFERENCE_BENCHMARKS
+            else f"scenario {scenario}"
+            if scenario not in INFERENCE_SCENARIOS
+            else "no accelerator (CPU-only)"
+            if not acc_raw
+            else "not an AMD/NVIDIA accelerator"
+            if vendor is None
             else None
         )
         if reason:
@@ -408,8 +476,9 @@ def read_inference(path: Path, fmt: str | None = None) -> tuple[list[dict[str, A
         if _text(rec.get("total")):
             published = int(_number(where, "total accelerators", rec["total"], integer=True))
             if published != total:
-                raise where.fail(f"total accelerators {published} != nodes {nodes} x "
-                                 f"per node {per_node}")
+                raise where.fail(
+                    f"total accelerators {published} != nodes {nodes} x per node {per_node}"
+                )
         result = _number(where, "result", rec["result"])
         if result <= 0:
             raise where.fail(f"result {result} is not positive")
@@ -420,49 +489,57 @@ def read_inference(path: Path, fmt: str | None = None) -> tuple[list[dict[str, A
         if units.lower() not in {"tokens/s", "tokens/sec"}:
             caveats.append(f"units published as {units!r} for a token-throughput benchmark")
         uid = _text(rec.get("uid")) or "/".join(
-            _text(rec[k]) for k in ("suite", "division", "submitter", "platform"))
+            _text(rec[k]) for k in ("suite", "division", "submitter", "platform")
+        )
         tokens = _TOKENS.search(_text(rec["accuracy"]))
         availability = _text(rec["availability"]).lower()
         weight = _text(rec["weight_precision"])
-        rows.append({
-            "round": round_label,
-            "submitter": _text(rec["submitter"]),
-            "system": _text(rec["system"]),
-            "accelerator": map_accelerator(acc_raw),
-            "accelerator_raw": acc_raw,
-            "vendor": vendor,
-            "accelerators_per_node": per_node,
-            "nodes": nodes,
-            "total_accelerators": total,
-            "benchmark": benchmark,
-            "model": _MODEL_OF[benchmark],
-            "scenario": scenario,
-            "result": result,
-            "units": units,
-            "result_per_accelerator": result / total,
-            "tokens_per_sample": float(tokens.group(1)) if tokens else None,
-            "weight_precision": weight or None,
-            "precision": canonical_precision(weight),
-            "software": _text(rec["software"]) or None,
-            "availability": availability,
-            "mlperf_id": uid,
-            "result_id": _text(rec.get("result_id")) or None,
-            "results_path": _text(rec["location"]).removeprefix("./"),
-            "duplicate_of": None,
-            "caveat": "; ".join(caveats) or None,
-            "source_file": label,
-            "source_row": i,
-        })
+        rows.append(
+            {
+                "round": round_label,
+                "submitter": _text(rec["submitter"]),
+                "system": _text(rec["system"]),
+                "accelerator": map_accelerator(acc_raw),
+                "accelerator_raw": acc_raw,
+                "vendor": vendor,
+                "accelerators_per_node": per_node,
+                "nodes": nodes,
+                "total_accelerators": total,
+                "benchmark": benchmark,
+                "model": _MODEL_OF[benchmark],
+                "scenario": scenario,
+                "result": result,
+                "units": units,
+                "result_per_accelerator": result / total,
+                "tokens_per_sample": float(tokens.group(1)) if tokens else None,
+                "weight_precision": weight or None,
+                "precision": canonical_precision(weight),
+                "software": _text(rec["software"]) or None,
+                "availability": availability,
+                "mlperf_id": uid,
+                "result_id": _text(rec.get("result_id")) or None,
+                "results_path": _text(rec["location"]).removeprefix("./"),
+                "duplicate_of": None,
+                "caveat": "; ".join(caveats) or None,
+                "source_file": label,
+                "source_row": i,
+            }
+        )
     parts = ", ".join(f"{n} {why}" for why, n in sorted(excluded.items()))
-    lines = [f"{label} ({fmt}, {round_label}): {len(records)} records, {len(rows)} kept"
-             + (f"; excluded: {parts}" if parts else "")]
+    lines = [
+        f"{label} ({fmt}, {round_label}): {len(records)} records, {len(rows)} kept"
+        + (f"; excluded: {parts}" if parts else "")
+    ]
     return rows, lines
 
 
 def _mark_duplicates(rows: list[dict[str, Any]]) -> None:
     """Point each ``-99`` row at an identical ``-99.9`` result of the same system."""
-    strict = {(r["round"], r["mlperf_id"], r["benchmark"], r["scenario"]): r for r in rows
-              if r["benchmark"].endswith("-99.9")}
+    strict = {
+        (r["round"], r["mlperf_id"], r["benchmark"], r["scenario"]): r
+        for r in rows
+        if r["benchmark"].endswith("-99.9")
+    }
     for r in rows:
         if r["benchmark"].endswith("-99"):
             sib = strict.get((r["round"], r["mlperf_id"], r["benchmark"] + ".9", r["scenario"]))
@@ -499,7 +576,8 @@ def read_training(path: Path, runs: Path | None = None) -> tuple[list[dict[str, 
         run_header, run_rows = _read_csv_rows(runs)
         success = Counter(
             (r["round"], r["submitter"], r["system_dir"], r["benchmark"])
-            for r in run_rows if r["status"] == "success"
+            for r in run_rows
+            if r["status"] == "success"
         )
     label = source_label(path)
     excluded: Counter[str] = Counter()
@@ -521,65 +599,83 @@ def read_training(path: Path, runs: Path | None = None) -> tuple[list[dict[str, 
             excluded["not an AMD/NVIDIA accelerator"] += 1
             continue
         nodes = int(_number(where, "number_of_nodes", rec["number_of_nodes"], integer=True))
-        per_node = int(_number(where, "accelerators_per_node", rec["accelerators_per_node"],
-                               integer=True))
-        total = int(_number(where, "total_accelerators", rec["total_accelerators"],
-                            integer=True))
+        per_node = int(
+            _number(where, "accelerators_per_node", rec["accelerators_per_node"], integer=True)
+        )
+        total = int(_number(where, "total_accelerators", rec["total_accelerators"], integer=True))
         if nodes < 1 or per_node < 1 or total != nodes * per_node:
-            raise where.fail(f"total_accelerators {total} != number_of_nodes {nodes} x "
-                             f"accelerators_per_node {per_node}")
+            raise where.fail(
+                f"total_accelerators {total} != number_of_nodes {nodes} x "
+                f"accelerators_per_node {per_node}"
+            )
         n_success = int(_number(where, "n_success_runs", rec["n_success_runs"], integer=True))
-        score = (_number(where, "official_summarizer_score_min",
-                         rec["official_summarizer_score_min"])
-                 if rec["official_summarizer_score_min"].strip() else None)
-        raw_mean = (_number(where, "olympic_mean_min_raw", rec["olympic_mean_min_raw"])
-                    if rec["olympic_mean_min_raw"].strip() else None)
+        score = (
+            _number(where, "official_summarizer_score_min", rec["official_summarizer_score_min"])
+            if rec["official_summarizer_score_min"].strip()
+            else None
+        )
+        raw_mean = (
+            _number(where, "olympic_mean_min_raw", rec["olympic_mean_min_raw"])
+            if rec["olympic_mean_min_raw"].strip()
+            else None
+        )
         if success is not None:
-            logged = success[(rec["round"], rec["submitter"], rec["system_dir"],
-                              rec["benchmark"])]
+            logged = success[(rec["round"], rec["submitter"], rec["system_dir"], rec["benchmark"])]
             if logged != n_success:
-                raise where.fail(f"n_success_runs {n_success} but the runs file {runs} has "
-                                 f"{logged} successful runs for this system")
+                raise where.fail(
+                    f"n_success_runs {n_success} but the runs file {runs} has "
+                    f"{logged} successful runs for this system"
+                )
         caveats = _accelerator_caveats(acc_raw, total)
         if score is None:
             caveats.append("no readable run logs: no official time to train")
-        rows.append({
-            "round": round_label,
-            "submitter": rec["submitter"].strip(),
-            "system": rec["system_name"].strip(),
-            "accelerator": map_accelerator(acc_raw),
-            "accelerator_raw": acc_raw,
-            "vendor": vendor,
-            "nodes": nodes,
-            "accelerators_per_node": per_node,
-            "total_accelerators": total,
-            "benchmark": rec["benchmark"],
-            "model": _TRAINING_MODEL[rec["benchmark"]],
-            "time_to_train_min": score,
-            "olympic_mean_min_raw": raw_mean,
-            "n_success_runs": n_success,
-            "software": rec["framework"].strip() or None,
-            "availability": _training_availability(where, rec["availability"].strip()),
-            "availability_raw": rec["availability"].strip(),
-            "division": rec["division"].strip().lower(),
-            "caveat": "; ".join(caveats) or None,
-            "source_file": label,
-            "source_row": i,
-            "results_path": rec["results_path"].strip(),
-            "repo": rec["repo"].strip(),
-            "commit": rec["commit"].strip(),
-        })
+        rows.append(
+            {
+                "round": round_label,
+                "submitter": rec["submitter"].strip(),
+                "system": rec["system_name"].strip(),
+                "accelerator": map_accelerator(acc_raw),
+                "accelerator_raw": acc_raw,
+                "vendor": vendor,
+                "nodes": nodes,
+                "accelerators_per_node": per_node,
+                "total_accelerators": total,
+                "benchmark": rec["benchmark"],
+                "model": _TRAINING_MODEL[rec["benchmark"]],
+                "time_to_train_min": score,
+                "olympic_mean_min_raw": raw_mean,
+                "n_success_runs": n_success,
+                "software": rec["framework"].strip() or None,
+                "availability": _training_availability(where, rec["availability"].strip()),
+                "availability_raw": rec["availability"].strip(),
+                "division": rec["division"].strip().lower(),
+                "caveat": "; ".join(caveats) or None,
+                "source_file": label,
+                "source_row": i,
+                "results_path": rec["results_path"].strip(),
+                "repo": rec["repo"].strip(),
+                "commit": rec["commit"].strip(),
+            }
+        )
     parts = ", ".join(f"{n} {why}" for why, n in sorted(excluded.items()))
-    lines = [f"{label} (training, {len({r['round'] for r in rows})} rounds): {len(records)} rows, "
-             f"{len(rows)} kept" + (f"; excluded: {parts}" if parts else "")
-             + (f"; n_success_runs checked against {source_label(runs)}" if runs else "")]
+    lines = [
+        f"{label} (training, {len({r['round'] for r in rows})} rounds): {len(records)} rows, "
+        f"{len(rows)} kept"
+        + (f"; excluded: {parts}" if parts else "")
+        + (f"; n_success_runs checked against {source_label(runs)}" if runs else "")
+    ]
     return rows, lines
 
 
 # --------------------------------------------------------------------------- output
 #: Decimals written per float column (fixed, so the same input gives the same bytes).
-_DECIMALS = {"result": 6, "result_per_accelerator": 3, "tokens_per_sample": 4,
-             "time_to_train_min": 4, "olympic_mean_min_raw": 4}
+_DECIMALS = {
+    "result": 6,
+    "result_per_accelerator": 3,
+    "tokens_per_sample": 4,
+    "time_to_train_min": 4,
+    "olympic_mean_min_raw": 4,
+}
 
 
 def _check_unique(rows: list[dict[str, Any]], table: Table) -> None:
@@ -631,15 +727,36 @@ def _write(text: str, table: Table, out_dir: Path) -> Path:
 
 
 def _sort_inference(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(rows, key=lambda r: (
-        _round_key(r["round"]), r["model"], r["benchmark"], r["scenario"], r["vendor"],
-        r["accelerator"] or "~", r["accelerator_raw"], r["submitter"], r["mlperf_id"]))
+    return sorted(
+        rows,
+        key=lambda r: (
+            _round_key(r["round"]),
+            r["model"],
+            r["benchmark"],
+            r["scenario"],
+            r["vendor"],
+            r["accelerator"] or "~",
+            r["accelerator_raw"],
+            r["submitter"],
+            r["mlperf_id"],
+        ),
+    )
 
 
 def _sort_training(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(rows, key=lambda r: (
-        _round_key(r["round"]), r["benchmark"], r["vendor"], r["accelerator"] or "~",
-        r["accelerator_raw"], r["total_accelerators"], r["submitter"], r["results_path"]))
+    return sorted(
+        rows,
+        key=lambda r: (
+            _round_key(r["round"]),
+            r["benchmark"],
+            r["vendor"],
+            r["accelerator"] or "~",
+            r["accelerator_raw"],
+            r["total_accelerators"],
+            r["submitter"],
+            r["results_path"],
+        ),
+    )
 
 
 def unmapped_lines(kind: str, rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -666,8 +783,10 @@ def build_tables(sources: Sequence[Path]) -> tuple[dict[str, str], list[str]]:
     runs = [p for p, k in kinds.items() if k == "training-runs"]
     training = [p for p, k in kinds.items() if k == "training"]
     if len(runs) > 1 or (runs and not training):
-        raise IngestError(f"{', '.join(map(str, runs))}: a training runs file is only used to "
-                          "cross-check one compiled training table; give exactly one of each")
+        raise IngestError(
+            f"{', '.join(map(str, runs))}: a training runs file is only used to "
+            "cross-check one compiled training table; give exactly one of each"
+        )
     lines: list[str] = []
     inf_rows: list[dict[str, Any]] = []
     trn_rows: list[dict[str, Any]] = []
@@ -686,8 +805,10 @@ def build_tables(sources: Sequence[Path]) -> tuple[dict[str, str], list[str]]:
         _mark_duplicates(inf_rows)
         texts[MLPERF_INFERENCE.name] = render_csv(_sort_inference(inf_rows), MLPERF_INFERENCE)
         n_dup = sum(r["duplicate_of"] is not None for r in inf_rows)
-        lines.append(f"{MLPERF_INFERENCE.path}: {len(inf_rows)} rows ({n_dup} -99 rows are the "
-                     "same run as their -99.9 row: duplicate_of)")
+        lines.append(
+            f"{MLPERF_INFERENCE.path}: {len(inf_rows)} rows ({n_dup} -99 rows are the "
+            "same run as their -99.9 row: duplicate_of)"
+        )
     if training:
         _check_unique(trn_rows, MLPERF_TRAINING)
         texts[MLPERF_TRAINING.name] = render_csv(_sort_training(trn_rows), MLPERF_TRAINING)

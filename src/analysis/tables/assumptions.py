@@ -46,16 +46,29 @@ ASSUMPTIONS = Table(
     ),
     key=("id",),
     columns=(
-        Col("id", "str", "Stable id used as link anchor, e.g. `A-utilization`.",
-            pattern=r"^A-[a-z0-9][a-z0-9-]*$"),
-        Col("parameter", "str", "Scenario key path (`cost.utilization`) or model constant "
-            "(`tco.maintenance_frac_per_year`).", pattern=r"^[a-z][a-zA-Z0-9_.]*$"),
+        Col(
+            "id",
+            "str",
+            "Stable id used as link anchor, e.g. `A-utilization`.",
+            pattern=r"^A-[a-z0-9][a-z0-9-]*$",
+        ),
+        Col(
+            "parameter",
+            "str",
+            "Scenario key path (`cost.utilization`) or model constant "
+            "(`tco.maintenance_frac_per_year`).",
+            pattern=r"^[a-z][a-zA-Z0-9_.]*$",
+        ),
         Col("value", "float", "Default value.", ge=0),
         Col("low", "float", "Low end of the plausible range.", ge=0),
         Col("high", "float", "High end of the plausible range.", ge=0),
         Col("unit", "str", "Unit of value/low/high."),
-        Col("source_id", "str", "Row in `sources.csv` backing the value or range.",
-            pattern=SOURCE_ID_PATTERN),
+        Col(
+            "source_id",
+            "str",
+            "Row in `sources.csv` backing the value or range.",
+            pattern=SOURCE_ID_PATTERN,
+        ),
         Col("value_date", "date", "Date the value was set or its source published."),
         Col("quality", "str", "Strength of the evidence.", isin=QUALITY),
         Col("rationale", "str", "Why this value and range."),

@@ -75,8 +75,12 @@ def _check_duplicate_of(df: pd.DataFrame) -> list[str]:
     keys = set(zip(df["round"], df["mlperf_id"], df["benchmark"], df["scenario"], strict=True))
     problems = []
     for i in df.index[df["duplicate_of"].notna()]:
-        sib = (df.at[i, "round"], df.at[i, "mlperf_id"], df.at[i, "duplicate_of"],
-               df.at[i, "scenario"])
+        sib = (
+            df.at[i, "round"],
+            df.at[i, "mlperf_id"],
+            df.at[i, "duplicate_of"],
+            df.at[i, "scenario"],
+        )
         if sib not in keys:
             problems.append(f"row {i + 2}: duplicate_of {df.at[i, 'duplicate_of']!r} not found")
     return problems[:10]
@@ -88,8 +92,9 @@ _COMMON_SYSTEM_COLS: tuple[Col, ...] = (
     Col("system", "str", "System name as published"),
     Col("accelerator", "str", _ACC_DESC, required=False, isin=ids.ACCELERATORS),
     Col("accelerator_raw", "str", "Accelerator name exactly as published"),
-    Col("vendor", "str", "Accelerator vendor (only AMD and NVIDIA rows are kept)",
-        isin=ids.VENDORS),
+    Col(
+        "vendor", "str", "Accelerator vendor (only AMD and NVIDIA rows are kept)", isin=ids.VENDORS
+    ),
 )
 
 MLPERF_INFERENCE = Table(
@@ -109,52 +114,123 @@ MLPERF_INFERENCE = Table(
     key=("round", "mlperf_id", "benchmark", "scenario"),
     columns=(
         *_COMMON_SYSTEM_COLS,
-        Col("accelerators_per_node", "int", "Accelerators per node (MLPerf `a#`)",
-            unit="accelerators", ge=1),
+        Col(
+            "accelerators_per_node",
+            "int",
+            "Accelerators per node (MLPerf `a#`)",
+            unit="accelerators",
+            ge=1,
+        ),
         Col("nodes", "int", "Number of nodes", unit="nodes", ge=1),
-        Col("total_accelerators", "int",
+        Col(
+            "total_accelerators",
+            "int",
             "nodes x accelerators_per_node (MLPerf's count; the v6.0 AMD cluster named "
-            "'(x87)' counts 11 x 8 = 88)", unit="accelerators", ge=1),
-        Col("benchmark", "str", "MLPerf benchmark id as MLPerf names it (`-99`/`-99.9` = "
+            "'(x87)' counts 11 x 8 = 88)",
+            unit="accelerators",
+            ge=1,
+        ),
+        Col(
+            "benchmark",
+            "str",
+            "MLPerf benchmark id as MLPerf names it (`-99`/`-99.9` = "
             "accuracy target); interactive variants are normalized to scenario `Interactive`",
-            isin=INFERENCE_BENCHMARKS),
+            isin=INFERENCE_BENCHMARKS,
+        ),
         Col("model", "str", "Canonical model id (analysis.ids)", isin=ids.MODELS),
-        Col("scenario", "str", "MLPerf scenario (Interactive = Server with tighter latency "
-            "bounds)", isin=INFERENCE_SCENARIOS),
-        Col("result", "float", "Official MLPerf result (whole system)", unit="see `units`",
-            gt=0),
+        Col(
+            "scenario",
+            "str",
+            "MLPerf scenario (Interactive = Server with tighter latency bounds)",
+            isin=INFERENCE_SCENARIOS,
+        ),
+        Col("result", "float", "Official MLPerf result (whole system)", unit="see `units`", gt=0),
         Col("units", "str", "Units of `result` as published (normally `Tokens/s`)"),
-        Col("result_per_accelerator", "float",
+        Col(
+            "result_per_accelerator",
+            "float",
             "DERIVED, not an official MLPerf metric: result / total_accelerators, rounded "
-            "to 3 decimals", unit="`units` per accelerator", gt=0),
-        Col("tokens_per_sample", "float", "Mean output length: TOKENS_PER_SAMPLE from the "
+            "to 3 decimals",
+            unit="`units` per accelerator",
+            gt=0,
+        ),
+        Col(
+            "tokens_per_sample",
+            "float",
+            "Mean output length: TOKENS_PER_SAMPLE from the "
             "published Accuracy field (empty where the round does not report it)",
-            unit="tokens", required=False, gt=0),
-        Col("weight_precision", "str", "Weight data types as published (`weight_data_types`)",
-            required=False),
-        Col("precision", "str", "Canonical weight precision: fp16/bf16 -> bf16, fp8 -> fp8, "
-            "fp4/mxfp4/nvfp4 -> fp4; empty for integer, UNSET or mixed", required=False,
-            isin=ids.PRECISIONS),
+            unit="tokens",
+            required=False,
+            gt=0,
+        ),
+        Col(
+            "weight_precision",
+            "str",
+            "Weight data types as published (`weight_data_types`)",
+            required=False,
+        ),
+        Col(
+            "precision",
+            "str",
+            "Canonical weight precision: fp16/bf16 -> bf16, fp8 -> fp8, "
+            "fp4/mxfp4/nvfp4 -> fp4; empty for integer, UNSET or mixed",
+            required=False,
+            isin=ids.PRECISIONS,
+        ),
         Col("software", "str", "Framework / software stack as published", required=False),
-        Col("availability", "str", "MLPerf availability category",
-            isin=("available", "preview", "rdi")),
-        Col("mlperf_id", "str", "MLPerf system id `suite/division/submitter/platform` (the "
+        Col(
+            "availability",
+            "str",
+            "MLPerf availability category",
+            isin=("available", "preview", "rdi"),
+        ),
+        Col(
+            "mlperf_id",
+            "str",
+            "MLPerf system id `suite/division/submitter/platform` (the "
             "`Unique ID (e.g. for Audit)` of summary_results.json; derived from the same "
-            "fields in summary.csv)"),
-        Col("result_id", "str", "Published result id (`ID`, e.g. `5.1-0001`) where the source "
-            "has one (summary_results.json); empty from summary.csv", required=False),
-        Col("results_path", "str", "Path of the result in the MLCommons results repository "
-            "(`Location`)"),
-        Col("duplicate_of", "str", "Set on a `-99` row whose result equals its `-99.9` sibling "
-            "(same system, round and scenario): the sibling's benchmark id", required=False,
-            isin=INFERENCE_BENCHMARKS),
-        Col("caveat", "str", "What a reader must know about this row (power cap, "
+            "fields in summary.csv)",
+        ),
+        Col(
+            "result_id",
+            "str",
+            "Published result id (`ID`, e.g. `5.1-0001`) where the source "
+            "has one (summary_results.json); empty from summary.csv",
+            required=False,
+        ),
+        Col(
+            "results_path",
+            "str",
+            "Path of the result in the MLCommons results repository (`Location`)",
+        ),
+        Col(
+            "duplicate_of",
+            "str",
+            "Set on a `-99` row whose result equals its `-99.9` sibling "
+            "(same system, round and scenario): the sibling's benchmark id",
+            required=False,
+            isin=INFERENCE_BENCHMARKS,
+        ),
+        Col(
+            "caveat",
+            "str",
+            "What a reader must know about this row (power cap, "
             "virtualization, accelerator count in the name, mislabelled units, ...)",
-            required=False),
-        Col("source_file", "str", "Raw file the row came from (stable relative path, e.g. "
-            "`shared/data/mlperf/inference_v5.1_summary_results.json`)"),
-        Col("source_row", "int", "0-based record index in `source_file` (JSON array index, "
-            "or CSV data row without the header)", ge=0),
+            required=False,
+        ),
+        Col(
+            "source_file",
+            "str",
+            "Raw file the row came from (stable relative path, e.g. "
+            "`shared/data/mlperf/inference_v5.1_summary_results.json`)",
+        ),
+        Col(
+            "source_row",
+            "int",
+            "0-based record index in `source_file` (JSON array index, "
+            "or CSV data row without the header)",
+            ge=0,
+        ),
     ),
     checks=(_check_accelerator_vendor, _check_total_accelerators, _check_duplicate_of),
 )
@@ -174,19 +250,41 @@ MLPERF_TRAINING = Table(
         *_COMMON_SYSTEM_COLS,
         Col("nodes", "int", "Number of nodes", unit="nodes", ge=1),
         Col("accelerators_per_node", "int", "Accelerators per node", unit="accelerators", ge=1),
-        Col("total_accelerators", "int", "nodes x accelerators_per_node", unit="accelerators",
-            ge=1),
+        Col(
+            "total_accelerators", "int", "nodes x accelerators_per_node", unit="accelerators", ge=1
+        ),
         Col("benchmark", "str", "MLPerf Training benchmark id", isin=TRAINING_BENCHMARKS),
-        Col("model", "str", "Canonical model id of the benchmark (empty for gpt3, which has "
-            "none)", required=False, isin=ids.MODELS),
-        Col("time_to_train_min", "float", "Official time to train (summarizer score)",
-            unit="min", required=False, gt=0),
-        Col("olympic_mean_min_raw", "float", "Olympic mean of the successful runs before "
-            "scaling/RCP normalization", unit="min", required=False, gt=0),
+        Col(
+            "model",
+            "str",
+            "Canonical model id of the benchmark (empty for gpt3, which has none)",
+            required=False,
+            isin=ids.MODELS,
+        ),
+        Col(
+            "time_to_train_min",
+            "float",
+            "Official time to train (summarizer score)",
+            unit="min",
+            required=False,
+            gt=0,
+        ),
+        Col(
+            "olympic_mean_min_raw",
+            "float",
+            "Olympic mean of the successful runs before scaling/RCP normalization",
+            unit="min",
+            required=False,
+            gt=0,
+        ),
         Col("n_success_runs", "int", "Runs that reached the quality target", unit="runs", ge=0),
         Col("software", "str", "Framework as published", required=False),
-        Col("availability", "str", "Normalized availability (`preview` if published as "
-            "Preview, else `available`)", isin=("available", "preview", "rdi")),
+        Col(
+            "availability",
+            "str",
+            "Normalized availability (`preview` if published as Preview, else `available`)",
+            isin=("available", "preview", "rdi"),
+        ),
         Col("availability_raw", "str", "Availability as published (on-premise / cloud ...)"),
         Col("division", "str", "MLPerf division", isin=("closed", "open")),
         Col("caveat", "str", "What a reader must know about this row", required=False),
@@ -194,8 +292,7 @@ MLPERF_TRAINING = Table(
         Col("source_row", "int", "0-based data row index in `source_file`", ge=0),
         Col("results_path", "str", "Results folder in the MLCommons repository"),
         Col("repo", "str", "MLCommons results repository (`owner/name`)"),
-        Col("commit", "str", "Commit of `repo` the logs were read at",
-            pattern=r"^[0-9a-f]{40}$"),
+        Col("commit", "str", "Commit of `repo` the logs were read at", pattern=r"^[0-9a-f]{40}$"),
     ),
     checks=(_check_accelerator_vendor, _check_total_accelerators),
 )

@@ -66,18 +66,35 @@ SOURCES = Table(
     ),
     key=("source_id",),
     columns=(
-        Col("source_id", "str", "Stable short id, lower case (e.g. `nvidia-h100-datasheet`).",
-            pattern=SOURCE_ID_PATTERN),
-        Col("url", "str", "Exact URL of the document used; empty only when `notes` says where "
-            "the document is or how the estimate was made.", required=False,
-            pattern=r"^https?://"),
+        Col(
+            "source_id",
+            "str",
+            "Stable short id, lower case (e.g. `nvidia-h100-datasheet`).",
+            pattern=SOURCE_ID_PATTERN,
+        ),
+        Col(
+            "url",
+            "str",
+            "Exact URL of the document used; empty only when `notes` says where "
+            "the document is or how the estimate was made.",
+            required=False,
+            pattern=r"^https?://",
+        ),
         Col("title", "str", "Title of the document as published."),
         Col("publisher", "str", "Organisation or author that published it."),
         Col("accessed", "date", "Day the document was read."),
-        Col("kind", "str", "What sort of source it is (authority decreases down the list).",
-            isin=SOURCE_KINDS),
-        Col("notes", "str", "What it is used for; caveats; how an estimate was made.",
-            required=False),
+        Col(
+            "kind",
+            "str",
+            "What sort of source it is (authority decreases down the list).",
+            isin=SOURCE_KINDS,
+        ),
+        Col(
+            "notes",
+            "str",
+            "What it is used for; caveats; how an estimate was made.",
+            required=False,
+        ),
     ),
     checks=(_url_or_note, _sorted_ids),
 )
