@@ -941,22 +941,38 @@ def scaling_efficiency(
     The baseline is one node when the model fits there, else the smallest feasible power of
     two above it. In (0, 1]. Raises ValueError for unknown ids, for a count below the
     baseline, and when no layout is feasible at ``n_gpus`` (the message says why).
+
+    With ``spec_overrides`` (a what-if interconnect), the baseline stays the part as
+    shipped: the result is the share of the shipping node's per-GPU throughput that a
+    cluster with the changed interconnect keeps. Otherwise a cut in scale-up bandwidth
+    would also slow the one-node baseline (its tensor parallelism runs over that link) and
+    the ratio could rise while every GPU got slower; against a fixed baseline, cutting
+    bandwidth never raises efficiency.
     """
     if int(n_gpus) < 1:
         raise ValueError(f"n_gpus must be a positive integer, got {n_gpus!r}")
     counts = _baseline_counts(int(n_gpus))
-    df = scaling_curve(
-        accelerator,
-        model,
-        precision=precision,
-        gpu_counts=counts,
-        seq_len=seq_len,
-        global_batch_tokens=global_batch_tokens,
-        spec_overrides=spec_overrides,
-        specs=specs,
-        models=models,
-        fits=fits,
-    )
+    kwargs = {
+        "precision": precision,
+        "gpu_counts": counts,
+        "seq_len": seq_len,
+        "global_batch_tokens": global_batch_tokens,
+        "specs": specs,
+        "models": models,
+        "fits": fits,
+    }
+    df = scaling_curve(accelerator, model, **kwargs)
+    if spec_overrides:
+        changed = scaling_curve(accelerator, model, spec_overrides=spec_overrides, **kwargs)
+        j0 = df["scaling_efficiency"].first_valid_index()
+        base = df.at[j0, "tokens_per_s_per_gpu"] if j0 is not None else np.nan
+        df = changed.assign(
+            scaling_efficiency=np.where(
+                df["scaling_efficiency"].notna(),
+                np.minimum(1.0, changed["tokens_per_s_per_gpu"] / base),
+                np.nan,
+            )
+        )
     row = df.loc[df["n_gpus"] == int(n_gpus)].iloc[0]
     if not row["feasible"]:
         raise ValueError(

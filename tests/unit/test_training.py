@@ -87,6 +87,27 @@ def test_cutting_bandwidth_never_raises_throughput(acc, model, k, cut, which) ->
         assert b["tokens_per_s_per_gpu"] <= a["tokens_per_s_per_gpu"] * (1 + 1e-12)
 
 
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    acc=st.sampled_from(ACCS),
+    model=st.sampled_from(["llama3.1-8b", "llama3.1-70b", "llama3.1-405b"]),
+    k=st.integers(min_value=3, max_value=14),
+    cut=st.floats(min_value=0.05, max_value=0.95),
+)
+def test_scaleup_cut_never_raises_scaling_efficiency(acc, model, k, cut) -> None:
+    f = training._fits_cached()
+    spec = training.spec_row(acc)
+    n = 2**k
+    try:
+        base = training.scaling_efficiency(acc, model, n, fits=f)
+        slower = training.scaling_efficiency(
+            acc, model, n, fits=f, spec_overrides={"scaleup_bw_gbps": spec["scaleup_bw_gbps"] * cut}
+        )
+    except ValueError:
+        return
+    assert slower <= base + 1e-9
+
+
 def test_scaleup_cut_efficiency_at_fixed_baseline(fits: pd.DataFrame) -> None:
     # The efficiency ratio's own baseline uses scale-up too; against a fixed (as shipped)
     # baseline, a scale-up cut never helps.
