@@ -92,10 +92,7 @@ charts.plot_training_validation(val)
 
 # %%
 charts.table(
-    val.loc[val["holdout"]]
-    .groupby(["benchmark", "accelerator", "vendor"], as_index=False)
-    .agg(rows=("err_pct", "size"), median_err_pct=("err_pct", "median"),
-         median_abs_err_pct=("err_pct", lambda s: s.abs().median())),
+    training.validation_detail(val),
     "training-validation-detail", columns={
         "benchmark": "Benchmark", "accelerator": "Accelerator", "vendor": "Vendor",
         "rows": "Rows", "median_err_pct": "Median signed error (%)",

@@ -1127,6 +1127,19 @@ def validation_summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def validation_detail(df: pd.DataFrame) -> pd.DataFrame:
+    """Held-out errors per benchmark and accelerator: rows, median signed and absolute error.
+
+    Signed error is positive when the model is too slow (predicted time above measured).
+    """
+    held = df.loc[df["holdout"] & df["err_pct"].notna()]
+    return held.groupby(["benchmark", "accelerator", "vendor"], as_index=False).agg(
+        rows=("err_pct", "size"),
+        median_err_pct=("err_pct", "median"),
+        median_abs_err_pct=("err_pct", lambda s: s.abs().median()),
+    )
+
+
 def time_to_train_hours(
     accelerator: str,
     model: str,

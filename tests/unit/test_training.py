@@ -284,3 +284,12 @@ def test_default_calibration_is_cached_copied_and_refreshed() -> None:
     data.clear_cache()
     assert training._fits_cached() is not cached  # refitted after the tables were reloaded
     pd.testing.assert_frame_equal(training._fits_cached(), cached)
+
+
+def test_validation_detail_matches_summary_counts() -> None:
+    val = training.validate_against_mlperf()
+    detail = training.validation_detail(val)
+    summary = training.validation_summary(val)
+    overall = summary.loc[summary["group"] == "overall", "n"].iloc[0]
+    assert detail["rows"].sum() == overall
+    assert (detail["median_abs_err_pct"] >= detail["median_err_pct"].abs() - 1e-9).all()
