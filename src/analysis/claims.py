@@ -115,16 +115,12 @@ def _fmt(x: float) -> str:
     return f"{x:,.4g}" if abs(x) < 1e4 else f"{x:,.0f}"
 
 
-def _vendor_of(acc: str) -> str:
-    return "AMD" if acc.startswith("MI") else "NVIDIA"
-
-
 def _resolve(names: list[str], pool: list[str]) -> list[str]:
     """Accelerator ids named directly, or every id of a named vendor within ``pool``."""
     out: list[str] = []
     for n in names:
         if n in ids.VENDORS:
-            out += [a for a in pool if _vendor_of(a) == n and a not in out]
+            out += [a for a in pool if ids.vendor_of(a) == n and a not in out]
         elif n not in out:
             out.append(n)
     return out
@@ -296,9 +292,9 @@ def _spec_part(
             f"{claimed} is {a[0]}'s {_label(a[1])}, a different quantity; its {label} is {shown}.",
         )
     # Search the named vendor's other products first (another generation), then the rest.
-    vendors = {_vendor_of(a) for a in accs}
+    vendors = {ids.vendor_of(a) for a in accs}
     others = [a for a in specs["accelerator"] if a not in accs]
-    same = [a for a in others if _vendor_of(a) in vendors]
+    same = [a for a in others if ids.vendor_of(a) in vendors]
     found = _match_value(specs, fields, same, value, text, tol) or _match_value(
         specs, fields, [a for a in others if a not in same], value, text, tol
     )
@@ -346,7 +342,7 @@ def _ids_in(text: str, vendors: set[str]) -> list[str]:
     found = [
         (m.start(), a)
         for a in ids.ACCELERATORS
-        if _vendor_of(a) in vendors
+        if ids.vendor_of(a) in vendors
         for m in [re.search(rf"(?<![\w-]){re.escape(a)}(?![\w-])", text)]
         if m
     ]
@@ -378,7 +374,7 @@ def eval_spec_value(row: Mapping[str, Any], ctx: Context) -> Outcome:
         part = _spec_part(ctx, accs, fields, value, txt, tol, unit)
         if part.unmatched and isinstance(fact_verdict, str) and fact:
             part.verdict = fact_verdict
-            part.products = _ids_in(fact, {_vendor_of(a) for a in accs}) or part.products
+            part.products = _ids_in(fact, {ids.vendor_of(a) for a in accs}) or part.products
             part.sources = sorted(set(part.sources) | set(_split(row.get("fact_sources"))))
             used_fact = True
         parts.append(part)
@@ -391,7 +387,7 @@ def eval_spec_value(row: Mapping[str, Any], ctx: Context) -> Outcome:
 
 def _side(names: list[str]) -> str:
     """A list of parts as a reader names it: the vendor when they are all one vendor's."""
-    vendors = {_vendor_of(n) if n not in ids.VENDORS else n for n in names}
+    vendors = {ids.vendor_of(n) if n not in ids.VENDORS else n for n in names}
     if len(vendors) == 1 and len(names) > 1:
         return f"{vendors.pop()} ({', '.join(names)})"
     return "/".join(names)
@@ -454,8 +450,8 @@ def _ratio_what(row: Mapping[str, Any], label: str, tol: float) -> str:
 def _announced_pair(ctx: Context, subj_vendor: str) -> tuple[str, str] | None:
     """The announced generation as a pair (subject vendor's part, the other vendor's part)."""
     ann = [a for a in ids.ACCELERATORS_ANNOUNCED if a in set(ctx.specs["accelerator"])]
-    mine = [a for a in ann if _vendor_of(a) == subj_vendor]
-    theirs = [a for a in ann if _vendor_of(a) != subj_vendor]
+    mine = [a for a in ann if ids.vendor_of(a) == subj_vendor]
+    theirs = [a for a in ann if ids.vendor_of(a) != subj_vendor]
     return (mine[0], theirs[0]) if mine and theirs else None
 
 
@@ -489,7 +485,7 @@ def eval_spec_ratio(row: Mapping[str, Any], ctx: Context) -> Outcome:
     out.products = subj + ref
     out.sources = sorted(used)
     out.reasoning = f"{out.reasoning} Pairs ({name}): {out.observed}."
-    pair = _announced_pair(ctx, _vendor_of(subj[0])) if subj else None
+    pair = _announced_pair(ctx, ids.vendor_of(subj[0])) if subj else None
     if (
         out.verdict == "contradicted"
         and row["expect"] == "approx"
@@ -723,7 +719,7 @@ def _tiers(ctx: Context) -> list[tuple[int, float]]:
 def _shipping_candidates(ctx: Context) -> list[str]:
     if ctx.scenario is None:
         return []
-    return [a for a in ctx.scenario.candidates if a not in ids.ACCELERATORS_ANNOUNCED]
+    return ids.shipping(ctx.scenario.candidates)
 
 
 def _tok_s(res: Mapping[str, Any], i: int, acc: str) -> float:
@@ -817,8 +813,8 @@ def _tier_test(row: Mapping[str, Any], ctx: Context, res: Mapping[str, Any]) -> 
             f"per GPU of the best of {'/'.join(ref)} ({acc_b}); the claim needs > "
             f"{1 + _tol(row, 0.0) / 100:.2f}x.",
         )
-    amd = [a for a in cands if _vendor_of(a) == "AMD"]
-    nv = [a for a in cands if _vendor_of(a) == "NVIDIA"]
+    amd = [a for a in cands if ids.vendor_of(a) == "AMD"]
+    nv = [a for a in cands if ids.vendor_of(a) == "NVIDIA"]
     if test == "amd_ratio_trend":
         ratios = []
         for i, _ in tiers:
@@ -909,8 +905,8 @@ def eval_model_output(row: Mapping[str, Any], ctx: Context) -> Outcome:
         }
         by_vendor: dict[str, tuple[float, str]] = {}
         for acc, e in effs.items():
-            if math.isfinite(e) and e > by_vendor.get(_vendor_of(acc), (-1.0, ""))[0]:
-                by_vendor[_vendor_of(acc)] = (e, acc)
+            if math.isfinite(e) and e > by_vendor.get(ids.vendor_of(acc), (-1.0, ""))[0]:
+                by_vendor[ids.vendor_of(acc)] = (e, acc)
         s, r = _split(row["subject"])[0], _split(row["reference"])[0]
         if s not in by_vendor or r not in by_vendor:
             return _mo_unverifiable("scaling efficiency missing for one vendor.")
@@ -990,7 +986,7 @@ def _rent_cheapest(row: Mapping[str, Any], ctx: Context) -> Outcome:
     if tco is not None and tco.get("mode") == "rent" and tiers:
         cheapest = [str(tco.get(f"tier{i}_cheapest", "")) for i, _ in tiers]
         if all(cheapest):
-            vend = [_vendor_of(c) for c in cheapest]
+            vend = [ids.vendor_of(c) for c in cheapest]
             ok = all(v == want for v in vend)
             return Outcome(
                 "supported" if ok else "contradicted",
@@ -1016,7 +1012,7 @@ def _rent_cheapest(row: Mapping[str, Any], ctx: Context) -> Outcome:
             used |= set(_split(srcs.get(best)))
     if not results:
         return _mo_unverifiable("no candidate with both a rental quote and a feasible tier.")
-    vend = [_vendor_of(b) for _, b, _ in results]
+    vend = [ids.vendor_of(b) for _, b, _ in results]
     ok = all(v == want for v in vend)
     return Outcome(
         "supported" if ok else "contradicted",

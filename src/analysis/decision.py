@@ -58,14 +58,6 @@ def _num(v: Any) -> float:
         return math.nan
 
 
-def _vendor(acc: str) -> str:
-    return "AMD" if acc.startswith("MI") else "NVIDIA"
-
-
-def _shipping(candidates: tuple[str, ...] | list[str]) -> list[str]:
-    return [a for a in candidates if a not in ids.ACCELERATORS_ANNOUNCED]
-
-
 def model_error(chapter_results: Results) -> dict[str, float]:
     """The models' measured out-of-sample error (%), as published by the chapters."""
     inf = chapter_results.get(INFERENCE, {})
@@ -133,9 +125,9 @@ def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
     cost_margin_pct (NVIDIA's best over AMD's best median cost - 1, %; > 0 = AMD cheaper),
     p_amd_cheaper, breakeven_amd_gpu_hour_usd, amd_gpu_hour_usd, flip (what would flip it).
     """
-    cands = _shipping(scenario.candidates)
-    amd = [a for a in cands if _vendor(a) == "AMD"]
-    nv = [a for a in cands if _vendor(a) == "NVIDIA"]
+    cands = ids.shipping(scenario.candidates)
+    amd = [a for a in cands if ids.vendor_of(a) == "AMD"]
+    nv = [a for a in cands if ids.vendor_of(a) == "NVIDIA"]
     inf = chapter_results.get(INFERENCE, {})
     tr = chapter_results.get(TRAINING, {})
     tco = chapter_results.get(TCO, {})
@@ -307,7 +299,7 @@ def checklist(
     ]
     inf = chapter_results.get(INFERENCE, {})
     tco = chapter_results.get(TCO, {})
-    cands = _shipping(scenario.candidates)
+    cands = ids.shipping(scenario.candidates)
     cost = scenario.cost
     porting = cost.porting_engineer_months.get("AMD", 0.0) * cost.engineer_month_usd
     verdicts = (
@@ -373,10 +365,11 @@ def checklist(
     side, line = next(lines)
     hours = {a: _num(tco.get(f"gpu_hour_usd_{a}")) for a in cands}
     amd_h = min(
-        (h for a, h in hours.items() if _vendor(a) == "AMD" and math.isfinite(h)), default=math.nan
+        (h for a, h in hours.items() if ids.vendor_of(a) == "AMD" and math.isfinite(h)),
+        default=math.nan,
     )
     nv_h = min(
-        (h for a, h in hours.items() if _vendor(a) == "NVIDIA" and math.isfinite(h)),
+        (h for a, h in hours.items() if ids.vendor_of(a) == "NVIDIA" and math.isfinite(h)),
         default=math.nan,
     )
     if math.isfinite(amd_h) and math.isfinite(nv_h):
@@ -395,8 +388,8 @@ def checklist(
         i: set(str(inf.get(f"tier{i}_infeasible", "") or "").split(",")) - {""}
         for i in range(len(tiers))
     }
-    nv_out = sorted({a for s in infeasible.values() for a in s if _vendor(a) == "NVIDIA"})
-    amd_out = sorted({a for s in infeasible.values() for a in s if _vendor(a) == "AMD"})
+    nv_out = sorted({a for s in infeasible.values() for a in s if ids.vendor_of(a) == "NVIDIA"})
+    amd_out = sorted({a for s in infeasible.values() for a in s if ids.vendor_of(a) == "AMD"})
     if inf:
         ev = (
             f"With {scenario.inference.gpus_per_replica} GPUs per replica, infeasible in some "

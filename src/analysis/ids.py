@@ -38,6 +38,33 @@ PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
 VENDORS: tuple[str, ...] = ("AMD", "NVIDIA")
 
 
+def vendor_of(accelerator: str) -> str:
+    """Vendor of a canonical accelerator id (AMD Instinct ids start with ``MI``).
+
+    >>> vendor_of("MI300X"), vendor_of("H200")
+    ('AMD', 'NVIDIA')
+    """
+    return "AMD" if accelerator.startswith("MI") else "NVIDIA"
+
+
+def status_of(accelerator: str) -> str:
+    """``announced`` for announced parts, else ``shipping``.
+
+    >>> status_of("VR200"), status_of("B200")
+    ('announced', 'shipping')
+    """
+    return "announced" if accelerator in ACCELERATORS_ANNOUNCED else "shipping"
+
+
+def shipping(accelerators: tuple[str, ...] | list[str]) -> list[str]:
+    """The shipping parts of ``accelerators``, in order (announced parts never win).
+
+    >>> shipping(["H200", "VR200", "MI355X"])
+    ['H200', 'MI355X']
+    """
+    return [a for a in accelerators if a not in ACCELERATORS_ANNOUNCED]
+
+
 def suggest(value: str, known: tuple[str, ...] | list[str], n: int = 3) -> list[str]:
     """Closest known ids to ``value`` (case-insensitive), best first.
 

@@ -164,10 +164,6 @@ SCENARIOS = ("Offline", "Server", "Interactive")
 # --- hardware and model parameters --------------------------------------------------------
 
 
-def _vendor_of(acc: str) -> str:
-    return "AMD" if acc.startswith("MI") else "NVIDIA"
-
-
 def _lookup(
     frame: pd.DataFrame, key: str, value: str, kind: str, known: Sequence[str]
 ) -> pd.Series:
@@ -1186,7 +1182,7 @@ def efficiency_table(calibration: Calibration | None = None) -> pd.DataFrame:
         + [
             {
                 "level": f"accelerator x round: {a}",
-                "vendor": _vendor_of(a),
+                "vendor": ids.vendor_of(a),
                 "generation": "",
                 "round": r,
                 "eta": e,
@@ -1999,11 +1995,11 @@ def evaluate_tiers(
     for ti, tier in enumerate(inf.tiers):
         for acc in sc.accelerators:
             spec_hit = specs.loc[specs["accelerator"] == acc]
-            vendor = str(spec_hit["vendor"].iloc[0]) if len(spec_hit) else _vendor_of(acc)
+            vendor = str(spec_hit["vendor"].iloc[0]) if len(spec_hit) else ids.vendor_of(acc)
             status = (
                 str(spec_hit["status"].iloc[0])
                 if len(spec_hit) and "status" in spec_hit
-                else ("announced" if acc in ids.ACCELERATORS_ANNOUNCED else "shipping")
+                else ids.status_of(acc)
             )
             rec = {
                 "tier_index": ti,

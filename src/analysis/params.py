@@ -211,7 +211,7 @@ class Scenario(_Strict):
 
     @model_validator(mode="after")
     def _both_vendors(self) -> Scenario:
-        amd = [a for a in self.candidates if a.startswith("MI")]
+        amd = [a for a in self.candidates if ids.vendor_of(a) == "AMD"]
         if not amd or len(amd) == len(self.candidates):
             raise ValueError(
                 "candidates must include at least one AMD (MI...) and one NVIDIA accelerator"

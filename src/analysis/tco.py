@@ -79,24 +79,6 @@ _UPPER = {"utilization": 1.0, "idle_power_frac": 1.0, "load_power_frac": 1.0}
 
 
 # --- small formulas --------------------------------------------------------------------
-def vendor_of(accelerator: str) -> str:
-    """Vendor of a canonical accelerator id.
-
-    >>> vendor_of("MI300X"), vendor_of("H200")
-    ('AMD', 'NVIDIA')
-    """
-    return "AMD" if accelerator.startswith("MI") else "NVIDIA"
-
-
-def status_of(accelerator: str) -> str:
-    """``announced`` for announced parts, else ``shipping``.
-
-    >>> status_of("VR200")
-    'announced'
-    """
-    return "announced" if accelerator in ids.ACCELERATORS_ANNOUNCED else "shipping"
-
-
 def capital_recovery_factor(rate: Any, years: Any) -> Any:
     """Annual payment per dollar of capital repaid over ``years`` at ``rate``.
 
@@ -287,7 +269,7 @@ def cost_inputs(
     qnotes: dict[str, str] = {}
     sw = reg.get("A-software-nvidia")
     for acc in accs:
-        vendor = vendor_of(acc)
+        vendor = ids.vendor_of(acc)
         pp = purchases[purchases["accelerator"] == acc]
         gpu = pp[pp["unit"] == "gpu"]
         srv = pp[pp["unit"] == "server_8gpu"]
@@ -370,8 +352,8 @@ def gpu_hour_cost(sc: Scenario, inputs: CostInputs | None = None) -> pd.DataFram
     p = _point_params(inp)
     comps = owned_cost_components(p, inp.fleet_gpus)
     df = pd.DataFrame({"accelerator": inp.accelerators})
-    df["vendor"] = [vendor_of(a) for a in inp.accelerators]
-    df["status"] = [status_of(a) for a in inp.accelerators]
+    df["vendor"] = [ids.vendor_of(a) for a in inp.accelerators]
+    df["status"] = [ids.status_of(a) for a in inp.accelerators]
     for k, v in comps.items():
         df[f"owned_{k}"] = np.broadcast_to(v, (len(df),))
     df["owned_gpu_hour_usd"] = paid_gpu_hour_usd(p, "buy", inp.fleet_gpus)
@@ -514,8 +496,8 @@ def simulate(
     gh = pd.DataFrame(
         {
             "accelerator": accs,
-            "vendor": [vendor_of(a) for a in accs],
-            "status": [status_of(a) for a in accs],
+            "vendor": [ids.vendor_of(a) for a in accs],
+            "status": [ids.status_of(a) for a in accs],
             "mode": inp.mode,
             "gpu_hour_usd_p05": p05,
             "gpu_hour_usd": p50,
@@ -537,8 +519,8 @@ def simulate(
             c = np.where(feas & np.isfinite(tps), c, np.nan)
             lo, mid, hi = _q(c)
             meta = grp.assign(
-                vendor=[vendor_of(a) for a in grp["accelerator"]],
-                status=[status_of(a) for a in grp["accelerator"]],
+                vendor=[ids.vendor_of(a) for a in grp["accelerator"]],
+                status=[ids.status_of(a) for a in grp["accelerator"]],
             )
             tier_rows.append(
                 pd.DataFrame(
@@ -569,8 +551,8 @@ def simulate(
         c = np.where(feas, useful[idx] * gh_need / d["throughput_factor"][idx], np.nan)
         lo, mid, hi = _q(c)
         meta = grp.assign(
-            vendor=[vendor_of(a) for a in grp["accelerator"]],
-            status=[status_of(a) for a in grp["accelerator"]],
+            vendor=[ids.vendor_of(a) for a in grp["accelerator"]],
+            status=[ids.status_of(a) for a in grp["accelerator"]],
         )
         train_df = pd.DataFrame(
             {
@@ -874,7 +856,7 @@ def tier_sensitivity(sim: Simulation, inp: CostInputs) -> tuple[str, pd.DataFram
 
 def _acc_assumption(name: str, acc: str) -> str:
     if name == "porting_engineer_months":
-        return f"A-porting-effort-{vendor_of(acc).lower()}"
+        return f"A-porting-effort-{ids.vendor_of(acc).lower()}"
     if name == "software_usd_per_gpu_year":
         return "A-software-nvidia"
     if name == "throughput_factor":
@@ -962,8 +944,8 @@ def example_tiers(sc: Scenario) -> pd.DataFrame:
                     "tier_index": ti,
                     "tier": tier.name,
                     "accelerator": acc,
-                    "vendor": vendor_of(acc),
-                    "status": status_of(acc),
+                    "vendor": ids.vendor_of(acc),
+                    "status": ids.status_of(acc),
                     "feasible": f is not None,
                     "tokens_per_s_per_gpu": scale * f if f is not None else np.nan,
                 }
@@ -991,8 +973,8 @@ def example_training(sc: Scenario) -> pd.DataFrame:
         rows.append(
             {
                 "accelerator": acc,
-                "vendor": vendor_of(acc),
-                "status": status_of(acc),
+                "vendor": ids.vendor_of(acc),
+                "status": ids.status_of(acc),
                 "feasible": f is not None,
                 "gpu_hours": 4.0e5 * f if f else np.nan,
             }
