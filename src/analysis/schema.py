@@ -241,6 +241,42 @@ def _fast_validate(table: Table, df: pd.DataFrame) -> pd.DataFrame | None:
     return pd.DataFrame(out, index=df.index)
 
 
+# --- reusable whole-table checks (each returns error strings; empty = fine) -------------
+def csv_rows(mask: pd.Series) -> list[int]:
+    """1-based CSV line numbers (header = line 1) of the rows where ``mask`` is true."""
+    return [int(i) + 2 for i in mask.index[mask]]
+
+
+def range_check(value: str | None, low: str, high: str) -> Callable[[pd.DataFrame], list[str]]:
+    """Check ``low <= high`` (and ``low <= value <= high`` when ``value`` is given)."""
+
+    def check(df: pd.DataFrame) -> list[str]:
+        bad = df[low] > df[high]
+        if value is not None:
+            bad = bad | (df[value] < df[low]) | (df[value] > df[high])
+        what = f"{low} <= {value} <= {high}" if value else f"{low} <= {high}"
+        return [f"row {r}: expected {what}" for r in csv_rows(bad.fillna(False))]
+
+    return check
+
+
+def known_id_check(
+    column: str, kind: str, known: Sequence[str]
+) -> Callable[[pd.DataFrame], list[str]]:
+    """Check that ``column`` holds known ids; the message suggests the closest ones."""
+    from analysis.ids import unknown_id_message
+
+    def check(df: pd.DataFrame) -> list[str]:
+        bad = ~df[column].isin(list(known))
+        return [
+            f"row {r}, column {column!r}: "
+            + unknown_id_message(kind, str(df.at[r - 2, column]), tuple(known))
+            for r in csv_rows(bad)
+        ]
+
+    return check
+
+
 def _format_failures(where: str, cases: pd.DataFrame, table: Table) -> str:
     cols = {c.name: c for c in table.columns}
     msgs = []

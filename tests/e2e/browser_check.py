@@ -12,15 +12,10 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from analysis.render import CHROMIUM_FLAGS
+
+#: The renderer's Chromium flags (toolchain notes); Playwright adds its own headless flag.
+FLAGS = [f for f in CHROMIUM_FLAGS if f != "--headless"]
 LOCAL = ("file:", "data:", "blob:", "about:")
 
 

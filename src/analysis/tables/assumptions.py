@@ -20,15 +20,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.schema import Col, Table
+from analysis.schema import Col, Table, range_check
 from analysis.tables.sources import SOURCE_ID_PATTERN
 
 QUALITY: tuple[str, ...] = ("measured", "vendor", "literature", "estimate", "judgement")
-
-
-def _range_ok(df: pd.DataFrame) -> list[str]:
-    bad = (df["low"] > df["value"]) | (df["value"] > df["high"])
-    return [f"row {i + 2}: expected low <= value <= high" for i in df.index[bad]]
 
 
 def _id_matches_name(df: pd.DataFrame) -> list[str]:
@@ -73,7 +68,7 @@ ASSUMPTIONS = Table(
         Col("quality", "str", "Strength of the evidence.", isin=QUALITY),
         Col("rationale", "str", "Why this value and range."),
     ),
-    checks=(_range_ok, _id_matches_name),
+    checks=(range_check("value", "low", "high"), _id_matches_name),
 )
 
 TABLES = (ASSUMPTIONS,)

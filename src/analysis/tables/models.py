@@ -19,22 +19,10 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis import ids
-from analysis.schema import Col, Table
+from analysis.schema import Col, Table, csv_rows, known_id_check
 from analysis.tables.sources import SOURCE_ID_PATTERN
 
 ATTENTION_TYPES: tuple[str, ...] = ("mha", "gqa", "gqa_sliding", "mla")
-
-
-def _rows(mask: pd.Series) -> list[int]:
-    return [int(i) + 2 for i in mask.index[mask]]
-
-
-def _known_model(df: pd.DataFrame) -> list[str]:
-    return [
-        f"row {r}, column 'model': "
-        + ids.unknown_id_message("model", df.at[r - 2, "model"], ids.MODELS)
-        for r in _rows(~df["model"].isin(ids.MODELS))
-    ]
 
 
 def _consistent_shapes(df: pd.DataFrame) -> list[str]:
@@ -47,7 +35,7 @@ def _consistent_shapes(df: pd.DataFrame) -> list[str]:
     }
     for col, bad in checks.items():
         problems += [
-            f"row {r}, column {col!r}: larger than its total" for r in _rows(bad.fillna(False))
+            f"row {r}, column {col!r}: larger than its total" for r in csv_rows(bad.fillna(False))
         ]
     mla_missing = (df["attention_type"] == "mla") & (
         df["kv_lora_rank"].isna() | df["qk_rope_head_dim"].isna()
@@ -55,7 +43,7 @@ def _consistent_shapes(df: pd.DataFrame) -> list[str]:
     problems += [
         f"row {r}, column 'kv_lora_rank': attention_type 'mla' needs kv_lora_rank and "
         "qk_rope_head_dim"
-        for r in _rows(mla_missing)
+        for r in csv_rows(mla_missing)
     ]
     sliding_missing = (df["attention_type"] == "gqa_sliding") & (
         df["sliding_window"].isna() | df["sliding_window_layers"].isna()
@@ -63,7 +51,7 @@ def _consistent_shapes(df: pd.DataFrame) -> list[str]:
     problems += [
         f"row {r}, column 'sliding_window': attention_type 'gqa_sliding' needs "
         "sliding_window and sliding_window_layers"
-        for r in _rows(sliding_missing)
+        for r in csv_rows(sliding_missing)
     ]
     return problems
 
@@ -154,7 +142,7 @@ MODELS = Table(
         ),
         Col("note", "str", "Caveats.", required=False),
     ),
-    checks=(_known_model, _consistent_shapes),
+    checks=(known_id_check("model", "model", ids.MODELS), _consistent_shapes),
 )
 
 TABLES = (MODELS,)

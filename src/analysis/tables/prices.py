@@ -22,27 +22,14 @@ Analytical decisions taken here:
 
 from __future__ import annotations
 
-import pandas as pd
-
 from analysis import ids
-from analysis.schema import Col, Table
+from analysis.schema import Col, Table, range_check
 from analysis.tables.sources import SOURCE_ID_PATTERN
 
 RENTAL_TERMS: tuple[str, ...] = ("on-demand", "spot", "reserved", "committed-1y", "committed-3y")
 PURCHASE_UNITS: tuple[str, ...] = ("gpu", "server_8gpu")
 PURCHASE_BASES: tuple[str, ...] = ("estimate", "judgement", "list")
 PROVIDER_KINDS: tuple[str, ...] = ("hyperscaler", "neocloud", "marketplace")
-
-
-def _low_le_high(value: str | None, low: str, high: str) -> object:
-    def check(df: pd.DataFrame) -> list[str]:
-        bad = df[low] > df[high]
-        if value is not None:
-            bad = bad | (df[value] < df[low]) | (df[value] > df[high])
-        what = f"{low} <= {value} <= {high}" if value else f"{low} <= {high}"
-        return [f"row {i + 2}: expected {what}" for i in df.index[bad]]
-
-    return check
 
 
 def _accelerator_col(description: str) -> Col:
@@ -120,7 +107,7 @@ PURCHASE_PRICES = Table(
         Col("source_id", "str", "Row in `sources.csv`.", pattern=SOURCE_ID_PATTERN),
         Col("note", "str", "What the estimate covers, how it was derived.", required=False),
     ),
-    checks=(_low_le_high(None, "price_usd_low", "price_usd_high"),),
+    checks=(range_check(None, "price_usd_low", "price_usd_high"),),
 )
 
 FACILITY = Table(
@@ -160,7 +147,7 @@ FACILITY = Table(
         Col("source_id", "str", "Row in `sources.csv`.", pattern=SOURCE_ID_PATTERN),
         Col("note", "str", "What the figure is and how it was derived.", required=False),
     ),
-    checks=(_low_le_high("value", "low", "high"),),
+    checks=(range_check("value", "low", "high"),),
 )
 
 TABLES = (RENTAL_QUOTES, PURCHASE_PRICES, FACILITY)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis import ids
-from analysis.schema import Col, Table
+from analysis.schema import Col, Table, csv_rows, known_id_check
 from analysis.tables.sources import SOURCE_ID_PATTERN
 
 #: Numeric fields of the long table, with the unit every row of that field must carry.
@@ -57,17 +57,7 @@ STATUSES: tuple[str, ...] = ("shipping", "announced")
 PACKAGES: tuple[str, ...] = ("monolithic", "multi-die", "chiplet")
 
 
-def _rows(mask: pd.Series) -> list[int]:
-    return [int(i) + 2 for i in mask.index[mask]]
-
-
-def _known_accelerator(df: pd.DataFrame) -> list[str]:
-    bad = ~df["accelerator"].isin(ids.ACCELERATORS)
-    return [
-        f"row {r}, column 'accelerator': "
-        + ids.unknown_id_message("accelerator", df.at[r - 2, "accelerator"], ids.ACCELERATORS)
-        for r in _rows(bad)
-    ]
+_known_accelerator = known_id_check("accelerator", "accelerator", ids.ACCELERATORS)
 
 
 def _status_matches_ids(df: pd.DataFrame) -> list[str]:
@@ -78,7 +68,7 @@ def _status_matches_ids(df: pd.DataFrame) -> list[str]:
     return [
         f"row {r}, column 'status': {df.at[r - 2, 'status']!r} but analysis.ids lists "
         f"{df.at[r - 2, 'accelerator']!r} as {expected[r - 2]!r}"
-        for r in _rows(bad)
+        for r in csv_rows(bad)
     ]
 
 
@@ -87,7 +77,7 @@ def _unit_matches_field(df: pd.DataFrame) -> list[str]:
     return [
         f"row {r}, column 'unit': {df.at[r - 2, 'unit']!r} for field "
         f"{df.at[r - 2, 'field']!r} (allowed: {FIELD_UNITS[df.at[r - 2, 'field']]!r})"
-        for r in _rows(wrong)
+        for r in csv_rows(wrong)
     ]
 
 
@@ -98,10 +88,10 @@ def _empty_values_explained(df: pd.DataFrame) -> list[str]:
     return [
         f"row {r}, column 'value': empty value for field {df.at[r - 2, 'field']!r} "
         f"(only {', '.join(sorted(OPTIONAL_FIELDS))} may be empty)"
-        for r in _rows(not_allowed)
+        for r in csv_rows(not_allowed)
     ] + [
         f"row {r}, column 'note': an empty value needs a note (not supported, or not published)"
-        for r in _rows(unexplained & ~not_allowed)
+        for r in csv_rows(unexplained & ~not_allowed)
     ]
 
 
@@ -111,7 +101,7 @@ def _adjusted_values_explained(df: pd.DataFrame) -> list[str]:
     return [
         f"row {r}, column 'note': basis {df.at[r - 2, 'basis']!r} needs a note saying how "
         "the value was obtained"
-        for r in _rows(bad)
+        for r in csv_rows(bad)
     ]
 
 
