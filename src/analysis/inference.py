@@ -124,12 +124,12 @@ PEAK_COLUMN: dict[str, str] = {
 }
 #: Fraction of HBM the serving engine may use (vLLM ``gpu_memory_utilization`` default 0.9,
 #: https://docs.vllm.ai/en/latest/configuration/engine_args.html); the rest is reserve.
-MEMORY_USABLE_FRACTION = 0.9
+MEMORY_USABLE_FRACTION = 0.9  # register: A-inference-memory-usable
 #: Fixed per-decode-step overhead (scheduling, sampling, launch), seconds. Assumption.
-STEP_OVERHEAD_S = 1.0e-3
+STEP_OVERHEAD_S = 1.0e-3  # register: A-inference-step-overhead
 #: Latency of one all-reduce on the scale-up fabric, seconds. Assumption (NCCL/RCCL
 #: small-message all-reduce within a node is ~5-20 us).
-ALLREDUCE_LATENCY_S = 10.0e-6
+ALLREDUCE_LATENCY_S = 10.0e-6  # register: A-inference-allreduce-latency
 #: Activation bytes in tensor-parallel all-reduces (bf16).
 ACT_BYTES = 2.0
 #: Concurrency levels swept per replica (256, geometric 1 ... 4096).

@@ -89,13 +89,13 @@ BYTES_WEIGHT, BYTES_GRAD, BYTES_OPTIM = 2.0, 2.0, 12.0
 ACT_BYTES_SELECTIVE, ACT_BYTES_FULL = 34.0, 2.0
 #: Assumption: fraction of HBM usable for the training state (allocator fragmentation,
 #: workspaces, communication buffers take the rest).
-USABLE_MEMORY_FRACTION = 0.90
+USABLE_MEMORY_FRACTION = 0.90  # register: A-training-memory-usable
 #: Assumption: achieved collective bus bandwidth over the nominal link rate (NCCL/RCCL
 #: all-reduce bus bandwidth on NVLink/xGMI and 400G RDMA is typically 75-85% of line rate).
-LINK_EFFICIENCY = 0.80
+LINK_EFFICIENCY = 0.80  # register: A-training-link-efficiency
 #: Assumption: fraction of the last microbatch's backward pass that hides the gradient
 #: reduction (bucketed, overlapped reduce as in PyTorch DDP / Megatron distributed optimizer).
-DP_OVERLAP = 0.8
+DP_OVERLAP = 0.8  # register: A-training-dp-overlap
 #: Optimizer step: bytes of HBM traffic per locally held parameter (read + write of the
 #: 16-byte state plus the gradient), assumption.
 OPTIMIZER_BYTES_PER_PARAM = 36.0
@@ -105,8 +105,8 @@ LORA_TRAINABLE_FRACTION = 0.001
 #: Assumption: realized FP8 speedup over BF16 at the same layout (NVIDIA NeMo performance
 #: tables show about 1.3-1.5x for 70B-class pre-training on H100); used to carry an
 #: FP8-relative efficiency to BF16. FP4 over FP8 assumed 1.3x.
-FP8_OVER_BF16_SPEEDUP = 1.4
-FP4_OVER_FP8_SPEEDUP = 1.3
+FP8_OVER_BF16_SPEEDUP = 1.4  # register: A-training-fp8-speedup
+FP4_OVER_FP8_SPEEDUP = 1.3  # register: A-training-fp4-speedup
 #: Precision of every MLPerf Training LLM submission v4.0-v5.0 (see module docstring).
 MLPERF_PRECISION = "fp8"
 #: Highest efficiency the fit may return (above it the model, not the hardware, is wrong).

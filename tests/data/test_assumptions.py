@@ -24,6 +24,20 @@ def test_register_matches_params_defaults(register):
         assert _scenario_value(r.parameter) == pytest.approx(r.value), r.id
 
 
+def test_register_matches_model_constants(register):
+    # Modelling constants of the performance models are assumptions too: the register
+    # and the code must state the same value.
+    import importlib
+
+    rows = register[register["parameter"].str.match(r"^(inference|training)\.")]
+    assert len(rows) >= 6
+    for r in rows.itertuples():
+        module, name = r.parameter.split(".", 1)
+        value = getattr(importlib.import_module(f"analysis.{module}"), name)
+        assert value == pytest.approx(r.value), r.id
+        assert r.low <= value <= r.high, r.id
+
+
 def test_register_sources_exist(register):
     sources = set(data.load_table("sources")["source_id"])
     assert set(register["source_id"]) <= sources
