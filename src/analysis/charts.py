@@ -640,8 +640,12 @@ def plot_tier_table(tiers: Any) -> alt.Chart:
     )
 
 
-def plot_mlperf_validation(val: Any) -> alt.LayerChart:
-    """Predicted vs measured MLPerf results (held out), log-log with the y = x line."""
+def plot_mlperf_validation(val: Any, held_out: str = "its MLPerf round") -> alt.LayerChart:
+    """Predicted vs measured MLPerf results (held out), log-log with the y = x line.
+
+    ``held_out`` names what each point's fold left out of the calibration (for the
+    chart's description).
+    """
     lo = float(min(val["measured"].min(), val["predicted"].min())) * 0.8
     hi = float(max(val["measured"].max(), val["predicted"].max())) * 1.25
     import pandas as pd
@@ -682,8 +686,8 @@ def plot_mlperf_validation(val: Any) -> alt.LayerChart:
     return alt.layer(diag, pts).properties(
         title="Inference model vs MLPerf: out-of-sample predictions",
         description=(
-            "Scatter, log-log: each point is one MLPerf result predicted with its "
-            "system left out of the calibration; the dashed line is perfect "
+            "Scatter, log-log: each point is one MLPerf result predicted with "
+            f"{held_out} left out of the calibration; the dashed line is perfect "
             "prediction; colour = vendor, shape = scenario."
         ),
     )

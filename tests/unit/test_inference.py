@@ -1,3 +1,4 @@
+import dataclasses
 import math
 
 import numpy as np
@@ -313,6 +314,76 @@ def test_drift_is_paired_within_cells_and_shrunk():
     assert math.log(cal.drift_per_round["AMD"]) == pytest.approx(math.log(1.1) * shrink)
     # No pairs: no drift.
     assert inference.fit_efficiency(rows.iloc[1:]).drift_per_round == {"AMD": 1.0}
+
+
+def _power_rows(slope: float) -> pd.DataFrame:
+    # CDNA 3 in one round: MI300X (750 W) and MI325X (1000 W, the top bin) on the same
+    # benchmark in two scenarios: two pairs, eta proportional to power ** slope.
+    eta325 = {"Offline": 0.5, "Server": 0.45}
+    return pd.DataFrame(
+        {
+            "vendor": ["AMD"] * 4,
+            "generation": ["CDNA 3"] * 4,
+            "accelerator": ["MI300X", "MI325X"] * 2,
+            "round": ["v5.1"] * 4,
+            "benchmark": ["llama2-70b-99"] * 4,
+            "scenario": ["Offline", "Offline", "Server", "Server"],
+            "eta": [
+                eta325[sc] * f for sc in ("Offline", "Server") for f in ((750 / 1000) ** slope, 1.0)
+            ],
+        }
+    )
+
+
+def test_power_reference_is_the_generations_top_bin():
+    ref = inference.power_reference()
+    assert ref["MI300X"] == (750.0, 1000.0)
+    assert ref["MI325X"] == (1000.0, 1000.0)
+    assert ref["MI350X"] == (1000.0, 1400.0)
+    assert ref["H100-SXM"] == ref["H200"] == (700.0, 700.0)
+
+
+def test_power_exponent_is_paired_within_cells_and_shrunk():
+    cal = inference.fit_efficiency(_power_rows(0.7))
+    assert cal.power_pairs == {"AMD": 2}
+    want = 0.7 * 2 / (2 + inference.POWER_PRIOR_PAIRS)
+    assert cal.power_exponent["AMD"] == pytest.approx(want)
+    # Group factors are top-bin equivalents; each part is moved to its own TDP.
+    assert cal.power_factor("AMD", "MI325X") == 1.0
+    assert cal.power_factor("AMD", "MI300X") == pytest.approx(0.75**want)
+    # A stated cap overrides the TDP; unknown parts and vendors get no adjustment.
+    assert cal.power_factor("AMD", "MI325X", power_w=750.0) == pytest.approx(0.75**want)
+    assert cal.power_factor("AMD", "MI999X") == 1.0
+    assert cal.power_factor("NVIDIA", "B300") == 1.0
+    # The part's own factor (stored at its TDP) is what it measured.
+    assert cal.by_accelerator[("MI300X", "v5.1")] == pytest.approx(0.5 * 0.75**0.7)
+    assert cal.by_accelerator[("MI325X", "v5.1")] == pytest.approx(0.5)
+    # No power difference: no exponent.
+    flat = inference.fit_efficiency(_power_rows(0.0))
+    assert flat.power_exponent["AMD"] == pytest.approx(0.0)
+    assert flat.eta("AMD", "CDNA 3", accelerator="MI300X")[0] == pytest.approx(
+        flat.eta("AMD", "CDNA 3", accelerator="MI325X")[0]
+    )
+
+
+def test_unmeasured_lower_bin_is_predicted_below_its_top_bin():
+    # Only the top bin has rows: a sister part at lower power gets its factor moved down.
+    rows = _power_rows(0.7)
+    cal = inference.fit_efficiency(rows)
+    beta = cal.power_exponent["AMD"]
+    only_top = inference.fit_efficiency(rows[rows["accelerator"] == "MI325X"])
+    assert only_top.power_exponent == {"AMD": 0.0}  # no pair in the data: no effect
+    held_out = dataclasses.replace(only_top, power_exponent={"AMD": beta})
+    top = held_out.eta("AMD", "CDNA 3", accelerator="MI325X")[0]
+    assert held_out.eta("AMD", "CDNA 3", accelerator="MI300X")[0] == pytest.approx(top * 0.75**beta)
+
+
+def test_stated_power_cap_in_the_mlperf_rows():
+    rows = inference.implied_efficiency()
+    capped = rows[rows["accelerator_raw"].str.contains("Power Cap", case=False)]
+    assert len(capped) > 0 and (capped["power_w"] == 1000.0).all()
+    mi355 = rows[(rows["accelerator"] == "MI355X") & ~rows.index.isin(capped.index)]
+    assert (mi355["power_w"] == 1400.0).all()
 
 
 def test_uncalibrated_workload_borrows_its_family_scale():

@@ -12,21 +12,22 @@ def validation():
     return inference.validate_against_mlperf()
 
 
-def test_out_of_sample_median_ape_meets_target(validation):
+def test_leave_one_system_out_error(validation):
     summary = inference.validation_summary(validation).set_index("vendor")
     for vendor in ("AMD", "NVIDIA", "overall"):
-        assert summary.loc[vendor, "median_ape_pct"] <= 15.0, summary
+        assert summary.loc[vendor, "median_ape_pct"] <= 10.0, summary
     assert summary.loc["overall", "predictions"] >= 300
 
 
-def test_leave_one_round_out_is_reported_and_does_not_regress():
-    # Issue 4's harsher definition: with the measured software drift about 15 % per vendor
-    # (AMD 15.1, NVIDIA 14.6); this guards against regressions.
+def test_leave_one_round_out_meets_the_target():
+    # Issue 4's acceptance: each MLPerf round predicted from the others, median APE at most
+    # 15 % per vendor (AMD 10.0, NVIDIA 14.7 with the bundled data).
     df = inference.validate_against_mlperf("round")
     summary = inference.validation_summary(df).set_index("vendor")
     assert df["holdout"].str.startswith("round: ").all()
     for vendor in ("AMD", "NVIDIA", "overall"):
-        assert summary.loc[vendor, "median_ape_pct"] <= 16.0, summary
+        assert summary.loc[vendor, "median_ape_pct"] <= inference.MAPE_TARGET_PCT, summary
+    assert summary.loc["overall", "predictions"] >= 400
     # No fold sees its own round: a round's rows never use that round's factors.
     assert (df["factor_level"].isin(inference.FACTOR_LEVELS)).all()
     fb = inference.validation_fallbacks(df).set_index("group")
@@ -54,19 +55,20 @@ def test_drift_is_measured_and_shown_in_the_trend():
     )
 
 
-def test_key_results_report_the_round_scheme_honestly(validation):
+def test_key_results_report_every_scheme(validation):
     system = inference.validation_summary(validation)
     rnd = inference.validation_summary(inference.validate_against_mlperf("round"))
+    acc = inference.validation_summary(inference.validate_against_mlperf("accelerator"))
     empty = pd.DataFrame(columns=["tier_index"])
-    out = inference.key_results(None, empty, empty, system, rnd)
-    r = rnd.set_index("vendor")
-    for v in ("AMD", "NVIDIA", "overall"):
-        assert out[f"mlperf_mape_round_{v}"] == r.loc[v, "median_ape_pct"]
-    meets = (r.loc[["AMD", "NVIDIA"], "median_ape_pct"] <= 15.0).all()
-    assert out["mlperf_mape_scheme"] == ("round" if meets else "system")
-    head = r if meets else system.set_index("vendor")
-    assert out["mlperf_mape_AMD"] == head.loc["AMD", "median_ape_pct"]
-    assert out["mlperf_round_unpredicted"] == r.loc["overall", "unpredicted"] > 0
+    out = inference.key_results(None, empty, empty, system, rnd, acc)
+    assert out["mlperf_mape_scheme"] == "round"
+    for prefix, table in (("", rnd), ("system_", system), ("accelerator_", acc)):
+        t = table.set_index("vendor")
+        for v in ("AMD", "NVIDIA", "overall"):
+            assert out[f"mlperf_mape_{prefix}{v}"] == t.loc[v, "median_ape_pct"]
+    assert (
+        out["mlperf_round_unpredicted"] == rnd.set_index("vendor").loc["overall", "unpredicted"] > 0
+    )
 
 
 def test_leave_one_accelerator_out_uses_other_parts():
@@ -74,6 +76,19 @@ def test_leave_one_accelerator_out_uses_other_parts():
     assert df["holdout"].str.startswith("accelerator: ").all()
     assert (df["factor_level"] != "accelerator").all()
     assert df["predicted"].notna().all()
+    # Regression guard (AMD 17.6, NVIDIA 12.2 with the bundled data): AMD's sister parts
+    # differ by board power, which the power exponent carries.
+    summary = inference.validation_summary(df).set_index("vendor")
+    for vendor in ("AMD", "NVIDIA"):
+        assert summary.loc[vendor, "median_ape_pct"] <= 20.0, summary
+
+
+def test_power_exponent_is_measured_on_sister_parts():
+    cal = inference.default_calibration()
+    # AMD's lower-power bins (MI300X, MI350X) measure lower efficiency than their top bins.
+    assert cal.power_pairs["AMD"] >= 5 and 0.1 < cal.power_exponent["AMD"] < 1.0
+    assert cal.power_factor("AMD", "MI350X") < cal.power_factor("AMD", "MI355X") == 1.0
+    assert 0.0 <= cal.power_exponent["NVIDIA"] < cal.power_exponent["AMD"]
 
 
 def test_speculative_decoding_rows_are_out_of_scope():
