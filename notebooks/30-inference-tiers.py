@@ -25,9 +25,9 @@
 #   or rent for serving), tier by tier.
 # - **How we read the article**: its "sub-50 ms" and "100+ ms" *latency targets* are read
 #   as time per output token (TPOT); each tier also bounds time to first token (TTFT).
-# - **Method**: a roofline serving model (bytes over bandwidth, FLOPs over peak, tensor-
-#   parallel all-reduces, per-step overhead), calibrated on MLPerf Inference v4.1-v6.0 and
-#   validated on rounds, parts and systems it was not fitted to.
+# - **Method**: a roofline serving model (bytes over bandwidth, FLOPs over peak,
+#   tensor-parallel all-reduces, per-step overhead), calibrated on MLPerf Inference
+#   v4.1-v6.0 and validated on rounds, parts and systems it was not fitted to.
 # - **Deployment**: the scenario's `gpus_per_replica` is the *maximum* tensor parallelism
 #   (one server's GPUs). In each tier the model picks, per accelerator, the best layout
 #   among TP 1, 2, 4 and 8 within it that fits in memory and meets the bounds, as an
@@ -39,6 +39,7 @@ scenario: dict = {}  # the Scenario as plain data (papermill injects it); {} = p
 
 # %%
 import pandas as pd  # noqa: E402 (after parameters)
+from IPython.display import Markdown  # noqa: E402
 
 from analysis import charts, inference, params, results  # noqa: E402
 from analysis.inference_benchmarks import benchmark_table  # noqa: E402
@@ -84,9 +85,9 @@ charts.table(
 head = summaries["round"].set_index("vendor")["median_ape_pct"]
 worst = head.drop("overall").idxmax()
 verdict = "meets" if head.drop("overall").max() <= inference.MAPE_TARGET_PCT else "misses"
-print(f"Predicting each MLPerf round from the others, the median APE is "
-      f"{head['AMD']:.1f}% for AMD and {head['NVIDIA']:.1f}% for NVIDIA: the model {verdict} "
-      f"the {inference.MAPE_TARGET_PCT:.0f}% target (closest to it: {worst}).")
+Markdown(f"**Predicting each MLPerf round from the others, the median APE is "
+         f"{head['AMD']:.1f}% for AMD and {head['NVIDIA']:.1f}% for NVIDIA: the model "
+         f"{verdict} the {inference.MAPE_TARGET_PCT:.0f}% target** (closest to it: {worst}).")
 
 # %% [markdown]
 # Where the round-by-round error comes from (signed: positive where the model
