@@ -1245,6 +1245,39 @@ def _release_index(r: str) -> float:
     return 2.0 * k[0] + (k[1] if len(k) > 1 else 0) if k else 0.0
 
 
+def _paired_slopes(
+    vendors: list[str],
+    cells: list[tuple[Any, ...]],
+    x: np.ndarray,
+    y: np.ndarray,
+    prior_pairs: float,
+) -> tuple[dict[str, float], dict[str, int]]:
+    """Per-vendor median within-cell slope d y / d x, shrunk towards 0, and its pair count.
+
+    Rows are grouped by (vendor, cell, x) with their median y; within a cell, levels
+    adjacent in x give one slope each; per vendor the median slope gets weight
+    n / (n + ``prior_pairs``) against a prior of no effect. A cell with one level gives
+    no pair. The rule behind :func:`_drift_per_round` and :func:`_power_exponent`.
+    """
+    vendor_names = sorted(set(vendors))
+    xr = np.round(np.asarray(x, dtype=float), 9)
+    names, codes = _codes(list(zip(vendors, cells, xr.tolist(), strict=True)))
+    med = _group_median(codes, np.asarray(y, dtype=float), len(names))
+    _, cell = _codes([k[:2] for k in names])
+    level = np.array([k[2] for k in names], dtype=float)
+    order = np.lexsort((level, cell))  # by cell, then level
+    c, lv, m = cell[order], level[order], med[order]
+    same = (c[1:] == c[:-1]) & (lv[1:] > lv[:-1])
+    slope = ((m[1:] - m[:-1]) / np.where(same, lv[1:] - lv[:-1], 1.0))[same]
+    owner = np.array([names[i][0] for i in order[1:]], dtype=object)[same]
+    slopes = {v: slope[owner == v] for v in vendor_names}
+    shrunk = {
+        v: float(np.median(sl)) * len(sl) / (len(sl) + prior_pairs) if len(sl) else 0.0
+        for v, sl in slopes.items()
+    }
+    return shrunk, {v: len(sl) for v, sl in slopes.items()}
+
+
 def _drift_per_round(
     y: np.ndarray,
     vendors: list[str],
@@ -1259,30 +1292,22 @@ def _drift_per_round(
     mix of parts and workloads each round holds: each cell's median log eta per round; for
     each cell, the change between its consecutive calibrated rounds divided by the releases
     between them; per vendor, the median of these slopes shrunk towards no drift by
-    n / (n + ``DRIFT_PRIOR_PAIRS``) pairs.
+    n / (n + ``DRIFT_PRIOR_PAIRS``) pairs. Rows without an accelerator pair nothing.
     """
+    accs = list(accs) if accs is not None else [None] * len(vendors)
+    known = np.array([a is not None for a in accs], dtype=bool)
+    drift, pairs = _paired_slopes(
+        [v for v, k in zip(vendors, known, strict=True) if k],
+        [c for c, k in zip(zip(accs, benches, scens, strict=True), known, strict=True) if k],
+        np.array([_release_index(r) for r in rounds_], dtype=float)[known],
+        np.asarray(y, dtype=float)[known],
+        DRIFT_PRIOR_PAIRS,
+    )
     vendor_names = sorted(set(vendors))
-    slopes: dict[str, np.ndarray] = {v: np.empty(0) for v in vendor_names}
-    if accs is not None and any(a is not None for a in accs):
-        names, codes = _codes(list(zip(vendors, accs, benches, scens, rounds_, strict=True)))
-        med = _group_median(codes, y, len(names))
-        _, cell = _codes([k[:4] for k in names])
-        rel = np.array([_release_index(k[4]) for k in names])
-        order = np.lexsort((rel, cell))  # by cell, then release
-        c, r, m = cell[order], rel[order], med[order]
-        same = (c[1:] == c[:-1]) & np.array(
-            [names[i][1] is not None for i in order[1:]], dtype=bool
-        )
-        slope = ((m[1:] - m[:-1]) / np.where(same, r[1:] - r[:-1], 1.0))[same]
-        owner = np.array([names[i][0] for i in order[1:]], dtype=object)[same]
-        slopes = {v: slope[owner == v] for v in vendor_names}
-    drift = {
-        v: (float(np.median(slopes[v])) * len(slopes[v]) / (len(slopes[v]) + DRIFT_PRIOR_PAIRS))
-        if len(slopes[v])
-        else 0.0
-        for v in vendor_names
-    }
-    return drift, {v: len(slopes[v]) for v in vendor_names}
+    return (
+        {v: drift.get(v, 0.0) for v in vendor_names},
+        {v: pairs.get(v, 0) for v in vendor_names},
+    )
 
 
 def _power_exponent(
@@ -1303,27 +1328,13 @@ def _power_exponent(
     shrunk towards no effect by n / (n + ``POWER_PRIOR_PAIRS``) pairs. Parts of one silicon
     at equal power (H100 and H200) form no pair.
     """
-    vendor_names = sorted(set(vendors))
-    lp = np.round(np.asarray(log_power, dtype=float), 9)
-    names, codes = _codes(
-        list(zip(vendors, gens, rounds_, benches, scens, lp.tolist(), strict=True))
+    return _paired_slopes(
+        vendors,
+        list(zip(gens, rounds_, benches, scens, strict=True)),
+        np.asarray(log_power, dtype=float),
+        y,
+        POWER_PRIOR_PAIRS,
     )
-    med = _group_median(codes, y, len(names))
-    _, cell = _codes([k[:5] for k in names])
-    level = np.array([k[5] for k in names], dtype=float)
-    order = np.lexsort((level, cell))  # by cell, then power
-    c, x, m = cell[order], level[order], med[order]
-    same = (c[1:] == c[:-1]) & (x[1:] > x[:-1])
-    slope = ((m[1:] - m[:-1]) / np.where(same, x[1:] - x[:-1], 1.0))[same]
-    owner = np.array([names[i][0] for i in order[1:]], dtype=object)[same]
-    slopes = {v: slope[owner == v] for v in vendor_names}
-    beta = {
-        v: float(np.median(slopes[v])) * len(slopes[v]) / (len(slopes[v]) + POWER_PRIOR_PAIRS)
-        if len(slopes[v])
-        else 0.0
-        for v in vendor_names
-    }
-    return beta, {v: len(slopes[v]) for v in vendor_names}
 
 
 @cache
