@@ -172,7 +172,8 @@ def check_source_references(tables: list[str] | None = None) -> None:
 
 
 def _missing_ids(name: str, present: pd.Series, wanted: tuple[str, ...], kind: str) -> list[str]:
-    missing = [w for w in wanted if w not in set(present)]
+    have = set(present)
+    missing = [w for w in wanted if w not in have]
     return [
         f"{_where(name)}: no row for {kind} {m!r} (every id in analysis.ids needs one)"
         for m in missing
@@ -227,8 +228,9 @@ def _load_specs_cached() -> pd.DataFrame:
         out[f"{field}_source"] = wide[("source_id", field)]
     for field in SPEC_FIELDS:
         out[f"{field}_basis"] = wide[("basis", field)]
-    out["identity_source"] = ident.set_index("accelerator")["source_id"]
-    out["process_source"] = ident.set_index("accelerator")["process_source_id"]
+    by_id = ident.set_index("accelerator")
+    out["identity_source"] = by_id["source_id"]
+    out["process_source"] = by_id["process_source_id"]
     out["label"] = np.where(out["status"] == "announced", out.index + " (announced)", out.index)
     order = [a for a in ids.ACCELERATORS if a in out.index]
     return out.loc[order].reset_index()

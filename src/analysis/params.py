@@ -16,6 +16,7 @@ Analytical decisions taken here:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -29,6 +30,13 @@ SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 PositiveFloat = Annotated[float, Field(gt=0)]
 NonNegativeFloat = Annotated[float, Field(ge=0)]
 Fraction = Annotated[float, Field(gt=0, le=1)]
+
+
+def _require_known(values: Iterable[str], kind: str, known: tuple[str, ...]) -> None:
+    """Raise on the first of ``values`` not in ``known``, naming the closest known ids."""
+    for value in values:
+        if value not in known:
+            raise ValueError(ids.unknown_id_message(kind, value, known))
 
 
 class _Strict(BaseModel):
@@ -83,8 +91,7 @@ class Inference(_Strict):
     @field_validator("model")
     @classmethod
     def _known_model(cls, v: str) -> str:
-        if v not in ids.MODELS:
-            raise ValueError(ids.unknown_id_message("model", v, ids.MODELS))
+        _require_known([v], "model", ids.MODELS)
         return v
 
 
@@ -105,8 +112,7 @@ class Training(_Strict):
     @field_validator("model")
     @classmethod
     def _known_model(cls, v: str) -> str:
-        if v not in ids.MODELS:
-            raise ValueError(ids.unknown_id_message("model", v, ids.MODELS))
+        _require_known([v], "model", ids.MODELS)
         return v
 
 
@@ -157,17 +163,13 @@ class Cost(_Strict):
     @field_validator("gpu_hour_usd", "server_price_usd")
     @classmethod
     def _known_accelerators(cls, v: dict[str, float]) -> dict[str, float]:
-        for key in v:
-            if key not in ids.ACCELERATORS:
-                raise ValueError(ids.unknown_id_message("accelerator", key, ids.ACCELERATORS))
+        _require_known(v, "accelerator", ids.ACCELERATORS)
         return v
 
     @field_validator("porting_engineer_months")
     @classmethod
     def _known_vendors(cls, v: dict[str, float]) -> dict[str, float]:
-        for key in v:
-            if key not in ids.VENDORS:
-                raise ValueError(ids.unknown_id_message("vendor", key, ids.VENDORS))
+        _require_known(v, "vendor", ids.VENDORS)
         return v
 
 
@@ -202,9 +204,7 @@ class Scenario(_Strict):
     @field_validator("candidates")
     @classmethod
     def _known_candidates(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        for acc in v:
-            if acc not in ids.ACCELERATORS:
-                raise ValueError(ids.unknown_id_message("accelerator", acc, ids.ACCELERATORS))
+        _require_known(v, "accelerator", ids.ACCELERATORS)
         if len(set(v)) != len(v):
             raise ValueError(f"candidates list an accelerator twice: {list(v)}")
         return v

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import IO, TYPE_CHECKING, Literal
 
 import pandas as pd
 
@@ -90,7 +90,7 @@ class Col:
         if self.pattern is not None:
             checks.append(pa.Check.str_matches(self.pattern))
         if self.dtype == "date":
-            checks.append(pa.Check.str_matches(r"^\d{4}-\d{2}-\d{2}$"))
+            checks.append(pa.Check.str_matches(_DATE_RE))
         return pa.Column(
             _PANDERA_TYPES[self.dtype],
             checks=checks,
@@ -175,12 +175,21 @@ class Table:
         """Read ``data_dir / path`` as strings, then validate and coerce."""
         path = data_dir / self.path
         try:
-            raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+            raw = read_raw_csv(path)
         except FileNotFoundError:
             raise DataValidationError(f"{path}: file not found (table {self.name!r}).") from None
         except pd.errors.ParserError as err:
             raise DataValidationError(f"{path}: not a valid CSV file ({err}).") from None
         return self.validate(raw, path)
+
+
+def read_raw_csv(source: str | Path | IO[str]) -> pd.DataFrame:
+    """A CSV as :meth:`Table.validate` expects it: every cell a string, empty cells NA.
+
+    Only empty cells are missing (``keep_default_na=False``): "NA" or "null" stay text, so
+    what a file holds is what the schema checks.
+    """
+    return pd.read_csv(source, dtype=str, keep_default_na=False, na_values=[""])
 
 
 #: Plain decimal numbers (what the fast path accepts; anything else goes to pandera).
@@ -239,6 +248,21 @@ def _fast_validate(table: Table, df: pd.DataFrame) -> pd.DataFrame | None:
             return None
         out[name] = coerced
     return pd.DataFrame(out, index=df.index)
+
+
+# --- reusable column groups ------------------------------------------------------------
+def value_range_cols(value_description: str) -> tuple[Col, ...]:
+    """``value``, ``low``, ``high`` and ``unit``: a non-negative figure with its plausible range.
+
+    The shape of the tables whose values the Monte Carlo and the tornado chart swing
+    through; pair it with ``range_check("value", "low", "high")``.
+    """
+    return (
+        Col("value", "float", value_description, ge=0),
+        Col("low", "float", "Low end of the plausible range.", ge=0),
+        Col("high", "float", "High end of the plausible range.", ge=0),
+        Col("unit", "str", "Unit of value/low/high."),
+    )
 
 
 # --- reusable whole-table checks (each returns error strings; empty = fine) -------------

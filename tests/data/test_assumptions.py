@@ -2,7 +2,6 @@ import pytest
 
 from analysis import data
 from analysis.params import Scenario
-from analysis.tables.assumptions import QUALITY
 
 
 @pytest.fixture(scope="module")
@@ -41,11 +40,6 @@ def test_register_matches_model_constants(register):
 def test_register_sources_exist(register):
     sources = set(data.load_table("sources")["source_id"])
     assert set(register["source_id"]) <= sources
-
-
-def test_register_quality_and_ids(register):
-    assert set(register["quality"]) <= set(QUALITY)
-    assert register["id"].is_unique
 
 
 def test_tco_uses_only_registered_assumptions(register):

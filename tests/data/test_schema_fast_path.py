@@ -11,8 +11,7 @@ from analysis.tables import ALL
 
 
 def _raw(table: schema.Table) -> pd.DataFrame:
-    path = paths.DATA / table.path
-    return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+    return schema.read_raw_csv(paths.DATA / table.path)
 
 
 @pytest.mark.parametrize("name", list(ALL))

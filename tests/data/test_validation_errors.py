@@ -63,13 +63,35 @@ def test_wrong_type(tmp_path):
     assert "'eighty'" in message
 
 
-def test_negative_bandwidth(tmp_path):
+@pytest.mark.parametrize(
+    ("column", "value", "match", "expected"),
+    [
+        (
+            "value",
+            "-5.3",
+            {"accelerator": "MI300X", "field": "memory_bw_tbps"},
+            r"accelerator_values\.csv: row {line}, column 'value': "
+            r"value -5\.3 fails greater_than\(0",
+        ),
+        (
+            "unit",
+            "GB/s",
+            {"accelerator": "H200", "field": "memory_bw_tbps"},
+            r"row {line}, column 'unit': 'GB/s' for field 'memory_bw_tbps' \(allowed: 'TB/s'\)",
+        ),
+        (
+            "value",
+            "",
+            {"accelerator": "B200", "field": "memory_gb"},
+            r"row {line}, column 'value': empty value for field 'memory_gb'",
+        ),
+    ],
+    ids=["negative-bandwidth", "wrong-unit-for-field", "empty-required-value"],
+)
+def test_bad_spec_value(tmp_path, column, value, match, expected):
     path = _copy("accelerator_values", tmp_path)
-    line = _set_cell(path, "value", "-5.3", accelerator="MI300X", field="memory_bw_tbps")
-    expected = (
-        rf"accelerator_values\.csv: row {line}, column 'value': value -5\.3 fails greater_than\(0"
-    )
-    with pytest.raises(DataValidationError, match=expected):
+    line = _set_cell(path, column, value, **match)
+    with pytest.raises(DataValidationError, match=expected.format(line=line)):
         ALL["accelerator_values"].read(tmp_path)
 
 
@@ -91,22 +113,6 @@ def test_duplicated_key(tmp_path):
     df = _read(path)
     pd.concat([df, df.iloc[[3]]]).to_csv(path, index=False)
     expected = r"row 5: duplicated key \(accelerator='H100-SXM', field='fp64_dense_tflops'\)"
-    with pytest.raises(DataValidationError, match=expected):
-        ALL["accelerator_values"].read(tmp_path)
-
-
-def test_wrong_unit_for_field(tmp_path):
-    path = _copy("accelerator_values", tmp_path)
-    line = _set_cell(path, "unit", "GB/s", accelerator="H200", field="memory_bw_tbps")
-    expected = rf"row {line}, column 'unit': 'GB/s' for field 'memory_bw_tbps' \(allowed: 'TB/s'\)"
-    with pytest.raises(DataValidationError, match=expected):
-        ALL["accelerator_values"].read(tmp_path)
-
-
-def test_empty_required_value(tmp_path):
-    path = _copy("accelerator_values", tmp_path)
-    line = _set_cell(path, "value", "", accelerator="B200", field="memory_gb")
-    expected = rf"row {line}, column 'value': empty value for field 'memory_gb'"
     with pytest.raises(DataValidationError, match=expected):
         ALL["accelerator_values"].read(tmp_path)
 
@@ -140,28 +146,34 @@ def test_unknown_source_id_names_file_row_column(tmp_data):
         data.load_specs()
 
 
-def test_missing_canonical_accelerator(tmp_data):
-    path = tmp_data / ALL["accelerators"].path
-    _drop_rows(path, accelerator="GB300")
-    expected = r"accelerators\.csv: no row for accelerator 'GB300'"
+@pytest.mark.parametrize(
+    ("table", "match", "loader", "expected"),
+    [
+        (
+            "accelerators",
+            {"accelerator": "GB300"},
+            data.load_specs,
+            r"accelerators\.csv: no row for accelerator 'GB300'",
+        ),
+        (
+            "accelerator_values",
+            {"accelerator": "MI355X", "field": "tdp_w"},
+            data.load_specs,
+            r"no row for accelerator 'MI355X', field 'tdp_w'",
+        ),
+        (
+            "models",
+            {"model": "deepseek-r1"},
+            data.load_models,
+            r"models\.csv: no row for model 'deepseek-r1'",
+        ),
+    ],
+    ids=["canonical-accelerator", "accelerator-field", "canonical-model"],
+)
+def test_missing_row(tmp_data, table, match, loader, expected):
+    _drop_rows(tmp_data / ALL[table].path, **match)
     with pytest.raises(DataValidationError, match=expected):
-        data.load_specs()
-
-
-def test_missing_field_row(tmp_data):
-    path = tmp_data / ALL["accelerator_values"].path
-    _drop_rows(path, accelerator="MI355X", field="tdp_w")
-    expected = r"no row for accelerator 'MI355X', field 'tdp_w'"
-    with pytest.raises(DataValidationError, match=expected):
-        data.load_specs()
-
-
-def test_missing_canonical_model(tmp_data):
-    path = tmp_data / ALL["models"].path
-    _drop_rows(path, model="deepseek-r1")
-    expected = r"models\.csv: no row for model 'deepseek-r1'"
-    with pytest.raises(DataValidationError, match=expected):
-        data.load_models()
+        loader()
 
 
 def test_mla_without_latent_rank(tmp_data):

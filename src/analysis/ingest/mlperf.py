@@ -55,10 +55,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from analysis import paths
-from analysis.schema import DataValidationError, Table
+from analysis.schema import DataValidationError, Table, read_raw_csv
 from analysis.tables.benchmarks import (
     INFERENCE_BENCHMARKS,
     INFERENCE_SCENARIOS,
@@ -238,6 +236,12 @@ def _number(where: _Where, field_name: str, value: Any, *, integer: bool = False
     return num
 
 
+def _optional_number(where: _Where, rec: dict[str, str], field_name: str) -> float | None:
+    """``rec[field_name]`` as a number, or None when the cell is empty."""
+    value = rec[field_name]
+    return _number(where, field_name, value) if value.strip() else None
+
+
 # --------------------------------------------------------------------------- formats
 #: summary_results.json field -> the internal name; summary.csv column -> the same name.
 _JSON_FIELDS = {
@@ -336,6 +340,21 @@ def _read_csv_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     return header, rows
 
 
+def _read_csv_header(path: Path) -> list[str]:
+    """The header row of a CSV file; the rest of the file is not read."""
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            return next(csv.reader(fh), [])
+    except UnicodeDecodeError as err:
+        raise IngestError(f"{path}: not UTF-8 text ({err})") from None
+
+
+def _require_columns(path: Path, header: Sequence[str], wanted: Iterable[str]) -> None:
+    missing = [c for c in wanted if c not in header]
+    if missing:
+        raise IngestError(f"{path}: missing column(s) {missing}")
+
+
 def detect_format(path: Path) -> str:
     """Which MLPerf format ``path`` holds, judged by its content (not its name).
 
@@ -346,8 +365,7 @@ def detect_format(path: Path) -> str:
     head = path.read_bytes()[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
     if head.startswith((b"[", b"{")):
         return "inference-json"
-    header, _ = _read_csv_rows(path) if head else ([], [])
-    cols = set(header)
+    cols = set(_read_csv_header(path)) if head else set()
     if set(_CSV_FIELDS) <= cols:
         return "inference-csv"
     if set(_TRAINING_COLUMNS) <= cols:
@@ -385,9 +403,7 @@ def _records_json(path: Path) -> list[dict[str, Any]]:
 
 def _records_csv(path: Path) -> list[dict[str, Any]]:
     header, rows = _read_csv_rows(path)
-    missing = [k for k in _CSV_FIELDS if k not in header]
-    if missing:
-        raise IngestError(f"{path}: missing column(s) {missing}")
+    _require_columns(path, header, _CSV_FIELDS)
     out = []
     for row in rows:
         r: dict[str, Any] = {new: row[old] for old, new in _CSV_FIELDS.items()}
@@ -566,14 +582,12 @@ def read_training(path: Path, runs: Path | None = None) -> tuple[list[dict[str, 
     runs is cross-checked against its run logs; a disagreement stops the ingest.
     """
     header, records = _read_csv_rows(path)
-    missing = [c for c in _TRAINING_COLUMNS if c not in header]
-    if missing:
-        raise IngestError(f"{path}: missing column(s) {missing}")
+    _require_columns(path, header, _TRAINING_COLUMNS)
     if not records:
         raise IngestError(f"{path}: no rows")
     success: Counter[tuple[str, str, str, str]] | None = None
     if runs is not None:
-        run_header, run_rows = _read_csv_rows(runs)
+        _, run_rows = _read_csv_rows(runs)
         success = Counter(
             (r["round"], r["submitter"], r["system_dir"], r["benchmark"])
             for r in run_rows
@@ -609,16 +623,8 @@ def read_training(path: Path, runs: Path | None = None) -> tuple[list[dict[str, 
                 f"accelerators_per_node {per_node}"
             )
         n_success = int(_number(where, "n_success_runs", rec["n_success_runs"], integer=True))
-        score = (
-            _number(where, "official_summarizer_score_min", rec["official_summarizer_score_min"])
-            if rec["official_summarizer_score_min"].strip()
-            else None
-        )
-        raw_mean = (
-            _number(where, "olympic_mean_min_raw", rec["olympic_mean_min_raw"])
-            if rec["olympic_mean_min_raw"].strip()
-            else None
-        )
+        score = _optional_number(where, rec, "official_summarizer_score_min")
+        raw_mean = _optional_number(where, rec, "olympic_mean_min_raw")
         if success is not None:
             logged = success[(rec["round"], rec["submitter"], rec["system_dir"], rec["benchmark"])]
             if logged != n_success:
@@ -714,8 +720,7 @@ def render_csv(rows: Iterable[dict[str, Any]], table: Table) -> str:
 def _write(text: str, table: Table, out_dir: Path) -> Path:
     target = out_dir / Path(table.path).name
     try:
-        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""])
-        table.validate(frame, target)
+        table.validate(read_raw_csv(io.StringIO(text)), target)
     except DataValidationError as err:
         raise IngestError(f"normalized {table.name} fails its schema: {err}") from None
     out_dir.mkdir(parents=True, exist_ok=True)

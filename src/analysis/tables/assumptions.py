@@ -18,17 +18,10 @@ Analytical decisions taken here:
 
 from __future__ import annotations
 
-import pandas as pd
-
-from analysis.schema import Col, Table, range_check
-from analysis.tables.sources import SOURCE_ID_PATTERN
+from analysis.schema import Col, Table, range_check, value_range_cols
+from analysis.tables.sources import source_id_col
 
 QUALITY: tuple[str, ...] = ("measured", "vendor", "literature", "estimate", "judgement")
-
-
-def _id_matches_name(df: pd.DataFrame) -> list[str]:
-    bad = ~df["id"].str.startswith("A-")
-    return [f"row {i + 2}, column 'id': must start with 'A-'" for i in df.index[bad]]
 
 
 ASSUMPTIONS = Table(
@@ -54,21 +47,13 @@ ASSUMPTIONS = Table(
             "(`tco.maintenance_frac_per_year`).",
             pattern=r"^[a-z][a-zA-Z0-9_.]*$",
         ),
-        Col("value", "float", "Default value.", ge=0),
-        Col("low", "float", "Low end of the plausible range.", ge=0),
-        Col("high", "float", "High end of the plausible range.", ge=0),
-        Col("unit", "str", "Unit of value/low/high."),
-        Col(
-            "source_id",
-            "str",
-            "Row in `sources.csv` backing the value or range.",
-            pattern=SOURCE_ID_PATTERN,
-        ),
+        *value_range_cols("Default value."),
+        source_id_col("Row in `sources.csv` backing the value or range."),
         Col("value_date", "date", "Date the value was set or its source published."),
         Col("quality", "str", "Strength of the evidence.", isin=QUALITY),
         Col("rationale", "str", "Why this value and range."),
     ),
-    checks=(range_check("value", "low", "high"), _id_matches_name),
+    checks=(range_check("value", "low", "high"),),
 )
 
 TABLES = (ASSUMPTIONS,)

@@ -27,6 +27,8 @@ INFERENCE_BENCHMARKS: tuple[str, ...] = (
 #: MLPerf Training LLM benchmark ids kept in ``mlperf_training``.
 TRAINING_BENCHMARKS: tuple[str, ...] = ("gpt3", "llama2_70b_lora", "llama31_405b", "llama31_8b")
 INFERENCE_SCENARIOS: tuple[str, ...] = ("Offline", "Server", "Interactive")
+#: MLPerf availability categories: available, preview, research/development/internal.
+AVAILABILITIES: tuple[str, ...] = ("available", "preview", "rdi")
 
 #: Where each round's raw file comes from (shared README); quoted in the table descriptions.
 INFERENCE_PROVENANCE = (
@@ -53,10 +55,9 @@ _ACC_DESC = (
 
 
 def _check_accelerator_vendor(df: pd.DataFrame) -> list[str]:
-    """A canonical id must belong to the row's vendor (MI* = AMD, the rest = NVIDIA)."""
+    """A canonical id must belong to the row's vendor (:func:`analysis.ids.vendor_of`)."""
     mapped = df["accelerator"].notna()
-    amd = df["accelerator"].astype("string").str.startswith("MI").fillna(False).astype(bool)
-    expected = amd.map({True: "AMD", False: "NVIDIA"})
+    expected = df["accelerator"].map(ids.vendor_of, na_action="ignore")
     bad = df.index[mapped & (df["vendor"] != expected)]
     return [
         f"row {i + 2}: accelerator {df.at[i, 'accelerator']!r} is not a {df.at[i, 'vendor']} part"
@@ -182,7 +183,7 @@ MLPERF_INFERENCE = Table(
             "availability",
             "str",
             "MLPerf availability category",
-            isin=("available", "preview", "rdi"),
+            isin=AVAILABILITIES,
         ),
         Col(
             "mlperf_id",
@@ -283,7 +284,7 @@ MLPERF_TRAINING = Table(
             "availability",
             "str",
             "Normalized availability (`preview` if published as Preview, else `available`)",
-            isin=("available", "preview", "rdi"),
+            isin=AVAILABILITIES,
         ),
         Col("availability_raw", "str", "Availability as published (on-premise / cloud ...)"),
         Col("division", "str", "MLPerf division", isin=("closed", "open")),

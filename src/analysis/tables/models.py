@@ -20,7 +20,7 @@ import pandas as pd
 
 from analysis import ids
 from analysis.schema import Col, Table, csv_rows, known_id_check
-from analysis.tables.sources import SOURCE_ID_PATTERN
+from analysis.tables.sources import source_id_col
 
 ATTENTION_TYPES: tuple[str, ...] = ("mha", "gqa", "gqa_sliding", "mla")
 
@@ -128,18 +128,8 @@ MODELS = Table(
             required=False,
             gt=0,
         ),
-        Col(
-            "source_id",
-            "str",
-            "Source of the architecture shapes (config.json).",
-            pattern=SOURCE_ID_PATTERN,
-        ),
-        Col(
-            "params_source_id",
-            "str",
-            "Source of the parameter counts (paper/model card).",
-            pattern=SOURCE_ID_PATTERN,
-        ),
+        source_id_col("Source of the architecture shapes (config.json)."),
+        source_id_col("Source of the parameter counts (paper/model card).", "params_source_id"),
         Col("note", "str", "Caveats.", required=False),
     ),
     checks=(known_id_check("model", "model", ids.MODELS), _consistent_shapes),

@@ -23,8 +23,8 @@ Analytical decisions taken here:
 from __future__ import annotations
 
 from analysis import ids
-from analysis.schema import Col, Table, range_check
-from analysis.tables.sources import SOURCE_ID_PATTERN
+from analysis.schema import Col, Table, range_check, value_range_cols
+from analysis.tables.sources import source_id_col
 
 RENTAL_TERMS: tuple[str, ...] = ("on-demand", "spot", "reserved", "committed-1y", "committed-3y")
 PURCHASE_UNITS: tuple[str, ...] = ("gpu", "server_8gpu")
@@ -69,12 +69,7 @@ RENTAL_QUOTES = Table(
             "Date the price was published or last verified on the page "
             "(the access date where the page shows none).",
         ),
-        Col(
-            "source_id",
-            "str",
-            "Row in `sources.csv` the quote is taken from.",
-            pattern=SOURCE_ID_PATTERN,
-        ),
+        source_id_col("Row in `sources.csv` the quote is taken from."),
         Col("note", "str", "Region, how the per-GPU price was derived, caveats.", required=False),
     ),
 )
@@ -104,7 +99,7 @@ PURCHASE_PRICES = Table(
             isin=PURCHASE_BASES,
         ),
         Col("price_date", "date", "Date of the estimate."),
-        Col("source_id", "str", "Row in `sources.csv`.", pattern=SOURCE_ID_PATTERN),
+        source_id_col("Row in `sources.csv`."),
         Col("note", "str", "What the estimate covers, how it was derived.", required=False),
     ),
     checks=(range_check(None, "price_usd_low", "price_usd_high"),),
@@ -133,10 +128,7 @@ FACILITY = Table(
             required=False,
             isin=ids.ACCELERATORS,
         ),
-        Col("value", "float", "Central value used by default.", ge=0),
-        Col("low", "float", "Low end of the plausible range.", ge=0),
-        Col("high", "float", "High end of the plausible range.", ge=0),
-        Col("unit", "str", "Unit of value/low/high."),
+        *value_range_cols("Central value used by default."),
         Col(
             "estimate",
             "str",
@@ -144,7 +136,7 @@ FACILITY = Table(
             isin=("yes", "no"),
         ),
         Col("value_date", "date", "Date of the figure."),
-        Col("source_id", "str", "Row in `sources.csv`.", pattern=SOURCE_ID_PATTERN),
+        source_id_col("Row in `sources.csv`."),
         Col("note", "str", "What the figure is and how it was derived.", required=False),
     ),
     checks=(range_check("value", "low", "high"),),

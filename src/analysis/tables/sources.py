@@ -38,6 +38,15 @@ SOURCE_KINDS: tuple[str, ...] = (
 SOURCE_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 
 
+def source_id_col(description: str, name: str = "source_id") -> Col:
+    """A column that cites a row of ``sources.csv`` by its ``source_id``.
+
+    The loaders in :mod:`analysis.data` check that every cited id exists (any column named
+    ``source_id`` or ``*_source_id``).
+    """
+    return Col(name, "str", description, pattern=SOURCE_ID_PATTERN)
+
+
 def _url_or_note(df: pd.DataFrame) -> list[str]:
     """A source without a URL (an estimate, a file shipped beside the repo) explains itself."""
     bad = df["url"].isna() & df["notes"].isna()

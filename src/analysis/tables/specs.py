@@ -28,7 +28,7 @@ import pandas as pd
 
 from analysis import ids
 from analysis.schema import Col, Table, csv_rows, known_id_check
-from analysis.tables.sources import SOURCE_ID_PATTERN
+from analysis.tables.sources import source_id_col
 
 #: Numeric fields of the long table, with the unit every row of that field must carry.
 FIELD_UNITS: dict[str, str] = {
@@ -61,9 +61,7 @@ _known_accelerator = known_id_check("accelerator", "accelerator", ids.ACCELERATO
 
 
 def _status_matches_ids(df: pd.DataFrame) -> list[str]:
-    expected = df["accelerator"].map(
-        lambda a: "announced" if a in ids.ACCELERATORS_ANNOUNCED else "shipping"
-    )
+    expected = df["accelerator"].map(ids.status_of)
     bad = df["accelerator"].isin(ids.ACCELERATORS) & (df["status"] != expected)
     return [
         f"row {r}, column 'status': {df.at[r - 2, 'status']!r} but analysis.ids lists "
@@ -129,18 +127,8 @@ ACCELERATORS = Table(
         Col("package", "str", "Die organisation of the package.", isin=PACKAGES),
         Col("hbm_type", "str", "HBM generation (HBM3, HBM3e, HBM4)."),
         Col("scaleup_interconnect", "str", "Scale-up (GPU-to-GPU) interconnect and generation."),
-        Col(
-            "source_id",
-            "str",
-            "Source of name, architecture, HBM type and interconnect.",
-            pattern=SOURCE_ID_PATTERN,
-        ),
-        Col(
-            "process_source_id",
-            "str",
-            "Source of process node and package.",
-            pattern=SOURCE_ID_PATTERN,
-        ),
+        source_id_col("Source of name, architecture, HBM type and interconnect."),
+        source_id_col("Source of process node and package.", "process_source_id"),
         Col("note", "str", "Caveats (conflicting sources, naming).", required=False),
     ),
     checks=(_known_accelerator, _status_matches_ids),
@@ -171,12 +159,7 @@ ACCELERATOR_VALUES = Table(
         ),
         Col("unit", "str", "Unit of `value`; fixed per field."),
         Col("basis", "str", "How the value relates to the source's figure.", isin=BASES),
-        Col(
-            "source_id",
-            "str",
-            "Row of `sources.csv` the value comes from.",
-            pattern=SOURCE_ID_PATTERN,
-        ),
+        source_id_col("Row of `sources.csv` the value comes from."),
         Col("note", "str", "How it was obtained; conflicts between sources.", required=False),
     ),
     checks=(
