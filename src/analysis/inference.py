@@ -99,15 +99,15 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` explains the
   a calibrated prediction, so scoring it would measure the guess, and dropping it silently
   would hide it. ``validation_fallbacks`` counts the factor level each held-out prediction
   used. ``key_results`` reports the round scheme as ``mlperf_mape_*``, with the
-  accelerator and system schemes alongside.
+  accelerator and system schemes alongside. The implied efficiencies and model terms of
+  every MLPerf row are computed once; each fold only refits the medians (vectorized group
+  medians) and predicts its rows.
 * **Latency tiers** bound TPOT (the article's "latency targets") and TTFT per the
   scenario; the tightest tier first. ``gpus_per_replica`` is the *maximum* tensor-parallel
   degree (one server): per tier and accelerator the best of TP 1/2/4/8 (within it) that
   fits and meets the bounds is chosen, as an operator would run several small replicas in
   one server when that serves more tokens per GPU. Winners are chosen among shipping
   parts only.
-* **Validation** reuses the implied efficiencies and the model terms of every MLPerf row;
-  each fold only refits the medians (vectorized group medians) and predicts its rows.
 """
 
 from __future__ import annotations
@@ -180,12 +180,11 @@ SCENARIOS = ("Offline", "Server", "Interactive")
 # --- hardware and model parameters --------------------------------------------------------
 
 
-def _lookup(
-    frame: pd.DataFrame, key: str, value: str, kind: str, known: Sequence[str]
-) -> pd.Series:
+def _lookup(frame: pd.DataFrame, key: str, value: str) -> pd.Series:
+    """The first row of ``frame`` whose ``key`` column is ``value`` (clear error if none)."""
     hit = frame.loc[frame[key] == value]
     if hit.empty:
-        raise ValueError(ids.unknown_id_message(kind, value, tuple(known)))
+        raise ValueError(ids.unknown_id_message(key, value, tuple(frame[key])))
     return hit.iloc[0]
 
 
@@ -200,14 +199,18 @@ def _num(row: pd.Series, col: str, default: float = float("nan")) -> float:
     return default if math.isnan(v) else v
 
 
+def _check_precision(precision: str) -> None:
+    if precision not in BYTES_PER_PARAM:
+        raise ValueError(f"unknown precision {precision!r}; allowed: {', '.join(BYTES_PER_PARAM)}")
+
+
 def hardware_params(spec: pd.Series, precision: str) -> dict[str, float]:
     """The numbers the model needs from one ``load_specs()`` row at one precision.
 
     Raises:
         ValueError: unknown precision, or the accelerator has no tensor-core support for it.
     """
-    if precision not in BYTES_PER_PARAM:
-        raise ValueError(f"unknown precision {precision!r}; allowed: {', '.join(BYTES_PER_PARAM)}")
+    _check_precision(precision)
     peak = _num(spec, PEAK_COLUMN[precision])
     if not peak > 0:
         raise ValueError(
@@ -219,6 +222,8 @@ def hardware_params(spec: pd.Series, precision: str) -> dict[str, float]:
         "peak_tflops": peak,
         "mem_gb": _num(spec, "memory_gb"),
         "link_gbps": _num(spec, "scaleup_bw_gbps", 0.0),
+        # Assumed where a spec row leaves them empty (every bundled row has both): an 8-GPU
+        # baseboard (HGX / OAM) and a 400 Gb/s NIC per GPU, the bundled table's commonest.
         "domain": _num(spec, "scaleup_domain_gpus", 8.0),
         "scaleout_gbps": _num(spec, "scaleout_gbps_per_gpu", 400.0),
     }
@@ -835,7 +840,7 @@ def _solve_rows(t: Mapping[str, np.ndarray], measured: Any) -> tuple[np.ndarray,
     eta = _needed_eta(t, measured)
     notes = np.where(
         eta > ETA_BRACKET[1],
-        "above the model at 3x roofline (or latency bound unreachable)",
+        f"above the model at {ETA_BRACKET[1]:g}x roofline (or latency bound unreachable)",
         np.where(eta < ETA_BRACKET[0], "below the model at the lowest efficiency", ""),
     )
     eta = np.where((eta > ETA_BRACKET[1]) | (eta < ETA_BRACKET[0]), np.nan, eta)
@@ -1486,12 +1491,11 @@ def efficiency_trend(
     measured software drift (:attr:`Calibration.drift_per_round`, percent per MLPerf
     release, paired on the same accelerator x benchmark x scenario) with its pair count.
     """
+    if calibration is None:  # the fit of these rows (the bundled rows' fit is cached)
+        cal = default_calibration() if rows is None else fit_efficiency(rows)
+    else:
+        cal = calibration
     rows = _default_implied() if rows is None else rows
-    cal = (
-        fit_efficiency(rows)
-        if calibration is None and rows is not None
-        else _calibration(calibration)
-    )
     ok = usable_rows(rows).copy()
     scale = [
         cal.workload(b)[0] * cal.scenario(v, sc)
@@ -1526,10 +1530,9 @@ def _prepare(
     models: pd.DataFrame | None,
 ) -> tuple[pd.Series, dict[str, float], dict[str, float]]:
     specs, models = _specs(specs), _models(models)
-    if precision not in BYTES_PER_PARAM:
-        raise ValueError(f"unknown precision {precision!r}; allowed: {', '.join(BYTES_PER_PARAM)}")
-    spec = _lookup(specs, "accelerator", accelerator, "accelerator", list(specs["accelerator"]))
-    mrow = _lookup(models, "model", model, "model", list(models["model"]))
+    _check_precision(precision)
+    spec = _lookup(specs, "accelerator", accelerator)
+    mrow = _lookup(models, "model", model)
     return spec, hardware_params(spec, precision), model_params(mrow)
 
 
@@ -1551,6 +1554,54 @@ def _check_fit(
             f"leaving no room for one sequence of {isl + osl:.0f} tokens of KV cache; "
             "use more GPUs or a lower precision"
         )
+
+
+def _check_request(isl: float, osl: float, tpot_ms: float | None, ttft_ms: float | None) -> None:
+    """Raise unless the token lengths are positive and each latency bound positive or None."""
+    for name, v in (("isl", isl), ("osl", osl)):
+        if not v > 0:
+            raise ValueError(f"{name} must be a positive number of tokens, got {v}")
+    for name, v in (("tpot_ms", tpot_ms), ("ttft_ms", ttft_ms)):
+        if v is not None and not v > 0:
+            raise ValueError(f"{name} must be positive or None (unbounded), got {v}")
+
+
+def _serving_eta(
+    cal: Calibration, spec: pd.Series, *, accelerator: str, model: str, bounded: bool
+) -> tuple[float, str]:
+    """Efficiency of a serving query and its factor level: Server scale when bounded."""
+    return cal.eta(
+        str(spec["vendor"]),
+        _generation(spec),
+        "Server" if bounded else "Offline",
+        model=model,
+        accelerator=accelerator,
+    )
+
+
+def _replica_metrics(
+    spec: pd.Series,
+    hw: dict[str, float],
+    mp: dict[str, float],
+    *,
+    accelerator: str,
+    model: str,
+    precision: str,
+    isl: float,
+    osl: float,
+    gpus: int,
+    bounded: bool,
+    cal: Calibration,
+) -> tuple[dict[str, np.ndarray], float, str]:
+    """One TP=``gpus`` replica over the concurrency sweep, with its eta and factor level.
+
+    Raises:
+        ValueError: the model does not fit in memory (see :func:`_check_fit`).
+    """
+    eta, source = _serving_eta(cal, spec, accelerator=accelerator, model=model, bounded=bounded)
+    m = serving_metrics(hw, mp, precision=precision, isl=isl, osl=osl, gpus=gpus, eta=eta)
+    _check_fit(m, accelerator, model, precision, gpus, hw, isl, osl)
+    return m, eta, source
 
 
 def frontier(
@@ -1602,15 +1653,19 @@ def _frontier(
     bounded: bool,
     cal: Calibration,
 ) -> pd.DataFrame:
-    eta, _ = cal.eta(
-        str(spec["vendor"]),
-        _generation(spec),
-        "Server" if bounded else "Offline",
-        model=model,
+    m, _, _ = _replica_metrics(
+        spec,
+        hw,
+        mp,
         accelerator=accelerator,
+        model=model,
+        precision=precision,
+        isl=isl,
+        osl=osl,
+        gpus=gpus,
+        bounded=bounded,
+        cal=cal,
     )
-    m = serving_metrics(hw, mp, precision=precision, isl=isl, osl=osl, gpus=gpus, eta=eta)
-    _check_fit(m, accelerator, model, precision, gpus, hw, isl, osl)
     ok = m["in_memory"]
     return pd.DataFrame(
         {
@@ -1653,30 +1708,27 @@ def max_throughput_per_gpu(
     """
     if gpus < 1:
         raise ValueError(f"gpus must be >= 1, got {gpus}")
-    for name, v in (("isl", isl), ("osl", osl)):
-        if not v > 0:
-            raise ValueError(f"{name} must be a positive number of tokens, got {v}")
-    for name, v in (("tpot_ms", tpot_ms), ("ttft_ms", ttft_ms)):
-        if v is not None and not v > 0:
-            raise ValueError(f"{name} must be positive or None (unbounded), got {v}")
+    _check_request(isl, osl, tpot_ms, ttft_ms)
     spec, hw, mp = _prepare(accelerator, model, precision, specs, models)
-    bounded = tpot_ms is not None or ttft_ms is not None
-    eta, source = _calibration(calibration).eta(
-        str(spec["vendor"]),
-        _generation(spec),
-        "Server" if bounded else "Offline",
-        model=model,
+    m, eta, source = _replica_metrics(
+        spec,
+        hw,
+        mp,
         accelerator=accelerator,
+        model=model,
+        precision=precision,
+        isl=isl,
+        osl=osl,
+        gpus=gpus,
+        bounded=tpot_ms is not None or ttft_ms is not None,
+        cal=_calibration(calibration),
     )
-    m = serving_metrics(hw, mp, precision=precision, isl=isl, osl=osl, gpus=gpus, eta=eta)
-    _check_fit(m, accelerator, model, precision, gpus, hw, isl, osl)
     best, idx, _ = _best(m, tpot_ms, ttft_ms)
     if not np.isfinite(best):
-        i0 = 0
         raise ValueError(
             f"impossible latency bound for {model} on {gpus} x {accelerator} at {precision}: "
-            f"even at concurrency 1 TPOT is {m['tpot_s'][i0] * 1e3:.1f} ms and TTFT "
-            f"{m['ttft_s'][i0] * 1e3:.0f} ms (bounds: TPOT {tpot_ms} ms, TTFT {ttft_ms} ms)"
+            f"even at concurrency 1 TPOT is {m['tpot_s'][0] * 1e3:.1f} ms and TTFT "
+            f"{m['ttft_s'][0] * 1e3:.0f} ms (bounds: TPOT {tpot_ms} ms, TTFT {ttft_ms} ms)"
         )
     value = float(best)
     if not return_details:
@@ -1727,13 +1779,7 @@ def _deployment(
 ) -> dict[str, Any]:
     """:func:`best_deployment` on prepared inputs (one numpy evaluation over TP x batch)."""
     bounded = tpot_ms is not None or ttft_ms is not None
-    eta, source = cal.eta(
-        str(spec["vendor"]),
-        _generation(spec),
-        "Server" if bounded else "Offline",
-        model=model,
-        accelerator=accelerator,
-    )
+    eta, source = _serving_eta(cal, spec, accelerator=accelerator, model=model, bounded=bounded)
     tps = np.asarray(tp_choices(max_tp), dtype=float)
     m = serving_metrics(
         hw,
@@ -1809,12 +1855,7 @@ def best_deployment(
     """
     if max_tp < 1:
         raise ValueError(f"max_tp must be >= 1, got {max_tp}")
-    for name, v in (("isl", isl), ("osl", osl)):
-        if not v > 0:
-            raise ValueError(f"{name} must be a positive number of tokens, got {v}")
-    for name, v in (("tpot_ms", tpot_ms), ("ttft_ms", ttft_ms)):
-        if v is not None and not v > 0:
-            raise ValueError(f"{name} must be positive or None (unbounded), got {v}")
+    _check_request(isl, osl, tpot_ms, ttft_ms)
     spec, hw, mp = _prepare(accelerator, model, precision, specs, models)
     return _deployment(
         spec,
@@ -1901,8 +1942,7 @@ def sweep(
     cal = _calibration(calibration)
     scen = "Server" if bounded else "Offline"
     acc = list(specs["accelerator"])
-    keys_hw = ("bw_tbps", "peak_tflops", "mem_gb", "link_gbps", "domain", "scaleout_gbps")
-    hw = {k: np.empty((len(acc), 1, len(precisions), 1)) for k in keys_hw}
+    hw = {k: np.empty((len(acc), 1, len(precisions), 1)) for k in _HW_KEYS}
     eta = np.empty((len(acc), len(models), 1, 1))
     for i, (_, s) in enumerate(specs.iterrows()):
         for j, mod in enumerate(models["model"]):
@@ -1912,7 +1952,7 @@ def sweep(
         for j, p in enumerate(precisions):
             peak = _num(s, PEAK_COLUMN[p])
             base = hardware_params(s, "bf16") if not peak > 0 else hardware_params(s, p)
-            for k in keys_hw:
+            for k in _HW_KEYS:
                 v = base[k] if k != "peak_tflops" else (peak if peak > 0 else np.nan)
                 hw[k][i, 0, j, 0] = v
     mps = [model_params(r) for _, r in models.iterrows()]
@@ -1966,10 +2006,10 @@ def memory_headroom(
 ) -> pd.DataFrame:
     """Maximum concurrency per replica (memory bound) at the given context, per accelerator."""
     specs, models = _specs(specs), _models(models)
-    mp = model_params(_lookup(models, "model", model, "model", list(models["model"])))
+    mp = model_params(_lookup(models, "model", model))
     rows = []
     for acc in accelerators:
-        spec = _lookup(specs, "accelerator", acc, "accelerator", list(specs["accelerator"]))
+        spec = _lookup(specs, "accelerator", acc)
         hw = hardware_params(spec, "bf16")  # capacity does not depend on peak FLOPS
         m = serving_metrics(
             hw,
@@ -2268,7 +2308,15 @@ def evaluate_tiers(
     cal = _calibration(calibration)
     inf = sc.inference
     prepared: dict[str, Any] = {}
+    labels: dict[str, tuple[str, str]] = {}  # accelerator -> (vendor, status)
     for acc in sc.accelerators:
+        spec_hit = specs.loc[specs["accelerator"] == acc]
+        labels[acc] = (
+            str(spec_hit["vendor"].iloc[0]) if len(spec_hit) else ids.vendor_of(acc),
+            str(spec_hit["status"].iloc[0])
+            if len(spec_hit) and "status" in spec_hit
+            else ids.status_of(acc),
+        )
         try:
             prepared[acc] = _prepare(acc, inf.model, inf.precision, specs, models)
         except ValueError as err:
@@ -2276,13 +2324,7 @@ def evaluate_tiers(
     rows = []
     for ti, tier in enumerate(inf.tiers):
         for acc in sc.accelerators:
-            spec_hit = specs.loc[specs["accelerator"] == acc]
-            vendor = str(spec_hit["vendor"].iloc[0]) if len(spec_hit) else ids.vendor_of(acc)
-            status = (
-                str(spec_hit["status"].iloc[0])
-                if len(spec_hit) and "status" in spec_hit
-                else ids.status_of(acc)
-            )
+            vendor, status = labels[acc]
             rec = {
                 "tier_index": ti,
                 "tier": tier.name,
@@ -2342,7 +2384,8 @@ def evaluate_tiers(
     if with_cost:
         from analysis import tco
 
-        df["gpu_hour_usd"] = [_gpu_hour_usd(sc, a) for a in df["accelerator"]]
+        price = {a: _gpu_hour_usd(sc, a) for a in sc.accelerators}
+        df["gpu_hour_usd"] = [price[a] for a in df["accelerator"]]
         df["cost_per_mtok_usd"] = [
             tco.cost_per_million_tokens(h, t) if (h == h and t == t and t > 0) else np.nan
             for h, t in zip(df["gpu_hour_usd"], df["tokens_per_s_per_gpu"], strict=True)
@@ -2448,7 +2491,12 @@ def frontiers(
 
 
 def tier_bands(sc: Any, max_user_rate: float = 1000.0) -> pd.DataFrame:
-    """Interactivity band of each tier in tokens/s per user: [1000 / TPOT bound, next bound)."""
+    """Interactivity band of each tier in tokens/s per user: [1000 / TPOT bound, next bound).
+
+    For the frontier chart's shading (log axis): the tightest tier reaches up to
+    ``max_user_rate``; a tier without a TPOT bound starts at 0.1 tokens/s per user (a
+    display floor, not a measured value).
+    """
     rows = []
     bounds = [t.tpot_ms_max for t in sc.inference.tiers]
     for i, tier in enumerate(sc.inference.tiers):

@@ -33,7 +33,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MLPERF_CONF_URL = "https://github.com/mlcommons/inference/blob/master/loadgen/mlperf.conf"
+MLPERF_REPO_URL = "https://github.com/mlcommons/inference/blob/master"
+MLPERF_CONF_URL = f"{MLPERF_REPO_URL}/loadgen/mlperf.conf"
+
+
+def _readme(benchmark: str) -> str:
+    """The reference README of an MLPerf LLM benchmark in ``mlcommons/inference``."""
+    return f"{MLPERF_REPO_URL}/language/{benchmark}/README.md"
 
 
 @dataclass(frozen=True)
@@ -95,8 +101,8 @@ BENCHMARKS: dict[str, BenchmarkDef] = {
             server_tpot_ms=200.0,
             interactive_ttft_ms=450.0,
             interactive_tpot_ms=40.0,
-            source=MLPERF_CONF_URL + "; https://github.com/mlcommons/inference/blob/master/"
-            "language/llama2-70b/README.md (OpenOrca; TOKENS_PER_SAMPLE 294.45)",
+            source=f"{MLPERF_CONF_URL}; {_readme('llama2-70b')} "
+            "(OpenOrca; TOKENS_PER_SAMPLE 294.45)",
         ),
         BenchmarkDef(
             "llama3.1-405b",
@@ -108,8 +114,8 @@ BENCHMARKS: dict[str, BenchmarkDef] = {
             server_tpot_ms=175.0,
             interactive_ttft_ms=4500.0,
             interactive_tpot_ms=80.0,
-            source=MLPERF_CONF_URL + "; https://github.com/mlcommons/inference/blob/master/"
-            "language/llama3.1-405b/README.md (accuracy target tokens_per_sample 684.68); "
+            source=f"{MLPERF_CONF_URL}; {_readme('llama3.1-405b')} "
+            "(accuracy target tokens_per_sample 684.68); "
             "https://mlcommons.org/2025/04/llm-inference-v5",
         ),
         BenchmarkDef(
@@ -122,9 +128,9 @@ BENCHMARKS: dict[str, BenchmarkDef] = {
             server_tpot_ms=100.0,
             interactive_ttft_ms=500.0,
             interactive_tpot_ms=30.0,
-            source=MLPERF_CONF_URL + "; https://github.com/mlcommons/inference/blob/master/"
-            "language/llama3.1-8b/README.md (13,368 samples; its gen_len target counts "
-            "characters, so the OSL fallback of 100 tokens is an estimate); "
+            source=f"{MLPERF_CONF_URL}; {_readme('llama3.1-8b')} "
+            "(13,368 samples; its gen_len target counts characters, so the OSL fallback of "
+            "100 tokens is an estimate); "
             "https://mlcommons.org/2025/09/small-llm-inference-5-1",
         ),
         BenchmarkDef(
@@ -137,8 +143,8 @@ BENCHMARKS: dict[str, BenchmarkDef] = {
             server_tpot_ms=200.0,
             interactive_ttft_ms=None,
             interactive_tpot_ms=None,
-            source=MLPERF_CONF_URL + "; https://github.com/mlcommons/inference/blob/master/"
-            "language/mixtral-8x7b/README.md (15,000 samples, 5,000 from each dataset; "
+            source=f"{MLPERF_CONF_URL}; {_readme('mixtral-8x7b')} "
+            "(15,000 samples, 5,000 from each dataset; "
             "reference tokens_per_sample 144.84)",
             moe=True,
         ),
@@ -152,8 +158,8 @@ BENCHMARKS: dict[str, BenchmarkDef] = {
             server_tpot_ms=80.0,
             interactive_ttft_ms=1500.0,
             interactive_tpot_ms=15.0,
-            source=MLPERF_CONF_URL + "; https://github.com/mlcommons/inference/blob/master/"
-            "language/deepseek-r1/README.md (reference mean-output-tok-len 4,043.45 over 4,388 "
+            source=f"{MLPERF_CONF_URL}; {_readme('deepseek-r1')} "
+            "(reference mean-output-tok-len 4,043.45 over 4,388 "
             "samples); https://mlcommons.org/2026/03/mlperf-inference-gpt-oss"
             " (interactive: TTFT <= 1.5 s, TPOT <= 15 ms, speculative decoding allowed)",
             moe=True,
@@ -169,8 +175,7 @@ BENCHMARKS: dict[str, BenchmarkDef] = {
             server_tpot_ms=None,
             interactive_ttft_ms=None,
             interactive_tpot_ms=None,
-            source="https://github.com/mlcommons/inference/blob/master/language/gpt-oss-120b/"
-            "README.md (TEST09 reference mean output 1,278.20 tokens); "
+            source=f"{_readme('gpt-oss-120b')} (TEST09 reference mean output 1,278.20 tokens); "
             "https://mlcommons.org/2026/03/mlperf-inference-gpt-oss",
             moe=True,
         ),

@@ -253,13 +253,22 @@ def test_fit_efficiency_recovers_known_factors():
     assert inference.fit_efficiency(rows) == cal
 
 
-def test_nearest_round_and_accelerator_shrinkage():
-    cal = inference.Calibration(
+def _two_round_cal(rows_v41: int, rows_v60: int, **kw) -> inference.Calibration:
+    """CDNA 3 calibrated in v4.1 (eta 0.4) and v6.0 (0.5) on the given row counts."""
+    return inference.Calibration(
         by_group={("AMD", "CDNA 3", "v4.1"): 0.4, ("AMD", "CDNA 3", "v6.0"): 0.5},
         by_generation={("AMD", "CDNA 3"): 0.45},
         by_vendor={"AMD": 0.45},
         rounds=("v4.1", "v6.0"),
-        group_rows={("AMD", "CDNA 3", "v4.1"): 10, ("AMD", "CDNA 3", "v6.0"): 10},
+        group_rows={("AMD", "CDNA 3", "v4.1"): rows_v41, ("AMD", "CDNA 3", "v6.0"): rows_v60},
+        **kw,
+    )
+
+
+def test_nearest_round_and_accelerator_shrinkage():
+    cal = _two_round_cal(
+        10,
+        10,
         by_accelerator={("MI325X", "v6.0"): 0.8},
         accelerator_rows={("MI325X", "v6.0"): 10},
     )
@@ -276,14 +285,7 @@ def test_nearest_round_and_accelerator_shrinkage():
 
 
 def test_software_drift_moves_factors_to_uncalibrated_rounds():
-    cal = inference.Calibration(
-        by_group={("AMD", "CDNA 3", "v4.1"): 0.4, ("AMD", "CDNA 3", "v6.0"): 0.5},
-        by_generation={("AMD", "CDNA 3"): 0.45},
-        by_vendor={"AMD": 0.45},
-        rounds=("v4.1", "v6.0"),
-        group_rows={("AMD", "CDNA 3", "v4.1"): 10, ("AMD", "CDNA 3", "v6.0"): 30},
-        drift_per_round={"AMD": 1.1},
-    )
+    cal = _two_round_cal(10, 30, drift_per_round={"AMD": 1.1})
     assert cal.base_eta("AMD", "CDNA 3")[0] == pytest.approx(0.5)  # latest: no shift
     assert cal.base_eta("AMD", "CDNA 3", "v4.1")[0] == pytest.approx(0.4)  # own round
     # v6.1 is one release after v6.0; v4.0 one before v4.1 (two releases a year).
