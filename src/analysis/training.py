@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis import ids
+from analysis import hardware, ids
 
 # --------------------------------------------------------------------------------------
 # Constants (assumptions are labelled as such; data-derived ones cite their source)
@@ -74,7 +74,7 @@ TP_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
 PP_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16)
 #: Virtual pipeline stages per GPU (interleaved 1F1B, Narayanan et al. 2021; NeMo's
 #: large-model recipes use 2-8; assumption: up to 4, limited by layers per stage).
-PP_INTERLEAVE = 4
+PP_INTERLEAVE = 4  # register: A-training-pp-interleave
 #: 1 = ZeRO-1 (optimizer state sharded over DP); 3 = FSDP / ZeRO-3 (weights, gradients and
 #: optimizer state sharded; 1.5x the gradient traffic: Rajbhandari et al. 2020, sec. 7).
 ZERO_CHOICES: tuple[int, ...] = (1, 3)
@@ -98,7 +98,7 @@ LINK_EFFICIENCY = 0.80  # register: A-training-link-efficiency
 DP_OVERLAP = 0.8  # register: A-training-dp-overlap
 #: Optimizer step: bytes of HBM traffic per locally held parameter (read + write of the
 #: 16-byte state plus the gradient), assumption.
-OPTIMIZER_BYTES_PER_PARAM = 36.0
+OPTIMIZER_BYTES_PER_PARAM = 36.0  # register: A-training-optimizer-bytes
 #: LoRA trainable fraction (rank 16 adapters on the attention projections of Llama 2 70B,
 #: MLPerf reference: about 0.1% of the parameters).
 LORA_TRAINABLE_FRACTION = 0.001
@@ -238,7 +238,7 @@ def _load_models() -> pd.DataFrame:
 def _load_mlperf() -> pd.DataFrame:
     from analysis import data
 
-    return data.load_table("mlperf_training")
+    return data.load_mlperf_training()
 
 
 def _generation() -> int:
@@ -258,28 +258,29 @@ def _first_row(frame: pd.DataFrame, col: str, key: str) -> dict[str, Any] | None
     return frame.iloc[int(pos[0])].to_dict() if len(pos) else None
 
 
-def _memo_row(kind: str, frame: pd.DataFrame, col: str, key: str) -> dict[str, Any] | None:
+def _memo(kind: str, key: str, frame: pd.DataFrame, compute: Callable[[pd.DataFrame], Any]) -> Any:
+    # ``compute(frame)`` once per (kind, key) while ``frame`` is the same shared object.
     hit = _ROW_MEMO.get((kind, key))
     if hit is not None and hit[0] is frame:
         return hit[1]
-    row = _first_row(frame, col, key)
-    _ROW_MEMO[(kind, key)] = (frame, row)
-    return row
+    value = compute(frame)
+    _ROW_MEMO[(kind, key)] = (frame, value)
+    return value
 
 
 def spec_row(accelerator: str, specs: pd.DataFrame | None = None) -> dict[str, Any]:
     """The spec table's row for ``accelerator`` as a dict; ValueError for unknown ids."""
     if accelerator not in ids.ACCELERATORS:
         raise ValueError(ids.unknown_id_message("accelerator", accelerator, ids.ACCELERATORS))
+    frame = _load_specs() if specs is None else specs
     if specs is None:
-        row = _memo_row("spec", _load_specs(), "accelerator", accelerator)
-        row = None if row is None else dict(row)
+        row = _memo("spec", accelerator, frame, lambda f: _first_row(f, "accelerator", accelerator))
     else:
-        row = _first_row(specs, "accelerator", accelerator)
+        row = _first_row(frame, "accelerator", accelerator)
     if row is None:
-        known = tuple((_load_specs() if specs is None else specs)["accelerator"])
+        known = tuple(frame["accelerator"])
         raise ValueError(ids.unknown_id_message("accelerator (no spec row)", accelerator, known))
-    return row
+    return dict(row)
 
 
 def model_arch(model: str, models: pd.DataFrame | None = None) -> dict[str, float]:
@@ -289,13 +290,7 @@ def model_arch(model: str, models: pd.DataFrame | None = None) -> dict[str, floa
     if model not in ids.MODELS:
         raise ValueError(ids.unknown_id_message("model", model, ids.MODELS))
     if models is None:
-        frame = _load_models()
-        hit = _ROW_MEMO.get(("arch", model))
-        if hit is not None and hit[0] is frame:
-            return dict(hit[1])
-        arch = _model_arch(model, frame)
-        _ROW_MEMO[("arch", model)] = (frame, arch)
-        return dict(arch)
+        return dict(_memo("arch", model, _load_models(), lambda f: _model_arch(model, f)))
     return _model_arch(model, models)
 
 
@@ -339,7 +334,7 @@ def _check_precision(precision: str) -> None:
 def peak_tflops(spec: Mapping[str, Any], precision: str) -> float:
     """Peak dense TFLOP/s of a spec row at ``precision``; ValueError when not supported."""
     _check_precision(precision)
-    v = spec.get(f"{precision}_dense_tflops")
+    v = spec.get(hardware.PRECISION_COLUMNS[precision])
     if v is None or pd.isna(v) or float(v) <= 0:
         raise ValueError(
             f"{spec.get('accelerator')} has no {precision} dense TFLOP/s in the "
@@ -446,7 +441,9 @@ def evaluate_layouts(
         act_per_layer = np.where(rc == 1, ACT_BYTES_FULL, ACT_BYTES_SELECTIVE) * seq_len * h / tp
         # 1F1B keeps PP microbatches in flight on the first stage: L/PP layers x PP.
         acts = act_per_layer * L * np.minimum(m, pp) / pp
+        # fp32 logits (4 bytes per vocabulary entry per token), vocabulary-parallel over TP
         logits = 4.0 * seq_len * arch["vocab_size"] / tp
+        # FSDP holds two layers' weights unsharded: the one computing and the one prefetched
         gathered = np.where(zero == 3, 2.0 * BYTES_WEIGHT * params_local / max(L, 1.0) * pp, 0.0)
         mem = weights + grads + optim + acts + logits + gathered
         # ---- compute
@@ -454,6 +451,7 @@ def evaluate_layouts(
         f_extra = 2.0 * n_active + 4.0 * L * d_attn * seq_len  # one more forward pass
         f_hw = f_model + rc * f_extra
         t_comp = m * seq_len * f_hw / (tp * pp) / (peak * efficiency)
+        # backward share of the model FLOPs: 4N of 6N (LoRA: 2N of 4N, no weight gradients)
         bwd_frac = (2.0 if lora else 4.0) / (4.0 if lora else 6.0)
         # ---- tensor parallel: 4 all-reduces of s*h bf16 per layer and microbatch
         # (2 forward, 2 backward; +2 when the forward is recomputed), ring cost 2(t-1)/t.
@@ -499,8 +497,7 @@ def evaluate_layouts(
         t_opt = OPTIMIZER_BYTES_PER_PARAM * trainable * params_local / shard / hbm
         step = t_comp + t_tp + t_a2a + t_bubble + t_pp + t_dp_exp + t_opt
 
-        ok_div = dp_int
-        ok_batch = ok_div & (dp <= b)
+        ok_batch = dp_int & (dp <= b)
         ok_heads = tp <= arch["attention_heads"]
         ok_pp = pp <= L
         ok_mem = mem <= mem_usable
@@ -524,7 +521,7 @@ def evaluate_layouts(
     for j in range(n.shape[1]):
         if any_ok[j]:
             reasons.append("")
-        elif not (ok_div & ok_heads & ok_pp)[:, j].any():
+        elif not (dp_int & ok_heads & ok_pp)[:, j].any():
             reasons.append(f"{int(n[0, j])} GPUs cannot be split into TP x PP x DP")
         elif not ok_batch[:, j].any():
             reasons.append(
@@ -595,14 +592,15 @@ def mlperf_tokens(benchmark: str, batch_seqs: np.ndarray | float) -> np.ndarray:
     return np.exp(np.interp(x, np.log(bm.rcp_batch), np.log(bm.rcp_tokens)))
 
 
-def _mlperf_minutes(
+def _mlperf_layouts(
     spec: Mapping[str, Any],
     arch: Mapping[str, float],
     benchmark: str,
     n_gpus: np.ndarray,
     efficiency: float | np.ndarray,
     precision: str,
-) -> np.ndarray:
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    # The benchmark's global batch (:func:`mlperf_batch_size`) and its best layouts.
     bm = _benchmark(benchmark)
     b = mlperf_batch_size(benchmark, n_gpus)
     res = evaluate_layouts(
@@ -615,6 +613,18 @@ def _mlperf_minutes(
         efficiency=efficiency,
         lora=bm.lora,
     )
+    return b, res
+
+
+def _mlperf_minutes(
+    spec: Mapping[str, Any],
+    arch: Mapping[str, float],
+    benchmark: str,
+    n_gpus: np.ndarray,
+    efficiency: float | np.ndarray,
+    precision: str,
+) -> np.ndarray:
+    b, res = _mlperf_layouts(spec, arch, benchmark, n_gpus, efficiency, precision)
     thr = res["tokens_per_s_per_gpu"] * np.asarray(n_gpus, dtype=float)
     return mlperf_tokens(benchmark, b) / thr / 60.0
 
@@ -725,17 +735,7 @@ def _fit_efficiencies(
         e = _fit_one(spec, arch, str(bench), n0, t, MLPERF_PRECISION)
         mfu = math.nan
         if math.isfinite(e):
-            bm = _benchmark(str(bench))
-            res = evaluate_layouts(
-                spec,
-                arch,
-                [n0],
-                precision=MLPERF_PRECISION,
-                seq_len=bm.seq_len,
-                batch_seqs=mlperf_batch_size(str(bench), n0),
-                efficiency=e,
-                lora=bm.lora,
-            )
+            _, res = _mlperf_layouts(spec, arch, str(bench), np.array([n0]), e, MLPERF_PRECISION)
             mfu = float(res["mfu"][0])
         out.append(
             {
@@ -787,14 +787,13 @@ def resolve_efficiency(
     pre = fits.loc[fits["benchmark"].isin(PRETRAIN_BENCHMARKS)]
     lor = fits.loc[fits["benchmark"] == "llama2_70b_lora"]
     factor = _precision_factor(precision)
+    # a pre-training request falls back to the LoRA fit of the same part before a proxy
+    order = ((pre, "pretrain"), (lor, "lora")) if kind == "pretrain" else ((lor, "lora"),)
     seen: list[str] = []
     acc = accelerator
     while acc not in seen:
         tag = "" if acc == accelerator else f"proxy {acc}: "
-        for frame, name in (
-            (pre, "pretrain") if kind == "pretrain" else (lor, "lora"),
-            (lor, "lora") if kind == "pretrain" else (lor, "lora"),
-        ):
+        for frame, name in order:
             mine = frame.loc[frame["accelerator"] == acc, "efficiency"]
             if len(mine):
                 return min(MAX_EFFICIENCY, float(mine.median()) * factor), f"{tag}{name} fit"
@@ -1014,18 +1013,10 @@ def predict_mlperf(
         eff, _ = resolve_efficiency(
             accelerator, kind="lora" if bm.lora else "pretrain", precision=precision, fits=fits
         )
-    minutes = _mlperf_minutes(spec, arch, benchmark, np.array([int(n_gpus)]), eff, precision)[0]
+    counts = np.array([int(n_gpus)])
+    minutes = _mlperf_minutes(spec, arch, benchmark, counts, eff, precision)[0]
     if not np.isfinite(minutes):
-        res = evaluate_layouts(
-            spec,
-            arch,
-            [int(n_gpus)],
-            precision=precision,
-            seq_len=bm.seq_len,
-            batch_seqs=mlperf_batch_size(benchmark, n_gpus),
-            efficiency=eff,
-            lora=bm.lora,
-        )
+        _, res = _mlperf_layouts(spec, arch, benchmark, counts, eff, precision)
         raise ValueError(
             f"{benchmark} on {n_gpus} x {accelerator} is infeasible: {res['reason'][0]}"
         )
@@ -1107,24 +1098,19 @@ def validate_against_mlperf(
 def validation_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Median absolute error (%) of the held-out predictions, per vendor and overall."""
     held = df.loc[df["holdout"] & df["err_pct"].notna()]
-    rows = [
-        {
-            "group": v,
-            "n": len(g),
-            "median_abs_err_pct": float(g["err_pct"].abs().median()),
-            "median_err_pct": float(g["err_pct"].median()),
-        }
-        for v, g in held.groupby("vendor", sort=True)
-    ]
-    rows.append(
-        {
-            "group": "overall",
-            "n": len(held),
-            "median_abs_err_pct": float(held["err_pct"].abs().median()) if len(held) else math.nan,
-            "median_err_pct": float(held["err_pct"].median()) if len(held) else math.nan,
-        }
+    groups = [*held.groupby("vendor", sort=True), ("overall", held)]
+    # the median of no rows is NaN, so an empty hold-out set gives an overall row of NaN
+    return pd.DataFrame(
+        [
+            {
+                "group": name,
+                "n": len(g),
+                "median_abs_err_pct": float(g["err_pct"].abs().median()),
+                "median_err_pct": float(g["err_pct"].median()),
+            }
+            for name, g in groups
+        ]
     )
-    return pd.DataFrame(rows)
 
 
 def validation_detail(df: pd.DataFrame) -> pd.DataFrame:
@@ -1204,11 +1190,11 @@ def evaluate_training(
     """
     tr = sc.training
     specs = _load_specs() if specs is None else specs
+    counts = _baseline_counts(tr.cluster_gpus)
     out = []
     for acc in sc.accelerators:
         spec = spec_row(acc, specs)
         eff, source = resolve_efficiency(acc, precision=tr.precision, fits=fits)
-        counts = _baseline_counts(tr.cluster_gpus)
         df = scaling_curve(
             acc,
             tr.model,
@@ -1369,7 +1355,8 @@ def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
 
     sc = params.load_scenario(paths.DEFAULT_PARAMS)
     specs, models, fits = _load_specs(), _load_models(), _fits_cached()
-    accs = tuple(a for a in ids.ACCELERATORS if a in set(specs["accelerator"]))
+    present = set(specs["accelerator"])
+    accs = tuple(a for a in ids.ACCELERATORS if a in present)
 
     def curves_all() -> object:
         return [

@@ -48,29 +48,6 @@ def test_baseline_is_one_node_when_model_fits(fits: pd.DataFrame) -> None:
 @given(
     acc=st.sampled_from(ACCS),
     model=st.sampled_from(["llama3.1-8b", "llama3.1-70b"]),
-    k=st.integers(min_value=4, max_value=14),
-    cut=st.floats(min_value=0.05, max_value=0.95),
-)
-def test_cutting_scaleout_never_raises_efficiency(acc, model, k, cut) -> None:
-    f = training._fits_cached()
-    spec = training.spec_row(acc)
-    n = 2**k
-    try:
-        base = training.scaling_efficiency(acc, model, n, fits=f)
-    except ValueError:
-        return
-    cut_ov = {"scaleout_gbps_per_gpu": spec["scaleout_gbps_per_gpu"] * cut}
-    try:
-        slower = training.scaling_efficiency(acc, model, n, fits=f, spec_overrides=cut_ov)
-    except ValueError:
-        return
-    assert slower <= base + 1e-9
-
-
-@settings(max_examples=25, deadline=None, derandomize=True)
-@given(
-    acc=st.sampled_from(ACCS),
-    model=st.sampled_from(["llama3.1-8b", "llama3.1-70b"]),
     k=st.integers(min_value=3, max_value=14),
     cut=st.floats(min_value=0.05, max_value=0.95),
     which=st.sampled_from(["scaleup_bw_gbps", "scaleout_gbps_per_gpu"]),
@@ -87,23 +64,24 @@ def test_cutting_bandwidth_never_raises_throughput(acc, model, k, cut, which) ->
         assert b["tokens_per_s_per_gpu"] <= a["tokens_per_s_per_gpu"] * (1 + 1e-12)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=65, deadline=None, derandomize=True)
 @given(
     acc=st.sampled_from(ACCS),
     model=st.sampled_from(["llama3.1-8b", "llama3.1-70b", "llama3.1-405b"]),
     k=st.integers(min_value=3, max_value=14),
     cut=st.floats(min_value=0.05, max_value=0.95),
+    which=st.sampled_from(["scaleup_bw_gbps", "scaleout_gbps_per_gpu"]),
 )
-def test_scaleup_cut_never_raises_scaling_efficiency(acc, model, k, cut) -> None:
+def test_cutting_bandwidth_never_raises_scaling_efficiency(acc, model, k, cut, which) -> None:
     f = training._fits_cached()
     spec = training.spec_row(acc)
     n = 2**k
     try:
         base = training.scaling_efficiency(acc, model, n, fits=f)
         slower = training.scaling_efficiency(
-            acc, model, n, fits=f, spec_overrides={"scaleup_bw_gbps": spec["scaleup_bw_gbps"] * cut}
+            acc, model, n, fits=f, spec_overrides={which: spec[which] * cut}
         )
-    except ValueError:
+    except ValueError:  # infeasible, or below the baseline count
         return
     assert slower <= base + 1e-9
 
