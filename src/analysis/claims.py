@@ -43,6 +43,7 @@ import pandas as pd
 
 from analysis import ids
 from analysis.tables.claims import VERDICTS
+from analysis.tco import GPUS_PER_SERVER, cost_per_million_tokens
 
 __all__ = ["EVALUATORS", "VERDICTS", "evaluate_claims", "verdict_counts"]
 
@@ -516,12 +517,15 @@ def eval_memory_fit(row: Mapping[str, Any], ctx: Context) -> Outcome:
     if ctx.specs.empty:
         return Outcome("unverifiable", reasoning="no spec data")
     specs = ctx.specs.set_index("accelerator")
-    need = _num(row["claimed_value"]) * (1 + _tol(row, 10.0) / 100)
+    headroom = _tol(row, 10.0)  # % over the weights; the claims table sets it per row
+    need = _num(row["claimed_value"]) * (1 + headroom / 100)
     subj, ref = _split(row["subject"]), _split(row["reference"])
     holds, details, used = [], [], set()
+    fits: list[tuple[bool, bool]] = []
     for a, b in zip(subj, ref, strict=True):
         ma, mb = _num(specs["memory_gb"].get(a)), _num(specs["memory_gb"].get(b))
         fa, fb = ma >= need, mb >= need
+        fits.append((fa, fb))
         holds.append(fa and not fb if math.isfinite(ma) and math.isfinite(mb) else None)
         details.append(
             f"{a} {ma:g} GB {'fits' if fa else 'does not fit'}, "
@@ -531,7 +535,7 @@ def eval_memory_fit(row: Mapping[str, Any], ctx: Context) -> Outcome:
     out = _paired_verdict(
         holds,
         f"Tested: {_fmt(_num(row['claimed_value']))} GB of weights + "
-        f"{_tol(row, 10.0):g}% headroom ({need:.0f} GB) fit one {_side(subj)} GPU but not "
+        f"{headroom:g}% headroom ({need:.0f} GB) fit one {_side(subj)} GPU but not "
         f"one {_side(ref)} GPU",
         details,
         list(zip(subj, ref, strict=True)),
@@ -539,13 +543,11 @@ def eval_memory_fit(row: Mapping[str, Any], ctx: Context) -> Outcome:
     out.products = subj + ref
     out.sources = sorted(s for s in used if isinstance(s, str))
     out.reasoning = f"{out.reasoning} {out.observed}."
-    if out.verdict == "contradicted" and holds and holds[-1] is False:
-        both = [d for d in details[-1:] if d.count("does not fit") == 0]
-        if both:
-            out.reasoning += (
-                " In the newest generation both parts hold the model on one GPU, so memory "
-                "capacity no longer separates them."
-            )
+    if out.verdict == "contradicted" and fits and all(fits[-1]):
+        out.reasoning += (
+            " In the newest generation both parts hold the model on one GPU, so memory "
+            "capacity no longer separates them."
+        )
     return out
 
 
@@ -652,7 +654,7 @@ def _price_per_acc(ctx: Context, table: str) -> tuple[pd.Series, pd.Series]:
         if df.empty:
             return pd.Series(dtype=float), pd.Series(dtype=object)
         df = df.assign(mid=(df["price_usd_low"] + df["price_usd_high"]) / 2)
-        per_gpu = np.where(df["unit"] == "gpu", df["mid"], df["mid"] / 8)
+        per_gpu = np.where(df["unit"] == "gpu", df["mid"], df["mid"] / GPUS_PER_SERVER)
         price = df.assign(per_gpu=per_gpu).groupby("accelerator")["per_gpu"].median()
     srcs = df.groupby("accelerator")["source_id"].agg(lambda s: ";".join(sorted(set(s))))
     return price, srcs
@@ -852,8 +854,8 @@ def _tier_test(row: Mapping[str, Any], ctx: Context, res: Mapping[str, Any]) -> 
 
 
 def _cost_per_mtok(gpu_hour_usd: float, tok_s: float) -> float:
-    # Same formula as tco.cost_per_million_tokens (hourly cost over tokens per hour).
-    return gpu_hour_usd / (tok_s * 3600.0) * 1e6 if tok_s > 0 else math.inf
+    """:func:`analysis.tco.cost_per_million_tokens`; infinite for a part making no tokens."""
+    return cost_per_million_tokens(gpu_hour_usd, tok_s) if tok_s > 0 else math.inf
 
 
 def eval_model_output(row: Mapping[str, Any], ctx: Context) -> Outcome:
@@ -1183,7 +1185,7 @@ def evaluate_claims(
         out = EVALUATORS[row["test_method"]](row, ctx)
         if (
             isinstance(row.get("fact"), str)
-            and row["test_method"] not in {"source_fact"}
+            and row["test_method"] != "source_fact"
             and not out.fact_used
         ):
             out.reasoning += f" Context: {row['fact']}"

@@ -47,6 +47,9 @@ TCO = "40-tco"
 SUMMARY = "00-summary"
 #: P(AMD cheaper) inside this band = "either" (the cost difference is not resolved).
 P_EITHER: tuple[float, float] = (0.35, 0.65)
+#: The article's latency line ("Low-latency inference under 50 milliseconds matters
+#: critically"): tiers with a TPOT bound at or below it are "low latency", the rest "medium".
+LOW_LATENCY_MS = 50
 
 Results = Mapping[str, Mapping[str, Any]]
 
@@ -72,6 +75,15 @@ def model_error(chapter_results: Results) -> dict[str, float]:
         "inference_mape_accelerator_nvidia_pct": _num(inf.get("mlperf_mape_accelerator_NVIDIA")),
         "training_median_err_pct": _num(tr.get("mlperf_median_err_pct")),
     }
+
+
+def _infeasible(inf: Mapping[str, Any], tier: int) -> set[str]:
+    """Accelerators the inference chapter found infeasible in a tier (``tier{i}_infeasible``).
+
+    >>> sorted(_infeasible({"tier0_infeasible": "H100-SXM,MI300X"}, 0)), _infeasible({}, 1)
+    (['H100-SXM', 'MI300X'], set())
+    """
+    return {a for a in str(inf.get(f"tier{tier}_infeasible", "") or "").split(",") if a}
 
 
 def _best_cost(
@@ -148,19 +160,21 @@ def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
         e: float,
         feasible: dict[str, bool],
     ) -> None:
-        a = _best_cost(tco, prefix, [x for x in amd if feasible.get(x, True)])
-        n = _best_cost(tco, prefix, [x for x in nv if feasible.get(x, True)])
-        amd_ok = any(feasible.get(x, True) for x in amd)
-        nv_ok = any(feasible.get(x, True) for x in nv)
+        amd_feasible = [x for x in amd if feasible.get(x, True)]
+        nv_feasible = [x for x in nv if feasible.get(x, True)]
+        a = _best_cost(tco, prefix, amd_feasible)
+        n = _best_cost(tco, prefix, nv_feasible)
         p = _num(tco.get(p_key))
         cost_known = math.isfinite(a[1]) and math.isfinite(n[1])
         p_known = math.isfinite(p)
-        rec, basis = _call(p, str(wvendor or ""), _num(margin), e, amd_ok, nv_ok, p_known)
+        rec, basis = _call(
+            p, str(wvendor or ""), _num(margin), e, bool(amd_feasible), bool(nv_feasible), p_known
+        )
         cost_margin = (n[1] / a[1] - 1) * 100 if cost_known and a[1] > 0 else math.nan
         be = _num(tco.get(be_key))
         amd_hour = _num(tco.get(f"gpu_hour_usd_{a[0]}")) if a[0] else math.nan
         if rec == "either":
-            flip = "A clearer cost gap: P(AMD cheaper) outside 0.35-0.65."
+            flip = f"A clearer cost gap: P(AMD cheaper) outside {P_EITHER[0]}-{P_EITHER[1]}."
         elif rec == "AMD":
             flip = "NVIDIA wins if AMD's all-in GPU-hour rises above the break-even."
         else:
@@ -210,7 +224,7 @@ def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
         {},
     )
     for i, tier in enumerate(scenario.inference.tiers):
-        infeasible = {x for x in str(inf.get(f"tier{i}_infeasible", "") or "").split(",") if x}
+        infeasible = _infeasible(inf, i)
         row(
             f"tier{i}",
             f"serve {scenario.inference.model}, {tier.name}",
@@ -271,6 +285,16 @@ def _rec_verdict(recs: pd.DataFrame, workloads: list[str], vendor: str) -> tuple
     return ("supported" if ok else "contradicted"), calls
 
 
+def _tiers_verdict(
+    recs: pd.DataFrame, workloads: list[str], vendor: str, label: str, none: str
+) -> tuple[str, str]:
+    """(evidence, verdict) of a checklist line about a group of tiers; ``none`` if empty."""
+    if not workloads:
+        return none, "not testable"
+    verdict, calls = _rec_verdict(recs, workloads, vendor)
+    return f"{label}: {calls}.", verdict
+
+
 def checklist(
     scenario: Any,
     chapter_results: Results,
@@ -293,11 +317,11 @@ def checklist(
     recs = recommend(scenario, chapter_results) if recs is None else recs
     tiers = scenario.inference.tiers
     tight = [
-        f"tier{i}" for i, t in enumerate(tiers) if t.tpot_ms_max is not None and t.tpot_ms_max <= 50
+        f"tier{i}"
+        for i, t in enumerate(tiers)
+        if t.tpot_ms_max is not None and t.tpot_ms_max <= LOW_LATENCY_MS
     ]
-    medium = [
-        f"tier{i}" for i, t in enumerate(tiers) if t.tpot_ms_max is None or t.tpot_ms_max > 50
-    ]
+    medium = [f"tier{i}" for i in range(len(tiers)) if f"tier{i}" not in tight]
     inf = chapter_results.get(INFERENCE, {})
     tco = chapter_results.get(TCO, {})
     cands = ids.shipping(scenario.candidates)
@@ -337,11 +361,17 @@ def checklist(
         "not testable",
     )
     side, line = next(lines)
-    if tight:
-        v, ev = _rec_verdict(recs, tight, "NVIDIA")
-        add(side, line, f"Tiers <= 50 ms: {ev}.", v)
-    else:
-        add(side, line, "This scenario has no tier at or below 50 ms per token.", "not testable")
+    add(
+        side,
+        line,
+        *_tiers_verdict(
+            recs,
+            tight,
+            "NVIDIA",
+            f"Tiers <= {LOW_LATENCY_MS} ms",
+            f"This scenario has no tier at or below {LOW_LATENCY_MS} ms per token.",
+        ),
+    )
     for _ in range(2):
         side, line = next(lines)
         add(side, line, "Organisational; no data in this report.", "not testable")
@@ -358,21 +388,27 @@ def checklist(
     else:
         add(side, line, "Preference, not a measurable outcome.", "not testable")
     side, line = next(lines)
-    if medium:
-        v, ev = _rec_verdict(recs, medium, "AMD")
-        add(side, line, f"Tiers above 50 ms: {ev}.", v)
-    else:
-        add(side, line, "This scenario has no tier above 50 ms.", "not testable")
+    add(
+        side,
+        line,
+        *_tiers_verdict(
+            recs,
+            medium,
+            "AMD",
+            f"Tiers above {LOW_LATENCY_MS} ms",
+            f"This scenario has no tier above {LOW_LATENCY_MS} ms.",
+        ),
+    )
     side, line = next(lines)
     hours = {a: _num(tco.get(f"gpu_hour_usd_{a}")) for a in cands}
-    amd_h = min(
-        (h for a, h in hours.items() if ids.vendor_of(a) == "AMD" and math.isfinite(h)),
-        default=math.nan,
-    )
-    nv_h = min(
-        (h for a, h in hours.items() if ids.vendor_of(a) == "NVIDIA" and math.isfinite(h)),
-        default=math.nan,
-    )
+    cheapest = {
+        v: min(
+            (h for a, h in hours.items() if ids.vendor_of(a) == v and math.isfinite(h)),
+            default=math.nan,
+        )
+        for v in ids.VENDORS
+    }
+    amd_h, nv_h = cheapest["AMD"], cheapest["NVIDIA"]
     if math.isfinite(amd_h) and math.isfinite(nv_h):
         add(
             side,
@@ -385,12 +421,9 @@ def checklist(
     else:
         add(side, line, "Needs the TCO chapter's GPU-hour costs.", "not testable")
     side, line = next(lines)
-    infeasible = {
-        i: set(str(inf.get(f"tier{i}_infeasible", "") or "").split(",")) - {""}
-        for i in range(len(tiers))
-    }
-    nv_out = sorted({a for s in infeasible.values() for a in s if ids.vendor_of(a) == "NVIDIA"})
-    amd_out = sorted({a for s in infeasible.values() for a in s if ids.vendor_of(a) == "AMD"})
+    excluded = set().union(*(_infeasible(inf, i) for i in range(len(tiers))))
+    nv_out = sorted(a for a in excluded if ids.vendor_of(a) == "NVIDIA")
+    amd_out = sorted(a for a in excluded if ids.vendor_of(a) == "AMD")
     if inf:
         ev = (
             f"With {scenario.inference.gpus_per_replica} GPUs per replica, infeasible in some "

@@ -42,9 +42,14 @@ import pandas as pd
 from analysis import ids
 from analysis.params import Scenario
 
-HOURS_PER_YEAR = 8760.0
+HOURS_PER_YEAR = 8760.0  # 365 x 24
+#: GPUs per server: the 8-GPU HGX (NVIDIA) and OAM (AMD Instinct) baseboard that the price
+#: and facility tables are quoted for (``server_8gpu``; ``kW per 8 GPUs``, rack-scale parts
+#: included).
 GPUS_PER_SERVER = 8
 SECONDS_PER_HOUR = 3600.0
+#: Standard normal 95th percentile: a lognormal factor's 5-95% range is exp(+/-1.645 sigma).
+Z_95 = 1.645
 
 Mode = Literal["buy", "rent"]
 
@@ -74,6 +79,8 @@ ACC_INPUTS = (
     "rental_usd_per_gpu_hour",
     "throughput_factor",
 )
+# Bounds by definition, not estimates: PUE >= 1, fractions <= 1, utilization > 0 (we divide
+# by it).
 _LOWER = {"utilization": 1e-3, "pue": 1.0}
 _UPPER = {"utilization": 1.0, "idle_power_frac": 1.0, "load_power_frac": 1.0}
 
@@ -197,6 +204,7 @@ class CostInputs:
     per_acc: pd.DataFrame
     quotes: dict[str, np.ndarray] = field(default_factory=dict)
     quote_note: dict[str, str] = field(default_factory=dict)
+    # Register A-throughput-error's default; cost_inputs always sets it from the register.
     throughput_log_sigma: float = 0.15
 
 
@@ -268,6 +276,7 @@ def cost_inputs(
     qpools: dict[str, np.ndarray] = {}
     qnotes: dict[str, str] = {}
     sw = reg.get("A-software-nvidia")
+    sigma = float(reg["A-throughput-error"].value)
     for acc in accs:
         vendor = ids.vendor_of(acc)
         pp = purchases[purchases["accelerator"] == acc]
@@ -316,8 +325,7 @@ def cost_inputs(
             float(pool.min()) if pool.size else np.nan,
             float(pool.max()) if pool.size else np.nan,
         )
-        sigma = float(reg["A-throughput-error"].value)
-        put("throughput_factor", 1.0, float(np.exp(-1.645 * sigma)), float(np.exp(1.645 * sigma)))
+        put("throughput_factor", 1.0, float(np.exp(-Z_95 * sigma)), float(np.exp(Z_95 * sigma)))
     per_acc = pd.DataFrame(per, index=pd.Index(accs, name="accelerator"))
     return CostInputs(
         accelerators=accs,
@@ -327,8 +335,18 @@ def cost_inputs(
         per_acc=per_acc,
         quotes=qpools,
         quote_note=qnotes,
-        throughput_log_sigma=float(reg["A-throughput-error"].value),
+        throughput_log_sigma=sigma,
     )
+
+
+def _id_columns(accelerators: Any) -> dict[str, list[str]]:
+    """``vendor`` and ``status`` columns for a sequence of accelerator ids.
+
+    >>> _id_columns(["MI300X", "VR200"])
+    {'vendor': ['AMD', 'NVIDIA'], 'status': ['shipping', 'announced']}
+    """
+    accs = list(accelerators)
+    return {"vendor": [ids.vendor_of(a) for a in accs], "status": [ids.status_of(a) for a in accs]}
 
 
 def _point_params(inp: CostInputs) -> dict[str, Any]:
@@ -351,9 +369,7 @@ def gpu_hour_cost(sc: Scenario, inputs: CostInputs | None = None) -> pd.DataFram
     inp = inputs or cost_inputs(sc)
     p = _point_params(inp)
     comps = owned_cost_components(p, inp.fleet_gpus)
-    df = pd.DataFrame({"accelerator": inp.accelerators})
-    df["vendor"] = [ids.vendor_of(a) for a in inp.accelerators]
-    df["status"] = [ids.status_of(a) for a in inp.accelerators]
+    df = pd.DataFrame({"accelerator": inp.accelerators, **_id_columns(inp.accelerators)})
     for k, v in comps.items():
         df[f"owned_{k}"] = np.broadcast_to(v, (len(df),))
     df["owned_gpu_hour_usd"] = paid_gpu_hour_usd(p, "buy", inp.fleet_gpus)
@@ -496,8 +512,7 @@ def simulate(
     gh = pd.DataFrame(
         {
             "accelerator": accs,
-            "vendor": [ids.vendor_of(a) for a in accs],
-            "status": [ids.status_of(a) for a in accs],
+            **_id_columns(accs),
             "mode": inp.mode,
             "gpu_hour_usd_p05": p05,
             "gpu_hour_usd": p50,
@@ -518,10 +533,7 @@ def simulate(
                 c = cost_per_million_tokens(useful[idx], tps * d["throughput_factor"][idx])
             c = np.where(feas & np.isfinite(tps), c, np.nan)
             lo, mid, hi = _q(c)
-            meta = grp.assign(
-                vendor=[ids.vendor_of(a) for a in grp["accelerator"]],
-                status=[ids.status_of(a) for a in grp["accelerator"]],
-            )
+            meta = grp.assign(**_id_columns(grp["accelerator"]))
             tier_rows.append(
                 pd.DataFrame(
                     {
@@ -550,10 +562,7 @@ def simulate(
         # Throughput error scales GPU-hours inversely.
         c = np.where(feas, useful[idx] * gh_need / d["throughput_factor"][idx], np.nan)
         lo, mid, hi = _q(c)
-        meta = grp.assign(
-            vendor=[ids.vendor_of(a) for a in grp["accelerator"]],
-            status=[ids.status_of(a) for a in grp["accelerator"]],
-        )
+        meta = grp.assign(**_id_columns(grp["accelerator"]))
         train_df = pd.DataFrame(
             {
                 "accelerator": grp["accelerator"],
@@ -571,12 +580,15 @@ def simulate(
 
 
 # --- break-even --------------------------------------------------------------------------
-BREAKEVEN_VARIABLES = (
-    "amd_gpu_hour_usd",
-    "amd_utilization",
-    "amd_rel_throughput",
-    "amd_porting_engineer_months",
-)
+# Search ranges for Brent's method, not estimates: wide enough to hold any plausible
+# break-even; a variable whose range holds no sign change has no break-even (NaN).
+_BRACKETS = {
+    "amd_gpu_hour_usd": (1e-6, 1e4),
+    "amd_utilization": (1e-3, 1.0),
+    "amd_rel_throughput": (1e-3, 1e3),
+    "amd_porting_engineer_months": (0.0, 1e6),
+}
+BREAKEVEN_VARIABLES = tuple(_BRACKETS)
 
 
 def _pair_cost(
@@ -612,14 +624,6 @@ def _pair_cost(
             cost_per_million_tokens(ua, work_amd * tf_a) - cost_per_million_tokens(un, work_nv)
         )
     return float(ua * work_amd / tf_a - un * work_nv)
-
-
-_BRACKETS = {
-    "amd_gpu_hour_usd": (1e-6, 1e4),
-    "amd_utilization": (1e-3, 1.0),
-    "amd_rel_throughput": (1e-3, 1e3),
-    "amd_porting_engineer_months": (0.0, 1e6),
-}
 
 
 def breakeven(
@@ -737,6 +741,18 @@ def _statement(var: str, amd: str, nv: str, cur: float, val: float, kind: str) -
 
 
 # --- sensitivity ------------------------------------------------------------------------
+SENSITIVITY_COLUMNS = (
+    "input",
+    "assumption_id",
+    "low",
+    "high",
+    "diff_low",
+    "diff_high",
+    "swing",
+    "base_diff",
+)
+
+
 def sensitivity(
     inp: CostInputs,
     amd: str,
@@ -747,8 +763,8 @@ def sensitivity(
 ) -> pd.DataFrame:
     """Tornado data: AMD minus NVIDIA cost with each input swung to its low and high.
 
-    Returns one row per input (sorted by swing, largest first): input, assumption_id,
-    low, high, diff_low, diff_high, swing, base_diff.
+    Returns one row per input (sorted by swing, largest first) with
+    :data:`SENSITIVITY_COLUMNS`.
     """
     base = _point_params(inp)
     ia, inv = inp.accelerators.index(amd), inp.accelerators.index(nv)
@@ -828,18 +844,7 @@ def tier_sensitivity(sim: Simulation, inp: CostInputs) -> tuple[str, pd.DataFram
     summary = sim.tier_summary
     both = summary[(summary["cheapest_amd"] != "") & (summary["cheapest_nvidia"] != "")]
     if both.empty:
-        empty = pd.DataFrame(
-            columns=[
-                "input",
-                "assumption_id",
-                "low",
-                "high",
-                "diff_low",
-                "diff_high",
-                "swing",
-                "base_diff",
-            ]
-        )
+        empty = pd.DataFrame(columns=list(SENSITIVITY_COLUMNS))
         return "No latency tier has a feasible candidate of both vendors: nothing to compare", empty
     pair = both.sort_values("tier_index", kind="stable").iloc[0]
     tt = sim.tiers[sim.tiers["tier_index"] == pair["tier_index"]].set_index("accelerator")
@@ -1002,24 +1007,25 @@ def claim_numbers(
     """
     b = buy.set_index("accelerator")
     pa = inp.per_acc
+
+    def price(a: str) -> float:
+        # Per-GPU purchase price; per-server price / 8 only where no GPU price exists.
+        g, s = pa.at[a, "gpu_price_usd"], pa.at[a, "server_price_usd"]
+        return float(g if np.isfinite(g) else s / GPUS_PER_SERVER)
+
     rows = []
     for amd, nv in pairs:
         if amd not in b.index or nv not in b.index:
             continue
-
-        def price(a: str) -> float:
-            # Per-GPU purchase price; per-server price / 8 only where no GPU price exists.
-            g, s = pa.at[a, "gpu_price_usd"], pa.at[a, "server_price_usd"]
-            return float(g if np.isfinite(g) else s / GPUS_PER_SERVER)
-
+        price_amd, price_nv = price(amd), price(nv)
         hw = {a: b.at[a, "owned_capital"] + b.at[a, "owned_maintenance"] for a in (amd, nv)}
         rows.append(
             {
                 "amd": amd,
                 "nvidia": nv,
-                "amd_price_per_gpu_usd": price(amd),
-                "nvidia_price_per_gpu_usd": price(nv),
-                "hardware_discount_pct": 100 * (1 - price(amd) / price(nv)),
+                "amd_price_per_gpu_usd": price_amd,
+                "nvidia_price_per_gpu_usd": price_nv,
+                "hardware_discount_pct": 100 * (1 - price_amd / price_nv),
                 "amd_owned_gpu_hour_usd": b.at[amd, "owned_gpu_hour_usd"],
                 "nvidia_owned_gpu_hour_usd": b.at[nv, "owned_gpu_hour_usd"],
                 "owned_discount_pct": 100

@@ -51,6 +51,11 @@ def _row(**kw):
     return base
 
 
+def _rows(*own, **shared):
+    """Claims C99, C98, C97, ...: the ``shared`` fields plus each one's ``own`` overrides."""
+    return [_row(claim_id=f"C{99 - i}", **{**shared, **o}) for i, o in enumerate(own)]
+
+
 def _run(rows, specs=SPECS, **kw):
     return claims.evaluate_claims(
         specs,
@@ -65,25 +70,15 @@ def _run(rows, specs=SPECS, **kw):
 
 
 def test_spec_value_supported_mixed_and_contradicted():
-    out = _run(
-        [
-            _row(test_method="spec_value", subject="MI325X", field="memory_gb", claimed_value=256),
-            _row(
-                claim_id="C98",
-                test_method="spec_value",
-                subject="MI325X",
-                field="memory_gb",
-                claimed_value=432,
-            ),
-            _row(
-                claim_id="C97",
-                test_method="spec_value",
-                subject="MI325X",
-                field="memory_gb",
-                claimed_value=999,
-            ),
-        ]
-    ).set_index("claim_id")
+    rows = _rows(
+        {"claimed_value": 256},
+        {"claimed_value": 432},
+        {"claimed_value": 999},
+        test_method="spec_value",
+        subject="MI325X",
+        field="memory_gb",
+    )
+    out = _run(rows).set_index("claim_id")
     assert out.at["C99", "verdict"] == "supported"
     assert out.at["C98", "verdict"] == "mixes generations"
     assert out.at["C98", "products"] == "MI455X"
@@ -138,16 +133,16 @@ def test_spec_value_fact_fallback_when_number_in_no_table():
 
 
 def test_spec_ratio_needs_majority_and_newest_pair():
-    base = {
-        "test_method": "spec_ratio",
-        "subject": "MI300X;MI355X",
-        "reference": "H100-SXM;B200",
-        "expect": "gt",
-        "tolerance_pct": 0,
-    }
-    out = _run(
-        [_row(field="memory_bw_tbps", **base), _row(claim_id="C98", field="memory_gb", **base)]
-    ).set_index("claim_id")
+    rows = _rows(
+        {"field": "memory_bw_tbps"},
+        {"field": "memory_gb"},
+        test_method="spec_ratio",
+        subject="MI300X;MI355X",
+        reference="H100-SXM;B200",
+        expect="gt",
+        tolerance_pct=0,
+    )
+    out = _run(rows).set_index("claim_id")
     assert out.at["C99", "verdict"] == "contradicted"  # 5.3 > 3.35 but 8 = 8 in the newest pair
     assert out.at["C98", "verdict"] == "supported"
 
@@ -184,35 +179,14 @@ def test_mlperf_ratio():
             "results_path": ["p1", "p2"],
         }
     )
-    rows = [
-        _row(
-            test_method="mlperf_ratio",
-            subject="MI325X",
-            reference="H100-SXM",
-            field="llama2-70b-99:Offline",
-            claimed_value=1.5,
-            expect="approx",
-            tolerance_pct=5,
-        ),
-        _row(
-            claim_id="C98",
-            test_method="mlperf_ratio",
-            subject="MI325X",
-            reference="H100-SXM",
-            field="llama2-70b-99:Offline",
-            claimed_value=2.0,
-            expect="approx",
-            tolerance_pct=5,
-        ),
-        _row(
-            claim_id="C97",
-            test_method="mlperf_ratio",
-            subject="MI300X",
-            reference="H100-SXM",
-            field="llama2-70b-99:Offline",
-            expect="gt",
-        ),
-    ]
+    rows = _rows(
+        {"subject": "MI325X", "claimed_value": 1.5, "expect": "approx", "tolerance_pct": 5},
+        {"subject": "MI325X", "claimed_value": 2.0, "expect": "approx", "tolerance_pct": 5},
+        {"subject": "MI300X", "expect": "gt"},  # no MLPerf result for MI300X
+        test_method="mlperf_ratio",
+        reference="H100-SXM",
+        field="llama2-70b-99:Offline",
+    )
     out = _run(rows, mi=mi).set_index("claim_id")
     assert out.at["C99", "verdict"] == "supported"
     assert out.at["C98", "verdict"] == "contradicted"
@@ -256,31 +230,19 @@ def test_model_output_uses_chapter_results_and_is_unverifiable_without():
         },
         "20-training-scaling": {"train_winner": "H200", "train_winner_vendor": "NVIDIA"},
     }
-    rows = [
-        _row(
-            test_method="model_output",
-            subject="H200",
-            reference="AMD",
-            field="tight_tier_tok_s",
-            claimed_value=50,
-            expect="gt",
-            tolerance_pct=10,
-        ),
-        _row(
-            claim_id="C98",
-            test_method="model_output",
-            subject="MI300X;MI325X",
-            field="loose_tier_winner",
-            expect="is",
-        ),
-        _row(
-            claim_id="C97",
-            test_method="model_output",
-            subject="AMD",
-            field="train_winner_vendor",
-            expect="is",
-        ),
-    ]
+    rows = _rows(
+        {
+            "subject": "H200",
+            "reference": "AMD",
+            "field": "tight_tier_tok_s",
+            "claimed_value": 50,
+            "expect": "gt",
+            "tolerance_pct": 10,
+        },
+        {"subject": "MI300X;MI325X", "field": "loose_tier_winner", "expect": "is"},
+        {"subject": "AMD", "field": "train_winner_vendor", "expect": "is"},
+        test_method="model_output",
+    )
     out = _run(rows, chapter_results=cr, scenario=sc).set_index("claim_id")
     assert out.at["C99", "verdict"] == "supported"
     assert out.at["C98", "verdict"] == "supported"

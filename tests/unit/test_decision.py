@@ -135,10 +135,11 @@ def test_compare_with_previous(sc, chapter_results):
 
 def test_changes_markdown_names_the_changed_figures(chapter_results):
     tco = chapter_results["40-tco"]
-    prev = {"version": "v0001-x", "chapters": {"40-tco": {**tco, "gpu_hour_usd_H200": 2.5}}}
+    prev = {
+        "version": "v0001-x",
+        "chapters": {"40-tco": {**tco, "gpu_hour_usd_H200": 2.5, "tier0_p_amd_cheaper": 0.2}},
+    }
     cur = {"40-tco": {**tco, "gpu_hour_usd_H200": 3.0, "tier0_p_amd_cheaper": 0.1}}
-    if "tier0_p_amd_cheaper" in tco:
-        prev["chapters"]["40-tco"]["tier0_p_amd_cheaper"] = 0.2
     text = decision.changes_markdown(decision.compare_with_previous(cur, prev), prev)
     assert "since v0001-x" in text
     assert "No recommendation, winner or cheapest part flipped" in text

@@ -99,7 +99,7 @@ def test_cost_falls_with_utilization_and_throughput():
     assert np.all(np.diff(per_mtok) < 0)
 
 
-def test_rental_term_filter(sc):
+def test_rental_term_filter():
     quotes = pd.DataFrame(
         {
             "accelerator": ["MI300X"] * 3,
@@ -155,14 +155,13 @@ def test_breakeven_plugs_back(sc, mode, kind):
 def test_breakeven_relative_within_tenth_percent(sc):
     inp = tco.cost_inputs(sc, mode="buy")
     p = tco._point_params(inp)
-    i_a, i_n = inp.accelerators.index("MI300X"), inp.accelerators.index("H100-SXM")
+    i_n = inp.accelerators.index("H100-SXM")
     wa, wn = 800.0, 1000.0
     price = tco.breakeven(inp, "MI300X", "H100-SXM", wa, wn)["amd_gpu_hour_usd"]
     paid = np.asarray(tco.paid_gpu_hour_usd(p, "buy", inp.fleet_gpus))
     c_amd = tco.cost_per_million_tokens(price / p["utilization"], wa)
     c_nv = tco.cost_per_million_tokens(paid[i_n] / p["utilization"], wn)
     assert c_amd == pytest.approx(c_nv, rel=1e-3)
-    assert i_a != i_n
 
 
 def test_sensitivity_has_swings(sc, inp):
