@@ -16,10 +16,11 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from analysis.render import find_chromium
+from analysis import paths
+from analysis.render import CHROMIUM_FLAGS, find_chromium
 
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
+# The renderer's Chromium flags; Playwright sets headless mode itself.
+FLAGS = [f for f in CHROMIUM_FLAGS if f != "--headless"]
 OVERFLOW_JS = """() => [
   ...document.querySelectorAll('.jp-OutputArea-output, .gpu-chart, main > *')]
   .filter(e => e.scrollWidth > e.clientWidth + 2)
@@ -40,15 +41,32 @@ def main(report: Path, out: Path) -> None:
         page.screenshot(path=str(out / "summary.png"))
         top = page.evaluate(
             "document.getElementById('30-inference-tiers').closest('section')"
-            ".getBoundingClientRect().top + window.scrollY")
-        page.screenshot(path=str(out / "chapter-inference.png"), full_page=True,
-                        clip={"x": 0, "y": top - 10, "width": 1280, "height": 1600})
+            ".getBoundingClientRect().top + window.scrollY"
+        )
+        page.screenshot(
+            path=str(out / "chapter-inference.png"),
+            full_page=True,
+            clip={"x": 0, "y": top - 10, "width": 1280, "height": 1600},
+        )
         for line in page.evaluate(OVERFLOW_JS):
             print("overflow:", line)
         browser.close()
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(["pdftoppm", "-r", "80", "-png", "-f", "1", "-l", "1",
-                        str(report / "report.pdf"), f"{tmp}/p"], check=True)
+        subprocess.run(
+            [
+                "pdftoppm",
+                "-r",
+                "80",
+                "-png",
+                "-f",
+                "1",
+                "-l",
+                "1",
+                str(report / "report.pdf"),
+                f"{tmp}/p",
+            ],
+            check=True,
+        )
         Path(next(Path(tmp).glob("p*.png"))).replace(out / "pdf-page1.png")
     for name in ("summary.png", "chapter-inference.png", "pdf-page1.png"):
         print(f"{out / name}: {(out / name).stat().st_size // 1024} KB")
@@ -56,5 +74,7 @@ def main(report: Path, out: Path) -> None:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    main(Path(args[0]) if args else Path("reports/default/latest"),
-         Path(args[1]) if len(args) > 1 else Path("docs/screenshots"))
+    main(
+        Path(args[0]) if args else paths.REPORTS / "default" / "latest",
+        Path(args[1]) if len(args) > 1 else paths.ROOT / "docs" / "screenshots",
+    )

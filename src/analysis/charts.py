@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 from typing import Any
 
 import altair as alt
@@ -127,6 +128,34 @@ def enable() -> None:
 # --- figure functions (one per figure; chapters append below) -------------------------
 
 
+def _vendor_scale() -> alt.Scale:
+    return alt.Scale(domain=list(VENDOR_COLORS), range=list(VENDOR_COLORS.values()))
+
+
+def _vendor_color() -> alt.Color:
+    """The vendor colour channel every figure shares (AMD red, NVIDIA green)."""
+    return alt.Color("vendor:N", title="Vendor", scale=_vendor_scale())
+
+
+def _log_bounds(*columns: Any) -> tuple[float, float]:
+    """Shared log-axis domain for a predicted-vs-measured scatter.
+
+    A factor of 1.25 of margin either side (0.8 = 1 / 1.25: symmetric on a log axis).
+    """
+    lo = float(min(c.min() for c in columns)) * 0.8
+    hi = float(max(c.max() for c in columns)) * 1.25
+    return lo, hi
+
+
+def _identity_line(lo: float, hi: float, color: str) -> alt.Chart:
+    """The dashed y = x line of a predicted-vs-measured scatter (perfect prediction)."""
+    return (
+        alt.Chart(alt.Data(values=[{"x": lo, "y": lo}, {"x": hi, "y": hi}]))
+        .mark_line(color=color, strokeDash=[4, 4])
+        .encode(x="x:Q", y="y:Q")
+    )
+
+
 # --- 20-training-scaling --------------------------------------------------------------
 def plot_training_scaling(curves: Any) -> alt.Chart:
     """Scaling efficiency vs GPU count (log2 axis), one line per accelerator.
@@ -178,13 +207,8 @@ def plot_training_validation(val: Any) -> alt.Chart:
             "err_pct",
         ],
     ]
-    lo = float(min(df["measured_min"].min(), df["predicted_min"].min())) * 0.8
-    hi = float(max(df["measured_min"].max(), df["predicted_min"].max())) * 1.25
-    diag = (
-        alt.Chart(alt.Data(values=[{"x": lo, "y": lo}, {"x": hi, "y": hi}]))
-        .mark_line(color="#888", strokeDash=[4, 4])
-        .encode(x="x:Q", y="y:Q")
-    )
+    lo, hi = _log_bounds(df["measured_min"], df["predicted_min"])
+    diag = _identity_line(lo, hi, color="#888")
     pts = (
         alt.Chart(df)
         .mark_point(filled=True, size=60)
@@ -199,11 +223,7 @@ def plot_training_validation(val: Any) -> alt.Chart:
                 scale=alt.Scale(type="log", domain=[lo, hi]),
                 title="Predicted time to train (min, log scale)",
             ),
-            color=alt.Color(
-                "vendor:N",
-                scale=alt.Scale(domain=list(VENDOR_COLORS), range=list(VENDOR_COLORS.values())),
-                title="Vendor",
-            ),
+            color=_vendor_color(),
             shape=alt.Shape("benchmark:N", title="Benchmark"),
             tooltip=[
                 "accelerator",
@@ -232,11 +252,7 @@ def plot_training_what_ifs(wi: Any) -> alt.Chart:
         .encode(
             y=alt.Y("accelerator:N", title=None),
             x=alt.X("change_pct:Q", title="Change vs as shipped (%)"),
-            color=alt.Color(
-                "vendor:N",
-                scale=alt.Scale(domain=list(VENDOR_COLORS), range=list(VENDOR_COLORS.values())),
-                title="Vendor",
-            ),
+            color=_vendor_color(),
             row=alt.Row(
                 "what_if:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")
             ),
@@ -248,14 +264,6 @@ def plot_training_what_ifs(wi: Any) -> alt.Chart:
             description="Bar charts of the modelled change in tokens per second per "
             "GPU for each interconnect what-if and candidate.",
         )
-    )
-
-
-def _vendor_color() -> alt.Color:
-    return alt.Color(
-        "vendor:N",
-        title="Vendor",
-        scale=alt.Scale(domain=list(VENDOR_COLORS), range=list(VENDOR_COLORS.values())),
     )
 
 
@@ -391,11 +399,7 @@ def plot_cost_per_mtok(tiers: Any) -> alt.FacetChart:
     cost_per_mtok, cost_per_mtok_p05, cost_per_mtok_p95).
     """
     data = tiers.dropna(subset=["cost_per_mtok"])
-    color = alt.Color(
-        "vendor:N",
-        scale=alt.Scale(domain=list(VENDOR_COLORS), range=list(VENDOR_COLORS.values())),
-        title="Vendor",
-    )
+    color = _vendor_color()
     base = alt.Chart(data).encode(y=alt.Y("accelerator:N", title=None, sort=None))
     bars = base.mark_rule(strokeWidth=3).encode(
         x=alt.X("cost_per_mtok_p05:Q", title="USD per million output tokens (p05-p95, median)"),
@@ -494,11 +498,7 @@ def plot_buy_vs_rent(costs: Any) -> alt.Chart:
             x=alt.X("usd:Q", title="USD per paid GPU-hour"),
             y=alt.Y("how:N", title=None),
             row=alt.Row("accelerator:N", title=None, sort=None),
-            color=alt.Color(
-                "vendor:N",
-                scale=alt.Scale(domain=list(VENDOR_COLORS), range=list(VENDOR_COLORS.values())),
-                title="Vendor",
-            ),
+            color=_vendor_color(),
             opacity=alt.Opacity("how:N", legend=None),
             tooltip=["accelerator", "how", alt.Tooltip("usd:Q", format=".2f")],
         )
@@ -515,10 +515,6 @@ def plot_buy_vs_rent(costs: Any) -> alt.Chart:
 
 
 # --- 30-inference-tiers ------------------------------------------------------------------
-
-
-def _vendor_scale() -> alt.Scale:
-    return alt.Scale(domain=list(VENDOR_COLORS), range=list(VENDOR_COLORS.values()))
 
 
 def plot_inference_frontier(front: Any, tiers: Any) -> alt.LayerChart:
@@ -577,7 +573,7 @@ def plot_memory_headroom(head: Any) -> alt.Chart:
         .encode(
             x=alt.X("max_concurrency:Q", title="Maximum concurrent sequences per replica"),
             y=alt.Y("accelerator:N", sort="-x", title=None),
-            color=alt.Color("vendor:N", title="Vendor", scale=_vendor_scale()),
+            color=_vendor_color(),
             tooltip=["accelerator", "weights_gb_per_gpu", "kv_room_gb_per_gpu", "max_concurrency"],
         )
         .properties(
@@ -646,15 +642,8 @@ def plot_mlperf_validation(val: Any, held_out: str = "its MLPerf round") -> alt.
     ``held_out`` names what each point's fold left out of the calibration (for the
     chart's description).
     """
-    lo = float(min(val["measured"].min(), val["predicted"].min())) * 0.8
-    hi = float(max(val["measured"].max(), val["predicted"].max())) * 1.25
-    import pandas as pd
-
-    diag = (
-        alt.Chart(pd.DataFrame({"x": [lo, hi], "y": [lo, hi]}))
-        .mark_line(color="#777", strokeDash=[4, 4])
-        .encode(x="x:Q", y="y:Q")
-    )
+    lo, hi = _log_bounds(val["measured"], val["predicted"])
+    diag = _identity_line(lo, hi, color="#777")
     pts = (
         alt.Chart(val)
         .mark_point(filled=True, opacity=0.6)
@@ -669,7 +658,7 @@ def plot_mlperf_validation(val: Any, held_out: str = "its MLPerf round") -> alt.
                 title="Predicted, held out (tokens/s per accelerator)",
                 scale=alt.Scale(type="log", domain=[lo, hi]),
             ),
-            color=alt.Color("vendor:N", title="Vendor", scale=_vendor_scale()),
+            color=_vendor_color(),
             shape=alt.Shape("scenario:N", title="Scenario"),
             tooltip=[
                 "round",
@@ -700,7 +689,7 @@ def plot_efficiency_trend(trend: Any) -> alt.LayerChart:
         y=alt.Y(
             "eta:Q", title="Achieved fraction of roofline (median)", scale=alt.Scale(domain=[0, 1])
         ),
-        color=alt.Color("vendor:N", title="Vendor", scale=_vendor_scale()),
+        color=_vendor_color(),
     )
     return alt.layer(
         base.mark_line(point=True),
@@ -780,11 +769,7 @@ def plot_recommendation_costs(recs: Any) -> alt.Chart:
     df = pd.DataFrame(
         rows, columns=["workload", "vendor", "accelerator", "relative_cost", "low", "high"]
     )
-    color = alt.Color(
-        "vendor:N",
-        scale=alt.Scale(domain=list(VENDOR_COLORS), range=list(VENDOR_COLORS.values())),
-        title="Vendor",
-    )
+    color = _vendor_color()
     base_chart = alt.Chart(df).encode(
         y=alt.Y("workload:N", title="Workload", axis=alt.Axis(labelLimit=280)),
         yOffset=alt.YOffset("vendor:N"),
@@ -881,8 +866,6 @@ def human_header(name: Any) -> str:
 
 
 def _fmt_number(value: Any, decimals: int | None) -> str:
-    import math
-
     if value is None or isinstance(value, str):
         return "" if value is None else value
     if isinstance(value, bool):

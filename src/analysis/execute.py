@@ -36,8 +36,6 @@ import nbformat
 
 CHAPTER_GLOB = "[0-9][0-9]-*.ipynb"
 CHAPTER_NAME = re.compile(r"^\d\d-[A-Za-z0-9._-]+$")
-#: Parameters the orchestrator can inject; each only where the parameters cell declares it.
-INJECTABLE = ("scenario", "chapter_results", "previous_results", "run_info")
 
 
 class ChapterError(RuntimeError):

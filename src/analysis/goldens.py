@@ -27,6 +27,7 @@ from typing import Any
 import nbformat
 
 from analysis import paths
+from analysis.execute import CHAPTER_GLOB, ChapterError, discover_chapters, execute_all
 
 #: run_info injected into goldens: fixed, so the outputs do not change run to run.
 GOLDEN_RUN_INFO: dict[str, Any] = {
@@ -74,8 +75,8 @@ def sync_notebooks(check: bool = False, folder: Path | None = None) -> list[str]
 
     folder = folder or paths.NOTEBOOKS
     stems = sorted(
-        {p.stem for p in folder.glob("[0-9][0-9]-*.ipynb")}
-        | {p.stem for p in folder.glob("[0-9][0-9]-*.py")}
+        {p.stem for p in folder.glob(CHAPTER_GLOB)}
+        | {p.stem for p in folder.glob(CHAPTER_GLOB.removesuffix(".ipynb") + ".py")}
     )
     problems: list[str] = []
     for stem in stems:
@@ -138,7 +139,6 @@ def make_goldens(
     """Execute every chapter with ``params/ci.yaml`` into ``tests/notebooks/goldens/``."""
     import tempfile
 
-    from analysis.execute import ChapterError, discover_chapters, execute_all
     from analysis.params import load_scenario, scenario_to_parameters
     from analysis.report import ReportError
 

@@ -62,6 +62,9 @@ class Renderer:
     version: str
     html_tool: str
     pdf_tool: str | None
+    #: The quarto (or, for the fallback's PDF, Chromium) binary found at selection, so the
+    #: render step uses the tool the footer names instead of searching PATH again.
+    executable: str | None = None
 
     @property
     def label(self) -> str:
@@ -129,7 +132,8 @@ def select_renderer(formats: tuple[str, ...]) -> Renderer:
 
     quarto = find_quarto()
     if quarto:
-        return Renderer("quarto", tool_version(quarto), f"Quarto {tool_version(quarto)}", "Typst")
+        version = tool_version(quarto)
+        return Renderer("quarto", version, f"Quarto {version}", "Typst", executable=quarto)
     chromium = find_chromium() if "pdf" in formats else None
     if "pdf" in formats and chromium is None:
         raise RenderError(
@@ -141,6 +145,7 @@ def select_renderer(formats: tuple[str, ...]) -> Renderer:
         f"nbconvert {nbconvert.__version__}",
         f"nbconvert {nbconvert.__version__}",
         f"headless {chromium_version(chromium)}" if chromium else None,
+        executable=chromium,
     )
 
 
@@ -249,6 +254,14 @@ def vega_bundle() -> str:
     return vlc.javascript_bundle().replace("</script", "<\\/script")
 
 
+def _print_css(context: dict[str, Any]) -> str:
+    """The print stylesheet with the footer (renderer, version) on every page."""
+    footer = f"Rendered by {context['renderer']} | version {context['version']}"
+    return _template_text("print.css").replace(
+        "__REPORT_FOOTER__", footer.replace("\\", "\\\\").replace('"', '\\"')
+    )
+
+
 def export_html(nb: nbformat.NotebookNode, context: dict[str, Any], *, print_variant: bool) -> str:
     """HTML of the combined notebook with the report template (screen or print variant)."""
     from nbconvert import HTMLExporter
@@ -269,16 +282,13 @@ def export_html(nb: nbformat.NotebookNode, context: dict[str, Any], *, print_var
         exclude_output_prompt=True,
     )
     exporter.register_preprocessor(TagRemovePreprocessor(config=cfg), enabled=True)
-    footer = f"Rendered by {context['renderer']} | version {context['version']}"
     report = {
         **context,
         "print": print_variant,
         "fold_code": not print_variant,
         "vega_bundle": "" if print_variant else vega_bundle(),
         "css": _template_text("report.css"),
-        "print_css": _template_text("print.css").replace(
-            "__REPORT_FOOTER__", footer.replace("\\", "\\\\").replace('"', '\\"')
-        ),
+        "print_css": _print_css(context) if print_variant else "",
     }
     body, _ = exporter.from_notebook_node(nb, resources={"report": report})
     return body
@@ -286,10 +296,7 @@ def export_html(nb: nbformat.NotebookNode, context: dict[str, Any], *, print_var
 
 def print_variant_of(screen: str, context: dict[str, Any]) -> str:
     """The print page from the screen page: no Vega script, print CSS added."""
-    footer = f"Rendered by {context['renderer']} | version {context['version']}"
-    css = _template_text("print.css").replace(
-        "__REPORT_FOOTER__", footer.replace("\\", "\\\\").replace('"', '\\"')
-    )
+    css = _print_css(context)
     out = screen.replace(f"<script>{vega_bundle()}</script>", "", 1)
     out = out.replace("</head>", f'<style type="text/css">\n{css}\n</style>\n</head>', 1)
     return out.replace('class="jp-Notebook report"', 'class="jp-Notebook report report-print"', 1)
@@ -320,9 +327,14 @@ def render_fallback_html(
     return index, printable
 
 
-def print_pdf(html_file: Path, pdf_file: Path, *, timeout: int = 180) -> Path:
-    """Headless Chromium ``--print-to-pdf`` of ``html_file`` (A4 from the page's CSS)."""
-    chromium = find_chromium()
+def print_pdf(
+    html_file: Path, pdf_file: Path, *, chromium: str | None = None, timeout: int = 180
+) -> Path:
+    """Headless Chromium ``--print-to-pdf`` of ``html_file`` (A4 from the page's CSS).
+
+    ``chromium``: the binary to use (the renderer's); found on PATH when not given.
+    """
+    chromium = chromium or find_chromium()
     if chromium is None:
         raise RenderError("PDF rendering needs Chromium: install it or set CHROMIUM.")
     with tempfile.TemporaryDirectory(prefix="gpu-report-chromium-") as profile:
@@ -358,6 +370,8 @@ def render_quarto(
     out_dir: Path,
     context: dict[str, Any],
     formats: tuple[str, ...],
+    *,
+    quarto: str | None = None,
 ) -> dict[str, Path]:
     """Render the executed notebooks with Quarto inside ``build_dir`` (its own project).
 
@@ -365,10 +379,11 @@ def render_quarto(
     written there with the render list set to those chapters and a footer naming the
     renderer. Outputs are copied to ``out_dir``: one HTML page per chapter, ``index.html``
     linking them in order, and ``report.pdf`` (the chapters' Typst PDFs merged).
+    ``quarto``: the binary to use (the renderer's); found on PATH when not given.
     """
     import yaml
 
-    quarto = find_quarto()
+    quarto = quarto or find_quarto()
     if quarto is None:
         raise RenderError("quarto is not on PATH")
     config = yaml.safe_load(paths.QUARTO_PROJECT.read_text(encoding="utf-8")) or {}

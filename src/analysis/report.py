@@ -189,10 +189,9 @@ def next_version_id(scenario_dir: Path, digest: str, now: dt.datetime | None = N
 
 def read_previous_results(scenario_dir: Path) -> dict[str, Any]:
     """results.json of the version ``latest`` points at ({} if none or unreadable)."""
-    candidate = scenario_dir / "latest" / "results.json"
     try:
-        return json.loads(candidate.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return _load_results(scenario_dir / "latest" / "results.json")
+    except (OSError, ReportError):
         return {}
 
 
@@ -429,7 +428,8 @@ def _render(
     git: dict[str, Any],
     timings: dict[str, float],
     prog: _Progress,
-) -> dict[str, Path]:
+) -> None:
+    """Render the executed chapters into ``staging`` (index.html, report.pdf), timing each."""
     commit = git["commit"][:12] + ("+dirty" if git["dirty"] else "")
     context = {
         "title": scenario.title,
@@ -438,16 +438,14 @@ def _render(
         "renderer": renderer.label,
         "commit": commit,
     }
-    outputs: dict[str, Path] = {}
     timings.update(html=0.0, pdf=0.0)
     if renderer.name == "quarto":
         task = prog.phase("render (quarto)")
         t = time.perf_counter()
-        outputs = render_quarto(executed, build_dir, staging, context, formats)
+        render_quarto(executed, build_dir, staging, context, formats, quarto=renderer.executable)
         timings["html"] = time.perf_counter() - t  # one quarto call renders both formats
-        timings["pdf"] = 0.0
         prog.finish(task)
-        return outputs
+        return
     task = prog.phase("render html")
     t = time.perf_counter()
     index, printable = render_fallback_html(
@@ -457,14 +455,12 @@ def _render(
     prog.finish(task)
     if "html" in formats:
         shutil.copy2(index, staging / "index.html")
-        outputs["html"] = staging / "index.html"
     if "pdf" in formats and printable is not None:
         task = prog.phase("render pdf")
         t = time.perf_counter()
-        outputs["pdf"] = print_pdf(printable, staging / "report.pdf")
+        print_pdf(printable, staging / "report.pdf", chromium=renderer.executable)
         timings["pdf"] = time.perf_counter() - t
         prog.finish(task)
-    return outputs
 
 
 def _write_json(path: Path, data: Any) -> None:
