@@ -7,6 +7,8 @@ SHELL := /bin/bash
 
 PARAMS ?= params/default.yaml
 FORMATS ?= html,pdf
+# Day the raw MLPerf files in ../shared/data/mlperf were collected (their README says so).
+MLPERF_ACCESSED ?= 2026-11-30
 
 ifeq ($(CONDA_DEFAULT_ENV),gpu-decision-report)
   PY := python
@@ -71,7 +73,7 @@ data-readme: $(STAMP) ## Regenerate data/README.md from the schema definitions
 	$(PY) -m analysis data-readme
 
 ingest: $(STAMP) ## Re-extract the MLPerf tables from ../shared/data/mlperf
-	$(PY) -m analysis ingest mlperf ../shared/data/mlperf/*.json ../shared/data/mlperf/training_llm_time_to_train_v4.0-v5.0.csv
+	$(PY) -m analysis ingest mlperf --accessed $(MLPERF_ACCESSED) ../shared/data/mlperf/*.json ../shared/data/mlperf/training_llm_time_to_train_v4.0-v5.0.csv
 
 clean: ## Remove build folders (reports/ is kept)
 	rm -rf _build .pytest_cache .ruff_cache

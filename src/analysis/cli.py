@@ -194,6 +194,14 @@ def ingest_mlperf(
     sources: Annotated[
         list[Path], typer.Argument(help="summary_results.json / summary.csv / training CSV files.")
     ],
+    accessed: Annotated[
+        str,
+        typer.Option(
+            "--accessed",
+            help="Day the files were downloaded from MLCommons (YYYY-MM-DD), recorded on "
+            "every row as its access date.",
+        ),
+    ],
     out: Annotated[
         Path | None, typer.Option("--out", help="Output folder (default: data/benchmarks/).")
     ] = None,
@@ -202,7 +210,7 @@ def ingest_mlperf(
     from analysis.ingest import mlperf
 
     try:
-        report_lines = mlperf.ingest(sources, out_dir=out or paths.BENCHMARKS)
+        report_lines = mlperf.ingest(sources, out_dir=out or paths.BENCHMARKS, accessed=accessed)
     except (*USER_ERRORS, mlperf.IngestError) as err:
         raise fail(str(err)) from None
     for line in report_lines:

@@ -90,7 +90,7 @@ class Col:
         if self.pattern is not None:
             checks.append(pa.Check.str_matches(self.pattern))
         if self.dtype == "date":
-            checks.append(pa.Check.str_matches(_DATE_RE))
+            checks.append(pa.Check.str_matches(DATE_RE))
         return pa.Column(
             _PANDERA_TYPES[self.dtype],
             checks=checks,
@@ -195,7 +195,7 @@ def read_raw_csv(source: str | Path | IO[str]) -> pd.DataFrame:
 #: Plain decimal numbers (what the fast path accepts; anything else goes to pandera).
 _FLOAT_RE = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 _INT_RE = r"[+-]?\d+"
-_DATE_RE = r"^\d{4}-\d{2}-\d{2}$"
+DATE_RE = r"^\d{4}-\d{2}-\d{2}$"
 
 
 def _fast_column(col: Col, s: pd.Series) -> pd.Series | None:
@@ -232,7 +232,7 @@ def _fast_column(col: Col, s: pd.Series) -> pd.Series | None:
         return None
     if col.isin is not None and not v.isin(list(col.isin)).all():
         return None
-    for pattern in (col.pattern, _DATE_RE if col.dtype == "date" else None):
+    for pattern in (col.pattern, DATE_RE if col.dtype == "date" else None):
         if pattern is not None and not text.str.match(pattern).all():
             return None
     return out

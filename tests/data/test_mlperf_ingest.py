@@ -22,6 +22,7 @@ FIX = Path(__file__).parent / "fixtures" / "mlperf"
 JSON_FIX = FIX / "inference_v5.1_summary_results.json"
 CSV_FIX = FIX / "summary.csv"
 TRAIN_FIX = FIX / "training_llm_time_to_train_fixture.csv"
+ACCESSED = "2026-11-30"  # the day the files in ../shared/data/mlperf were collected
 
 SHARED_FILES = (
     "inference_v4.1_summary_results.json",
@@ -42,7 +43,7 @@ def _read(path: Path) -> pd.DataFrame:
 
 def _ingest(tmp_path: Path, *sources: Path, name: str = "out") -> tuple[Path, list[str]]:
     out = tmp_path / name
-    lines = mlperf.ingest(list(sources), out)
+    lines = mlperf.ingest(list(sources), out, accessed=ACCESSED)
     return out, lines
 
 
@@ -205,17 +206,31 @@ def test_output_is_deterministic(tmp_path: Path) -> None:
     assert "\r" not in text and text.endswith("\n")
 
 
+def test_every_row_carries_the_access_date(tmp_path: Path) -> None:
+    out, _ = _ingest(tmp_path, JSON_FIX, TRAIN_FIX)
+    for name in ("mlperf_inference.csv", "mlperf_training.csv"):
+        df = _read(out / name)
+        assert len(df) > 0 and (df["accessed"] == ACCESSED).all(), name
+
+
+@pytest.mark.parametrize("bad", ["", "30.11.2026", "2026-11"])
+def test_access_date_must_be_iso(tmp_path: Path, bad: str) -> None:
+    with pytest.raises(IngestError, match="--accessed"):
+        mlperf.ingest([JSON_FIX], tmp_path / "out", accessed=bad)
+    assert not (tmp_path / "out").exists()
+
+
 # ---------------------------------------------------------------- loud failures
 def test_round_in_name_must_match_version(tmp_path: Path) -> None:
     wrong = tmp_path / "inference_v4.1_summary_results.json"
     shutil.copy(JSON_FIX, wrong)
     with pytest.raises(IngestError, match=r"v4\.1.*v5\.1"):
-        mlperf.ingest([wrong], tmp_path / "out")
+        mlperf.ingest([wrong], tmp_path / "out", accessed=ACCESSED)
 
 
 def test_same_round_twice_fails(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match="appears twice"):
-        mlperf.ingest([JSON_FIX, CSV_FIX], tmp_path / "out")
+        mlperf.ingest([JSON_FIX, CSV_FIX], tmp_path / "out", accessed=ACCESSED)
     assert not (tmp_path / "out").exists()  # nothing half-written
 
 
@@ -223,7 +238,7 @@ def test_unknown_format_fails(tmp_path: Path) -> None:
     bad = tmp_path / "prices.csv"
     bad.write_text("a,b\n1,2\n", encoding="utf-8")
     with pytest.raises(IngestError, match="not a known MLPerf format"):
-        mlperf.ingest([bad], tmp_path / "out")
+        mlperf.ingest([bad], tmp_path / "out", accessed=ACCESSED)
 
 
 def test_missing_field_names_record(tmp_path: Path) -> None:
@@ -232,7 +247,7 @@ def test_missing_field_names_record(tmp_path: Path) -> None:
     bad = tmp_path / "inference_v5.1_summary_results.json"
     bad.write_text(json.dumps(records), encoding="utf-8")
     with pytest.raises(IngestError, match=r"record 3: missing field\(s\) \['Performance_Result'\]"):
-        mlperf.ingest([bad], tmp_path / "out")
+        mlperf.ingest([bad], tmp_path / "out", accessed=ACCESSED)
 
 
 def test_incoherent_accelerator_count_fails(tmp_path: Path) -> None:
@@ -242,7 +257,7 @@ def test_incoherent_accelerator_count_fails(tmp_path: Path) -> None:
     bad = tmp_path / "summary.csv"
     bad.write_text("\n".join(text) + "\n", encoding="utf-8")
     with pytest.raises(IngestError, match=r"record 0: total accelerators 7 != nodes 1 x per"):
-        mlperf.ingest([bad], tmp_path / "out")
+        mlperf.ingest([bad], tmp_path / "out", accessed=ACCESSED)
 
 
 def test_unparsable_result_fails(tmp_path: Path) -> None:
@@ -251,13 +266,14 @@ def test_unparsable_result_fails(tmp_path: Path) -> None:
     bad = tmp_path / "inference_v5.1_summary_results.json"
     bad.write_text(json.dumps(records), encoding="utf-8")
     with pytest.raises(IngestError, match=r"record 0: result 'fast' is not a number"):
-        mlperf.ingest([bad], tmp_path / "out")
+        mlperf.ingest([bad], tmp_path / "out", accessed=ACCESSED)
 
 
 def test_cli_reports_error_without_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "x.csv"
     bad.write_text("a\n1\n", encoding="utf-8")
-    result = CliRunner().invoke(app, ["ingest", "mlperf", str(bad), "--out", str(tmp_path)])
+    args = ["ingest", "mlperf", str(bad), "--out", str(tmp_path), "--accessed", ACCESSED]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 1
     assert "not a known MLPerf format" in result.output
     assert "Traceback" not in result.output
@@ -287,7 +303,7 @@ def test_training_runs_cross_check(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     with pytest.raises(IngestError, match="n_success_runs .* but the runs file"):
-        mlperf.ingest([TRAIN_FIX, runs], tmp_path / "out")
+        mlperf.ingest([TRAIN_FIX, runs], tmp_path / "out", accessed=ACCESSED)
 
 
 # ---------------------------------------------------------------- the shared raw files

@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import paths
-from analysis.schema import DataValidationError, Table, read_raw_csv
+from analysis.schema import DATE_RE, DataValidationError, Table, read_raw_csv
 from analysis.tables.benchmarks import (
     INFERENCE_BENCHMARKS,
     INFERENCE_SCENARIOS,
@@ -780,10 +780,18 @@ def unmapped_lines(kind: str, rows: Sequence[dict[str, Any]]) -> list[str]:
     ]
 
 
-def build_tables(sources: Sequence[Path]) -> tuple[dict[str, str], list[str]]:
-    """CSV text per table name for ``sources``, and the report lines (no files written)."""
+def build_tables(sources: Sequence[Path], accessed: str) -> tuple[dict[str, str], list[str]]:
+    """CSV text per table name for ``sources``, and the report lines (no files written).
+
+    ``accessed`` (YYYY-MM-DD) is the day the source files were downloaded: every row's
+    access date.
+    """
     if not sources:
         raise IngestError("no input files given")
+    if not re.fullmatch(DATE_RE, str(accessed)):
+        raise IngestError(
+            f"--accessed {accessed!r}: give the day the MLPerf files were downloaded as YYYY-MM-DD"
+        )
     kinds = {Path(s): detect_format(Path(s)) for s in sources}
     runs = [p for p, k in kinds.items() if k == "training-runs"]
     training = [p for p, k in kinds.items() if k == "training"]
@@ -804,6 +812,8 @@ def build_tables(sources: Sequence[Path]) -> tuple[dict[str, str], list[str]]:
             rows, more = read_training(p, runs[0] if runs else None)
             trn_rows += rows
             lines += more
+    for r in inf_rows + trn_rows:
+        r["accessed"] = accessed
     texts: dict[str, str] = {}
     if any(k.startswith("inference") for k in kinds.values()):
         _check_unique(inf_rows, MLPERF_INFERENCE)
@@ -822,14 +832,15 @@ def build_tables(sources: Sequence[Path]) -> tuple[dict[str, str], list[str]]:
     return texts, lines
 
 
-def ingest(sources: list[Path], out_dir: Path) -> list[str]:
+def ingest(sources: list[Path], out_dir: Path, accessed: str) -> list[str]:
     """Normalize MLPerf files into ``out_dir`` and return the lines to print.
 
     Writes ``mlperf_inference.csv`` when inference summaries are given and
     ``mlperf_training.csv`` when the compiled training table is given; each table is
-    rebuilt from all the files of its kind given in this call.
+    rebuilt from all the files of its kind given in this call. ``accessed``: the day the
+    files were downloaded (YYYY-MM-DD), recorded on every row.
     """
-    texts, lines = build_tables([Path(s) for s in sources])
+    texts, lines = build_tables([Path(s) for s in sources], accessed)
     written = []
     for table in (MLPERF_INFERENCE, MLPERF_TRAINING):
         if table.name in texts:

@@ -29,6 +29,13 @@ TRAINING_BENCHMARKS: tuple[str, ...] = ("gpt3", "llama2_70b_lora", "llama31_405b
 INFERENCE_SCENARIOS: tuple[str, ...] = ("Offline", "Server", "Interactive")
 #: MLPerf availability categories: available, preview, research/development/internal.
 AVAILABILITIES: tuple[str, ...] = ("available", "preview", "rdi")
+#: The access date of every MLPerf row: the day its source files were downloaded from the
+#: MLCommons results repositories (given to the ingest as ``--accessed``).
+ACCESSED_COL = Col(
+    "accessed",
+    "date",
+    "Day the row's source files were downloaded from MLCommons (the ingest's `--accessed`)",
+)
 
 #: Where each round's raw file comes from (shared README); quoted in the table descriptions.
 INFERENCE_PROVENANCE = (
@@ -232,6 +239,7 @@ MLPERF_INFERENCE = Table(
             "or CSV data row without the header)",
             ge=0,
         ),
+        ACCESSED_COL,
     ),
     checks=(_check_accelerator_vendor, _check_total_accelerators, _check_duplicate_of),
 )
@@ -294,6 +302,7 @@ MLPERF_TRAINING = Table(
         Col("results_path", "str", "Results folder in the MLCommons repository"),
         Col("repo", "str", "MLCommons results repository (`owner/name`)"),
         Col("commit", "str", "Commit of `repo` the logs were read at", pattern=r"^[0-9a-f]{40}$"),
+        ACCESSED_COL,
     ),
     checks=(_check_accelerator_vendor, _check_total_accelerators),
 )
