@@ -104,8 +104,4 @@ charts.table(changes, "summary-changes", columns={
     "change_pct": "Change (%)", "flipped": "Flipped"})
 
 # %%
-results.show_key_results(
-    "00-summary",
-    {**summary_keys, "changes_since_previous": len(changes),
-     "recommendations_flipped": int(changes["flipped"].sum()) if len(changes) else 0},
-)
+results.show_key_results("00-summary", decision.key_results(recs, changes))

@@ -39,7 +39,7 @@ from analysis import charts, data, hardware, results
 
 charts.enable()
 all_specs = data.load_specs()
-specs = all_specs[all_specs["accelerator"].isin(sc.accelerators)].reset_index(drop=True)
+specs = data.load_specs(accelerators=sc.accelerators)
 spec_values = data.load_spec_values()
 models = data.load_models()
 sources = data.load_sources()
@@ -79,11 +79,9 @@ charts.table(specs, "data-specs-platform", columns={
 # divided by its GPU count), `estimate` (no published figure; the note says how it was set).
 
 # %%
-charts.table(spec_values.pivot_table(index="field", columns="basis", values="accelerator",
-                                     aggfunc="count", fill_value=0),
-             "data-basis-counts", columns={"field": "Field", "derived": "Derived",
-                                           "estimate": "Estimate", "published": "Published",
-                                           "sparse_halved": "Sparse halved"})
+charts.table(data.spec_basis_counts(spec_values), "data-basis-counts", columns={
+    "field": "Field", "derived": "Derived", "estimate": "Estimate", "published": "Published",
+    "sparse_halved": "Sparse halved"})
 
 # %% [markdown]
 # The estimates, with their reasoning. These are the values to replace first when vendors
@@ -91,7 +89,7 @@ charts.table(spec_values.pivot_table(index="field", columns="basis", values="acc
 # unpublished figures of announced parts.
 
 # %%
-charts.table(spec_values[spec_values["basis"] == "estimate"], "data-estimates", columns={
+charts.table(data.spec_estimates(spec_values), "data-estimates", columns={
     "accelerator": "Accelerator", "field": "Field", "value": "Value", "unit": "Unit",
     "source_id": "Source", "note": "How it was set"}, wide_text=("note",))
 
@@ -146,10 +144,7 @@ charts.table(hardware.derived_metrics(specs), "data-derived", columns={
 # gpt-oss-120b's sliding-window layers add a fixed 4.5 MiB per sequence instead of growing.
 
 # %%
-charts.table(models.assign(
-    kv_kib_per_token=models["kv_bytes_per_token_bf16"] / 1024,
-    kv_window_mib=models["kv_window_bytes_bf16"] / 2**20,
-), "data-models", columns={
+charts.table(hardware.model_table(models), "data-models", columns={
     "model": "Model", "total_params_b": "Params (B)", "active_params_b": "Active (B)",
     "layers": "Layers", "hidden_size": "Hidden", "attention_heads": "Heads",
     "kv_heads": "KV heads", "attention_type": "Attention", "experts": "Experts",
@@ -176,30 +171,13 @@ charts.table(data.mlperf_coverage_matrix(coverage), "data-mlperf-coverage")
 # and model tables cite these kinds of source:
 
 # %%
-cited = set(spec_values["source_id"]) | set(data.load_accelerators()["source_id"]) | set(
-    models["source_id"]) | set(models["params_source_id"])
-charts.table(sources[sources["source_id"].isin(cited)].groupby("kind").size().rename("sources")
-             .to_frame(), "data-source-kinds", columns={"kind": "Kind of source",
-                                                        "sources": "Sources"})
+cited = data.spec_and_model_source_ids(spec_values, data.load_accelerators(), models)
+charts.table(data.count_sources_by_kind(cited, sources), "data-source-kinds",
+             columns={"kind": "Kind of source", "sources": "Sources"})
 
 # %% [markdown]
 # ## Key results
 
 # %%
-derived = hardware.derived_metrics(all_specs).set_index("accelerator")
-shipping = specs[specs["status"] == "shipping"]
-largest = (shipping if len(shipping) else specs).sort_values("memory_gb").iloc[-1]
-results.show_key_results("10-data", {
-    "accelerators_in_scenario": len(specs),
-    "announced_in_scenario": int((specs["status"] == "announced").sum()),
-    "models": len(models),
-    "sources_cited_by_specs_and_models": len(cited),
-    "spec_values_estimated": int((spec_values["basis"] == "estimate").sum()),
-    "max_memory_shipping_accelerator": str(largest["accelerator"]),
-    "max_memory_shipping_gb": float(largest["memory_gb"]),
-    "memory_gb_ratio_MI300X_over_H100-SXM": hardware.ratio(all_specs, "memory_gb", "MI300X", "H100-SXM"),
-    "memory_bw_ratio_MI300X_over_H100-SXM": hardware.ratio(all_specs, "memory_bw_tbps", "MI300X", "H100-SXM"),
-    "bf16_ridge_flop_per_byte_H100-SXM": derived.at["H100-SXM", "ridge_flop_per_byte_bf16"],
-    "bf16_ridge_flop_per_byte_MI300X": derived.at["MI300X", "ridge_flop_per_byte_bf16"],
-    "mlperf_accelerators_covered": int(coverage["accelerator"].nunique()),
-})
+results.show_key_results("10-data", hardware.key_results(
+    specs, all_specs, models, spec_values, cited, coverage))

@@ -76,7 +76,7 @@ charts.table(audit, "claims-audit", columns={
 # in the spec table.
 
 # %%
-charts.table(audit.loc[audit["verdict"] == "mixes generations"], "claims-mixes", columns={
+charts.table(claims.select_claims(audit, "mixes generations"), "claims-mixes", columns={
     "claim_id": "Claim", "claimed": "Claimed", "observed": "Observed", "products": "Products"},
     wide_text=("claimed", "observed"))
 
@@ -86,19 +86,9 @@ charts.table(audit.loc[audit["verdict"] == "mixes generations"], "claims-mixes",
 # What the data shows instead.
 
 # %%
-charts.table(audit.loc[audit["verdict"] == "contradicted"], "claims-contradicted", columns={
+charts.table(claims.select_claims(audit, "contradicted"), "claims-contradicted", columns={
     "claim_id": "Claim", "quote": "Quote", "observed": "What the data shows"},
     wide_text=("quote", "observed"))
 
 # %%
-n = counts.set_index("verdict")["claims"]
-results.show_key_results(
-    "15-claims",
-    {
-        "claims_total": int(n.sum()),
-        "claims_supported": int(n["supported"]),
-        "claims_contradicted": int(n["contradicted"]),
-        "claims_mixes_generations": int(n["mixes generations"]),
-        "claims_unverifiable": int(n["unverifiable"]),
-    },
-)
+results.show_key_results("15-claims", claims.key_results(counts))

@@ -127,7 +127,7 @@ winner = training.training_winner(ev)
 print(f"Fastest shipping candidate: {winner['winner']} ({winner['vendor']}), "
       f"{winner['margin_pct']:.1f}% more tokens/s per GPU than the other vendor's best; "
       f"model error on held-out MLPerf submissions: median "
-      f"{summary.loc[summary['group'] == 'overall', 'median_abs_err_pct'].iloc[0]:.1f}%.")
+      f"{training.overall_error(summary):.1f}%.")
 
 # %% [markdown]
 # ## Scaling efficiency from one node to 16,384 GPUs
@@ -161,8 +161,8 @@ charts.plot_training_scaling(curves)
 # (pipeline bubble, exposed gradient reduction) are growing.
 
 # %%
-charts.table(curves.pivot_table(index="n_gpus", columns="accelerator", values="throughput_ratio"),
-             "training-throughput-ratio", columns=None, decimals=3)
+charts.table(training.throughput_ratio_table(curves), "training-throughput-ratio", columns=None,
+             decimals=3)
 
 # %% [markdown]
 # ## What-ifs: the article's interconnect claims
@@ -182,8 +182,7 @@ wi = training.what_if_table(sc)
 charts.plot_training_what_ifs(wi)
 
 # %%
-charts.table(wi.pivot_table(index="accelerator", columns="what_if", values="change_pct"),
-             "training-what-ifs", decimals=1,
+charts.table(training.what_if_matrix(wi), "training-what-ifs", decimals=1,
              caption="Change in training throughput per GPU vs as shipped (%)")
 
 # %% [markdown]

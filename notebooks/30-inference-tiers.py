@@ -38,8 +38,7 @@
 scenario: dict = {}  # the Scenario as plain data (papermill injects it); {} = params/default.yaml
 
 # %%
-import pandas as pd  # noqa: E402 (after parameters)
-from IPython.display import Markdown  # noqa: E402
+from IPython.display import Markdown  # noqa: E402 (after parameters)
 
 from analysis import charts, inference, params, results  # noqa: E402
 from analysis.inference_benchmarks import benchmark_table  # noqa: E402
@@ -70,11 +69,9 @@ print(f"{inf.model} at {inf.precision}, ISL {inf.isl}, OSL {inf.osl}, "
 # from other models.
 
 # %%
-validations = {scheme: inference.validate_against_mlperf(scheme)
-               for scheme in ("round", "accelerator", "system")}
-summaries = {scheme: inference.validation_summary(df) for scheme, df in validations.items()}
+checks = inference.validation_summaries()
 charts.table(
-    pd.concat([s.assign(scheme=k) for k, s in summaries.items()], ignore_index=True),
+    checks.combined(),
     "inference-validation-summary", columns={
         "scheme": "Held out", "vendor": "Vendor", "predictions": "Predictions",
         "median_ape_pct": "Median APE (%)", "p90_ape_pct": "90th pct. APE (%)",
@@ -82,12 +79,7 @@ charts.table(
     decimals=1)
 
 # %%
-head = summaries["round"].set_index("vendor")["median_ape_pct"]
-worst = head.drop("overall").idxmax()
-verdict = "meets" if head.drop("overall").max() <= inference.MAPE_TARGET_PCT else "misses"
-Markdown(f"**Predicting each MLPerf round from the others, the median APE is "
-         f"{head['AMD']:.1f}% for AMD and {head['NVIDIA']:.1f}% for NVIDIA: the model "
-         f"{verdict} the {inference.MAPE_TARGET_PCT:.0f}% target** (closest to it: {worst}).")
+Markdown(inference.validation_verdict(checks.summaries["round"]))
 
 # %% [markdown]
 # Where the round-by-round error comes from (signed: positive where the model
@@ -96,7 +88,8 @@ Markdown(f"**Predicting each MLPerf round from the others, the median APE is "
 # cannot be learned until a later round contains the same workload again.
 
 # %%
-charts.table(inference.validation_breakdown(validations["round"], ("vendor", "round", "benchmark")),
+charts.table(inference.validation_breakdown(checks.validations["round"],
+                                            ("vendor", "round", "benchmark")),
              "inference-validation-round-detail", columns={
     "vendor": "Vendor", "round": "Held-out round", "benchmark": "Benchmark",
     "predictions": "Predictions", "median_ape_pct": "Median APE (%)",
@@ -110,8 +103,7 @@ charts.table(inference.validation_breakdown(validations["round"], ("vendor", "ro
 #| label: fig-inference-validation
 #| fig-cap: "Each MLPerf round predicted from the others vs the measured results (tokens/s per accelerator)."
 #| fig-alt: "Log-log scatter of predicted against measured MLPerf results, coloured by vendor, with a dashed y equals x line; most points lie close to it."
-held_out = validations["round"]
-charts.plot_mlperf_validation(held_out[held_out["predicted"].notna()])
+charts.plot_mlperf_validation(inference.predicted_rows(checks.validations["round"]))
 
 # %% [markdown]
 # ### The benchmark rules the calibration uses
@@ -258,4 +250,5 @@ charts.table(winners, "inference-winners", columns={
 
 # %%
 results.show_key_results("30-inference-tiers", inference.key_results(
-    sc, tiers, winners, summaries["system"], summaries["round"], summaries["accelerator"]))
+    sc, tiers, winners, checks.summaries["system"], checks.summaries["round"],
+    checks.summaries["accelerator"]))

@@ -36,13 +36,10 @@ sc = params.scenario_from_parameters(scenario)
 # %%
 import pandas as pd  # noqa: E402
 
-from analysis import charts, data, inference, results, tco, training  # noqa: E402
+from analysis import charts, inference, results, tco, training  # noqa: E402
 
 charts.enable()
-assumptions = data.load_table("assumptions")
-inp_buy = tco.cost_inputs(sc, mode="buy", assumptions=assumptions)
-inp_rent = tco.cost_inputs(sc, mode="rent", assumptions=assumptions)
-inp = inp_buy if sc.cost.mode == "buy" else inp_rent
+inp, inp_buy, inp_rent = tco.scenario_inputs(sc)
 tiers = inference.evaluate_tiers(sc, with_cost=False)
 train = training.evaluate_training(sc)
 print(f"Scenario {sc.name!r}: mode = {sc.cost.mode}, rental term = {sc.cost.rental_term}, "
@@ -163,7 +160,7 @@ charts.table(be, "tco-breakeven", columns={"case": "Case", "statement": "AMD win
 
 # %%
 tornado_title, sens = tco.tier_sensitivity(sim, inp)
-charts.table(sens.head(12), "tco-sensitivity", columns={
+charts.table(sens.head(tco.TORNADO_TOP_N), "tco-sensitivity", columns={
     "input": "Input", "assumption_id": "Assumption", "low": "Low", "high": "High",
     "diff_low": "Difference at low (USD/M tokens)", "diff_high": "Difference at high (USD/M tokens)"},
     decimals={"diff_low": 4, "diff_high": 4})
@@ -188,7 +185,7 @@ charts.plot_cost_tornado(sens, tornado_title)
 #    ([A-porting-effort-amd](#A-porting-effort-amd), [A-engineer-month-cost](#A-engineer-month-cost)).
 
 # %%
-claims = tco.claim_numbers(tco.gpu_hour_cost(sc, inp_buy), inp_buy)
+claims = tco.claim_numbers(costs, inp_buy)
 charts.table(claims, "tco-claims-prices", columns={
     "amd": "AMD", "nvidia": "NVIDIA", "amd_price_per_gpu_usd": "AMD price per GPU (USD)",
     "nvidia_price_per_gpu_usd": "NVIDIA price per GPU (USD)",
@@ -209,8 +206,7 @@ charts.table(claims, "tco-claims-hourly", columns={
               "amd_porting_per_gpu_hour_usd": 3})
 
 # %%
-# (the rent-mode tier comparison needs no training costs)
-sim_rent = sim if sc.cost.mode == "rent" else tco.simulate(sc, tiers, None, inputs=inp_rent)
+sim_rent = tco.rent_simulation(sc, sim, tiers, inp_rent)
 charts.table(sim_rent.tier_summary, "tco-rent-tiers", columns={
     "tier": "Tier", "cheapest": "Cheapest (rented)", "cheapest_amd": "Cheapest AMD",
     "cheapest_nvidia": "Cheapest NVIDIA", "p_amd_cheaper": "P(AMD cheaper)"}, decimals=3)
@@ -219,9 +215,5 @@ charts.table(sim_rent.tier_summary, "tco-rent-tiers", columns={
 # ## Key results
 
 # %%
-key = tco.key_results(sim, be, sc.cost.mode)
-key["claim_hw_discount_pct_min"] = float(claims["hardware_discount_pct"].min()) if len(claims) else None
-key["claim_hw_discount_pct_max"] = float(claims["hardware_discount_pct"].max()) if len(claims) else None
-key["claim_rent_p_amd_cheaper_min"] = float(sim_rent.tier_summary["p_amd_cheaper"].min())
-key["claim_hidden_costs_exceed_gap_any"] = bool(claims["hidden_costs_exceed_gap"].any()) if len(claims) else False
+key = tco.key_results(sim, be, sc.cost.mode, claims, sim_rent)
 results.show_key_results("40-tco", key)

@@ -34,7 +34,6 @@ from analysis import params  # noqa: E402 (after the parameters cell, per the no
 sc = params.scenario_from_parameters(scenario)
 
 # %%
-import pandas as pd  # noqa: E402
 from IPython.display import HTML  # noqa: E402
 
 from analysis import charts, data, decision, results  # noqa: E402
@@ -64,10 +63,8 @@ HTML(decision.assumptions_register_html(register, sources))
 # The errors as measured in this run (empty when the chapters were not run):
 
 # %%
-charts.table(pd.DataFrame(
-    [{"measure": k, "percent": v} for k, v in decision.model_error(chapter_results).items()],
-    columns=["measure", "percent"]), "appendix-model-error",
-    columns={"measure": "Measure", "percent": "Error (%)"}, decimals=1)
+charts.table(decision.model_error_table(chapter_results), "appendix-model-error",
+             columns={"measure": "Measure", "percent": "Error (%)"}, decimals=1)
 
 # %% [markdown]
 # ## Data sources
@@ -77,10 +74,8 @@ charts.table(pd.DataFrame(
 # the MLCommons repositories instead (see the data chapter).
 
 # %%
-cited = decision.cited_source_ids(
-    {name: data.load_table(name) for name in data.table_names() if name != "sources"}
-)
-charts.table(sources.loc[sources["source_id"].isin(cited)], "appendix-sources", columns={
+cited = decision.load_cited_source_ids()
+charts.table(decision.cited_sources(sources, cited), "appendix-sources", columns={
     "source_id": "Source", "title": "Title", "publisher": "Publisher", "url": "URL",
     "accessed": "Accessed", "kind": "Kind"}, wide_text=("title",))
 
@@ -91,13 +86,8 @@ charts.table(sources.loc[sources["source_id"].isin(cited)], "appendix-sources", 
 # uncommitted changes), renderer, and digests of the data and the parameters.
 
 # %%
-charts.table(pd.DataFrame(
-    [{"item": k, "value": str(v)} for k, v in (run_info or {"version": "not run by the orchestrator"}).items()]
-), "appendix-version", columns={"item": "Item", "value": "Value"})
+charts.table(decision.run_info_table(run_info), "appendix-version",
+             columns={"item": "Item", "value": "Value"})
 
 # %%
-results.show_key_results(
-    "90-appendix",
-    {"assumptions": len(register), "sources_cited": len(cited),
-     "version": str(run_info.get("version", "")) if run_info else ""},
-)
+results.show_key_results("90-appendix", decision.appendix_key_results(register, cited, run_info))

@@ -21,6 +21,9 @@ from typing import Any
 
 import altair as alt
 
+from analysis import decision
+from analysis.tco import TORNADO_TOP_N
+
 VEGALITE_MIME = "application/vnd.vegalite.v6+json"
 RENDERER = "gpu-report"
 THEME = "gpu-report"
@@ -429,9 +432,10 @@ def plot_cost_tornado(sens: Any, title: str) -> alt.LayerChart:
     """Tornado chart: AMD-minus-NVIDIA cost difference as each input swings low to high.
 
     ``sens``: :func:`analysis.tco.sensitivity` output (input, diff_low, diff_high,
-    base_diff, swing), largest swing first.
+    base_diff, swing), largest swing first; the first :data:`analysis.tco.TORNADO_TOP_N`
+    rows are drawn.
     """
-    data = sens.head(12).copy()
+    data = sens.head(TORNADO_TOP_N).copy()
     data["lo"] = data[["diff_low", "diff_high"]].min(axis=1)
     data["hi"] = data[["diff_low", "diff_high"]].max(axis=1)
     order = list(data["input"])
@@ -743,32 +747,10 @@ def plot_claim_verdicts(counts: Any) -> alt.Chart:
 def plot_recommendation_costs(recs: Any) -> alt.Chart:
     """Cheapest AMD vs cheapest NVIDIA median cost per workload, with 5-95% intervals.
 
-    Takes ``decision.recommend`` output; costs are relative to NVIDIA's best (= 1).
+    Takes ``decision.recommend`` output; costs are relative to NVIDIA's best (= 1), as
+    :func:`analysis.decision.recommendation_costs` computes them.
     """
-    import pandas as pd
-
-    rows = []
-    for r in recs.itertuples(index=False):
-        base = r.nvidia_cost
-        if not (base and base == base and r.amd_cost == r.amd_cost):
-            continue
-        for vendor, acc, med, lo, hi in (
-            ("AMD", r.amd_best, r.amd_cost, r.amd_cost_p05, r.amd_cost_p95),
-            ("NVIDIA", r.nvidia_best, r.nvidia_cost, r.nvidia_cost_p05, r.nvidia_cost_p95),
-        ):
-            rows.append(
-                {
-                    "workload": r.label,
-                    "vendor": vendor,
-                    "accelerator": acc,
-                    "relative_cost": med / base,
-                    "low": lo / base,
-                    "high": hi / base,
-                }
-            )
-    df = pd.DataFrame(
-        rows, columns=["workload", "vendor", "accelerator", "relative_cost", "low", "high"]
-    )
+    df = decision.recommendation_costs(recs)
     color = _vendor_color()
     base_chart = alt.Chart(df).encode(
         y=alt.Y("workload:N", title="Workload", axis=alt.Axis(labelLimit=280)),

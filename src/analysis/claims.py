@@ -45,7 +45,14 @@ from analysis import ids
 from analysis.tables.claims import VERDICTS
 from analysis.tco import GPUS_PER_SERVER, cost_per_million_tokens
 
-__all__ = ["EVALUATORS", "VERDICTS", "evaluate_claims", "verdict_counts"]
+__all__ = [
+    "EVALUATORS",
+    "VERDICTS",
+    "evaluate_claims",
+    "key_results",
+    "select_claims",
+    "verdict_counts",
+]
 
 INFERENCE_CHAPTER = "30-inference-tiers"
 TRAINING_CHAPTER = "20-training-scaling"
@@ -1215,3 +1222,42 @@ def verdict_counts(evaluated: pd.DataFrame) -> pd.DataFrame:
     """Claims per verdict (every verdict listed, zeros included), in :data:`VERDICTS` order."""
     counts = evaluated["verdict"].value_counts().reindex(list(VERDICTS), fill_value=0)
     return counts.rename_axis("verdict").reset_index(name="claims")
+
+
+def select_claims(evaluated: pd.DataFrame, verdict: str) -> pd.DataFrame:
+    """The rows of :func:`evaluate_claims` output with one verdict, in article order.
+
+    The original index is kept.
+
+    Raises:
+        ValueError: ``verdict`` is not one of :data:`VERDICTS`.
+
+    >>> audit = pd.DataFrame({"claim_id": ["C1", "C2", "C3"],
+    ...                       "verdict": ["supported", "contradicted", "supported"]})
+    >>> select_claims(audit, "supported")["claim_id"].tolist()
+    ['C1', 'C3']
+    """
+    if verdict not in VERDICTS:
+        raise ValueError(f"unknown verdict {verdict!r}; allowed: {', '.join(VERDICTS)}")
+    return evaluated.loc[evaluated["verdict"] == verdict]
+
+
+def key_results(counts: pd.DataFrame) -> dict[str, int]:
+    """The claims chapter's key results from :func:`verdict_counts` output.
+
+    Returns:
+        ``claims_total``, then ``claims_supported``, ``claims_contradicted``,
+        ``claims_mixes_generations`` and ``claims_unverifiable`` (plain ints).
+
+    >>> counts = pd.DataFrame({"verdict": list(VERDICTS), "claims": [3, 2, 1, 0]})
+    >>> key_results(counts)["claims_total"], key_results(counts)["claims_unverifiable"]
+    (6, 0)
+    """
+    n = counts.set_index("verdict")["claims"]
+    return {
+        "claims_total": int(n.sum()),
+        "claims_supported": int(n["supported"]),
+        "claims_contradicted": int(n["contradicted"]),
+        "claims_mixes_generations": int(n["mixes generations"]),
+        "claims_unverifiable": int(n["unverifiable"]),
+    }

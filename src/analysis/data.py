@@ -21,6 +21,7 @@ Analytical decisions taken here:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 
 import numpy as np
@@ -36,6 +37,7 @@ __all__ = [
     "cache_generation",
     "check_source_references",
     "clear_cache",
+    "count_sources_by_kind",
     "get_accelerator",
     "get_model",
     "load_accelerators",
@@ -55,6 +57,9 @@ __all__ = [
     "mlperf_coverage_matrix",
     "shared_models",
     "shared_specs",
+    "spec_and_model_source_ids",
+    "spec_basis_counts",
+    "spec_estimates",
     "table_names",
 ]
 
@@ -236,7 +241,9 @@ def _load_specs_cached() -> pd.DataFrame:
     return out.loc[order].reset_index()
 
 
-def load_specs(include_announced: bool = True) -> pd.DataFrame:
+def load_specs(
+    include_announced: bool = True, accelerators: Iterable[str] | None = None
+) -> pd.DataFrame:
     """One row per accelerator: identity, every numeric value, and its source and basis.
 
     Columns: ``accelerator, vendor, name, status, architecture, process_node, package,
@@ -249,8 +256,21 @@ def load_specs(include_announced: bool = True) -> pd.DataFrame:
 
     Args:
         include_announced: keep announced parts (``status == "announced"``).
+        accelerators: keep only these ids (e.g. a scenario's ``accelerators``); rows stay
+            in canonical order whatever the order given. ``None`` = every accelerator.
+
+    Raises:
+        ValueError: an id in ``accelerators`` is not in the spec table (the message names
+            the closest known ids).
     """
     specs = _load_specs_cached().copy()
+    if accelerators is not None:
+        wanted = list(accelerators)
+        known = tuple(specs["accelerator"])
+        for a in wanted:
+            if a not in known:
+                raise ValueError(ids.unknown_id_message("accelerator", a, known))
+        specs = specs[specs["accelerator"].isin(wanted)].reset_index(drop=True)
     if not include_announced:
         specs = specs[specs["status"] != "announced"].reset_index(drop=True)
     return specs
@@ -267,6 +287,107 @@ def get_accelerator(accelerator: str) -> pd.Series:
     if match.empty:
         raise ValueError(ids.unknown_id_message("accelerator", accelerator, ids.ACCELERATORS))
     return match.iloc[0].copy()
+
+
+def spec_basis_counts(spec_values: pd.DataFrame | None = None) -> pd.DataFrame:
+    """How many spec values of each field were obtained on each basis.
+
+    Args:
+        spec_values: the long value table (columns ``accelerator, field, basis``);
+            ``None`` = :func:`load_spec_values`.
+
+    Returns:
+        One row per ``field`` (the index, sorted), one column per ``basis`` (sorted, e.g.
+        ``derived, estimate, published, sparse_halved``), values the number of
+        accelerators; 0 where a field has no value on that basis.
+
+    >>> sv = pd.DataFrame({"accelerator": ["A", "B", "A"], "field": ["tdp_w", "tdp_w", "memory_gb"],
+    ...                    "basis": ["published", "estimate", "published"]})
+    >>> spec_basis_counts(sv).to_dict("index")
+    {'memory_gb': {'estimate': 0, 'published': 1}, 'tdp_w': {'estimate': 1, 'published': 1}}
+    """
+    if spec_values is None:
+        spec_values = load_spec_values()
+    return spec_values.pivot_table(
+        index="field", columns="basis", values="accelerator", aggfunc="count", fill_value=0
+    )
+
+
+def spec_estimates(spec_values: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The spec values with no published figure (``basis == "estimate"``), notes included.
+
+    These are the values to replace first when vendors publish.
+
+    Args:
+        spec_values: the long value table; ``None`` = :func:`load_spec_values`.
+
+    Returns:
+        The matching rows, all columns, in table order, with a fresh 0..n-1 index.
+    """
+    if spec_values is None:
+        spec_values = load_spec_values()
+    return spec_values[spec_values["basis"] == "estimate"].reset_index(drop=True)
+
+
+def spec_and_model_source_ids(
+    spec_values: pd.DataFrame | None = None,
+    accelerators: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+) -> list[str]:
+    """Sorted ids of the sources the spec and model tables cite.
+
+    Reads the value table's ``source_id``, the accelerator table's ``source_id`` (the
+    identity source; not ``process_source_id``) and the model table's ``source_id`` and
+    ``params_source_id``. Empty cells are skipped. (:func:`analysis.decision.cited_source_ids`
+    reads every ``*_source*`` column instead, process nodes included.)
+
+    Args:
+        spec_values: ``None`` = :func:`load_spec_values`.
+        accelerators: ``None`` = :func:`load_accelerators`.
+        models: ``None`` = :func:`load_models`.
+
+    >>> sv = pd.DataFrame({"source_id": ["b", "a"]})
+    >>> acc = pd.DataFrame({"source_id": ["a"], "process_source_id": ["p"]})
+    >>> m = pd.DataFrame({"source_id": ["c"], "params_source_id": [None]})
+    >>> spec_and_model_source_ids(sv, acc, m)
+    ['a', 'b', 'c']
+    """
+    if spec_values is None:
+        spec_values = load_spec_values()
+    if accelerators is None:
+        accelerators = load_accelerators()
+    if models is None:
+        models = load_models()
+    columns = [
+        spec_values["source_id"],
+        accelerators["source_id"],
+        models["source_id"],
+        models["params_source_id"],
+    ]
+    return sorted({v for col in columns for v in col.dropna()})
+
+
+def count_sources_by_kind(
+    source_ids: Iterable[str], sources: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """How many of ``source_ids`` are of each ``kind`` in ``sources.csv``.
+
+    Args:
+        source_ids: the cited ids (e.g. :func:`spec_and_model_source_ids`); ids not in
+            ``sources`` are not counted.
+        sources: the source table (``source_id, kind``); ``None`` = :func:`load_sources`.
+
+    Returns:
+        Index ``kind`` (sorted), one column ``sources``; kinds no id has are left out.
+
+    >>> src = pd.DataFrame({"source_id": ["a", "b", "c"], "kind": ["vendor", "paper", "vendor"]})
+    >>> count_sources_by_kind(["a", "c", "b"], src)["sources"].to_dict()
+    {'paper': 1, 'vendor': 2}
+    """
+    if sources is None:
+        sources = load_sources()
+    cited = sources[sources["source_id"].isin(set(source_ids))]
+    return cited.groupby("kind").size().rename("sources").to_frame()
 
 
 # --- models ------------------------------------------------------------------------------

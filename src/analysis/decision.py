@@ -26,17 +26,23 @@ from typing import Any
 
 import pandas as pd
 
-from analysis import ids
+from analysis import data, ids
 
 __all__ = [
     "P_EITHER",
+    "appendix_key_results",
     "assumptions_register_html",
     "checklist",
     "cited_source_ids",
+    "cited_sources",
     "compare_with_previous",
     "key_results",
+    "load_cited_source_ids",
     "model_error",
+    "model_error_table",
     "recommend",
+    "recommendation_costs",
+    "run_info_table",
     "changes_markdown",
     "summary_markdown",
 ]
@@ -75,6 +81,22 @@ def model_error(chapter_results: Results) -> dict[str, float]:
         "inference_mape_accelerator_nvidia_pct": _num(inf.get("mlperf_mape_accelerator_NVIDIA")),
         "training_median_err_pct": _num(tr.get("mlperf_median_err_pct")),
     }
+
+
+def model_error_table(chapter_results: Results) -> pd.DataFrame:
+    """:func:`model_error` as a table: one row per measure, columns ``measure``, ``percent``.
+
+    Measures the chapters did not publish are NaN (the appendix opened by hand shows them
+    empty).
+
+    >>> table = model_error_table({"20-training-scaling": {"mlperf_median_err_pct": 7.5}})
+    >>> table.columns.tolist(), table.at[5, "measure"], float(table.at[5, "percent"])
+    (['measure', 'percent'], 'training_median_err_pct', 7.5)
+    """
+    return pd.DataFrame(
+        [{"measure": k, "percent": v} for k, v in model_error(chapter_results).items()],
+        columns=["measure", "percent"],
+    )
 
 
 def _infeasible(inf: Mapping[str, Any], tier: int) -> set[str]:
@@ -241,15 +263,70 @@ def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def key_results(recs: pd.DataFrame) -> dict[str, Any]:
-    """The summary chapter's key results: ``rec_training``, ``rec_tier{i}`` and their numbers."""
+def key_results(recs: pd.DataFrame, changes: pd.DataFrame | None = None) -> dict[str, Any]:
+    """The summary chapter's key results: ``rec_training``, ``rec_tier{i}`` and their numbers.
+
+    Args:
+        recs: :func:`recommend` output.
+        changes: :func:`compare_with_previous` output. When given, two more keys follow:
+            ``changes_since_previous`` (rows) and ``recommendations_flipped`` (rows whose
+            ``flipped`` is true; 0 when nothing changed). ``None`` leaves them out, which is
+            what the comparison itself needs (it diffs the summary's own recommendations).
+
+    Returns:
+        ``{key: value}`` in the order above.
+    """
     out: dict[str, Any] = {}
     for _, r in recs.iterrows():
         k = r["workload"]
         out[f"rec_{k}"] = r["recommendation"]
         out[f"rec_{k}_p_amd_cheaper"] = r["p_amd_cheaper"]
         out[f"rec_{k}_cost_margin_pct"] = r["cost_margin_pct"]
+    if changes is not None:
+        out["changes_since_previous"] = len(changes)
+        # An empty frame's "flipped" column has object dtype: its sum is not a count.
+        out["recommendations_flipped"] = int(changes["flipped"].sum()) if len(changes) else 0
     return out
+
+
+#: Columns of :func:`recommendation_costs`.
+RECOMMENDATION_COST_COLUMNS = ("workload", "vendor", "accelerator", "relative_cost", "low", "high")
+
+
+def recommendation_costs(recs: pd.DataFrame) -> pd.DataFrame:
+    """Each vendor's cheapest candidate per workload, relative to NVIDIA's best median (= 1).
+
+    Two rows per workload (AMD, then NVIDIA) with the median (``relative_cost``) and the
+    5th/95th percentiles (``low``, ``high``) divided by NVIDIA's best median cost. Workloads
+    without both vendors' costs (or with a zero NVIDIA cost) are left out: there is nothing
+    to compare.
+
+    Args:
+        recs: :func:`recommend` output.
+
+    Returns:
+        Columns :data:`RECOMMENDATION_COST_COLUMNS`; ``workload`` is the workload's label.
+    """
+    rows = []
+    for r in recs.itertuples(index=False):
+        base = r.nvidia_cost
+        if not (base and base == base and r.amd_cost == r.amd_cost):  # x != x: NaN
+            continue
+        for vendor, acc, med, lo, hi in (
+            ("AMD", r.amd_best, r.amd_cost, r.amd_cost_p05, r.amd_cost_p95),
+            ("NVIDIA", r.nvidia_best, r.nvidia_cost, r.nvidia_cost_p05, r.nvidia_cost_p95),
+        ):
+            rows.append(
+                {
+                    "workload": r.label,
+                    "vendor": vendor,
+                    "accelerator": acc,
+                    "relative_cost": med / base,
+                    "low": lo / base,
+                    "high": hi / base,
+                }
+            )
+    return pd.DataFrame(rows, columns=list(RECOMMENDATION_COST_COLUMNS))
 
 
 # --- the article's checklists, made quantitative --------------------------------------------
@@ -527,6 +604,64 @@ def cited_source_ids(tables: Mapping[str, pd.DataFrame]) -> list[str]:
                 for v in df[col].dropna().astype(str):
                     found |= {s.strip() for s in v.split(";") if s.strip()}
     return sorted(found)
+
+
+def load_cited_source_ids() -> list[str]:
+    """:func:`cited_source_ids` of every registered data table except ``sources`` itself."""
+    return cited_source_ids(
+        {name: data.load_table(name) for name in data.table_names() if name != "sources"}
+    )
+
+
+def cited_sources(sources: pd.DataFrame, cited: list[str]) -> pd.DataFrame:
+    """The rows of the ``sources`` table whose ``source_id`` is in ``cited``, in table order.
+
+    The original index is kept. Cited ids missing from ``sources`` (e.g. MLPerf result
+    paths) have no row.
+
+    >>> src = pd.DataFrame({"source_id": ["a", "b", "c"], "url": ["u1", "u2", "u3"]})
+    >>> cited_sources(src, ["c", "a", "mlperf/x"])["source_id"].tolist()
+    ['a', 'c']
+    """
+    return sources.loc[sources["source_id"].isin(cited)]
+
+
+#: What the appendix's version table shows when the orchestrator passed no ``run_info``.
+RUN_INFO_MISSING: dict[str, str] = {"version": "not run by the orchestrator"}
+
+
+def run_info_table(run_info: Mapping[str, Any] | None) -> pd.DataFrame:
+    """The orchestrator's ``run_info`` as rows ``item``, ``value`` (values as strings).
+
+    An empty or missing ``run_info`` (the notebook opened by hand) gives one row saying so
+    (:data:`RUN_INFO_MISSING`).
+
+    >>> run_info_table({"version": "v0001", "dirty": False})["value"].tolist()
+    ['v0001', 'False']
+    >>> run_info_table({}).to_numpy().tolist()
+    [['version', 'not run by the orchestrator']]
+    """
+    return pd.DataFrame(
+        [{"item": k, "value": str(v)} for k, v in (run_info or RUN_INFO_MISSING).items()]
+    )
+
+
+def appendix_key_results(
+    register: pd.DataFrame, cited: list[str], run_info: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The appendix's key results: ``assumptions``, ``sources_cited`` and ``version``.
+
+    ``version`` is ``run_info["version"]`` as a string, ``""`` when the orchestrator passed
+    none.
+
+    >>> appendix_key_results(pd.DataFrame({"id": ["A-x"]}), ["s1", "s2"], {})
+    {'assumptions': 1, 'sources_cited': 2, 'version': ''}
+    """
+    return {
+        "assumptions": len(register),
+        "sources_cited": len(cited),
+        "version": str(run_info.get("version", "")) if run_info else "",
+    }
 
 
 def _esc(text: Any) -> str:

@@ -1,8 +1,9 @@
 """Derived hardware metrics: pure, vectorized functions over the specs frame.
 
 Every function takes the frame :func:`analysis.data.load_specs` returns (or any frame with
-the same columns) and returns a Series aligned with it, or a new tidy frame. Nothing here
-reads files or prints.
+the same columns) and returns a Series aligned with it, or a new tidy frame; besides them,
+:func:`model_table` (the model table in display units) and :func:`key_results` (the data
+chapter's key results). Nothing here reads files or prints.
 
 Analytical decisions taken here:
 
@@ -14,9 +15,14 @@ Analytical decisions taken here:
 * Per-watt metrics divide by the board/module TDP (an upper bound on draw, not measured
   power); system, CPU, network and cooling power are excluded.
 * A format a part does not support (NaN in the spec table) stays NaN in every metric.
+* The "largest shipping part" is the shipping part with the most HBM; when a scenario has
+  no shipping part, the largest of its parts stands in.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -148,3 +154,94 @@ def compute_by_precision(
         frames.append(part)
     out = pd.concat(frames, ignore_index=True)
     return out[out["dense_tflops"].notna()].reset_index(drop=True)
+
+
+#: Bytes per KiB and per MiB (the model table shows KV-cache sizes in binary units).
+_KIB = 1024
+_MIB = 2**20
+
+
+def model_table(models: pd.DataFrame) -> pd.DataFrame:
+    """The model table with its KV-cache sizes in display units.
+
+    Adds ``kv_kib_per_token`` (``kv_bytes_per_token_bf16`` in KiB) and ``kv_window_mib``
+    (``kv_window_bytes_bf16``, the fixed sliding-window KV per sequence, in MiB) to a copy
+    of the frame :func:`analysis.data.load_models` returns.
+
+    >>> models = pd.DataFrame({"kv_bytes_per_token_bf16": [70272], "kv_window_bytes_bf16": [2**22]})
+    >>> model_table(models)[["kv_kib_per_token", "kv_window_mib"]].to_numpy().tolist()
+    [[68.625, 4.0]]
+    """
+    return models.assign(
+        kv_kib_per_token=models["kv_bytes_per_token_bf16"] / _KIB,
+        kv_window_mib=models["kv_window_bytes_bf16"] / _MIB,
+    )
+
+
+def largest_memory_part(specs: pd.DataFrame) -> pd.Series:
+    """The row of the shipping part with the most HBM (any part if none is shipping).
+
+    Raises:
+        ValueError: ``specs`` has no rows.
+
+    >>> specs = pd.DataFrame({"accelerator": ["A", "B", "C"], "memory_gb": [192.0, 288.0, 432.0],
+    ...                       "status": ["shipping", "shipping", "announced"]})
+    >>> str(largest_memory_part(specs)["accelerator"])
+    'B'
+    """
+    if specs.empty:
+        raise ValueError("the specs frame has no rows; no largest part to pick")
+    shipping = specs[specs["status"] == "shipping"]
+    return (shipping if len(shipping) else specs).sort_values("memory_gb").iloc[-1]
+
+
+def key_results(
+    specs: pd.DataFrame,
+    all_specs: pd.DataFrame,
+    models: pd.DataFrame,
+    spec_values: pd.DataFrame,
+    cited_sources: Collection[str],
+    coverage: pd.DataFrame,
+) -> dict[str, Any]:
+    """The data chapter's (``10-data``) key results.
+
+    Counts describe the scenario (``specs``); the MI300X-over-H100-SXM ratios and the BF16
+    ridge points always come from the full table (``all_specs``), so they exist whatever
+    the scenario's candidates.
+
+    Args:
+        specs: the scenario's rows of :func:`analysis.data.load_specs`.
+        all_specs: every row of :func:`analysis.data.load_specs` (must hold MI300X and
+            H100-SXM).
+        models: :func:`analysis.data.load_models`.
+        spec_values: :func:`analysis.data.load_spec_values`.
+        cited_sources: the source ids the spec and model tables cite
+            (:func:`analysis.data.spec_and_model_source_ids`); only their number is used.
+        coverage: :func:`analysis.data.mlperf_coverage`.
+
+    Returns:
+        ``accelerators_in_scenario, announced_in_scenario, models,
+        sources_cited_by_specs_and_models, spec_values_estimated,
+        max_memory_shipping_accelerator, max_memory_shipping_gb,
+        memory_gb_ratio_MI300X_over_H100-SXM, memory_bw_ratio_MI300X_over_H100-SXM,
+        bf16_ridge_flop_per_byte_H100-SXM, bf16_ridge_flop_per_byte_MI300X,
+        mlperf_accelerators_covered``, in that order.
+    """
+    derived = derived_metrics(all_specs).set_index("accelerator")
+    largest = largest_memory_part(specs)
+    return {
+        "accelerators_in_scenario": len(specs),
+        "announced_in_scenario": int((specs["status"] == "announced").sum()),
+        "models": len(models),
+        "sources_cited_by_specs_and_models": len(cited_sources),
+        "spec_values_estimated": int((spec_values["basis"] == "estimate").sum()),
+        "max_memory_shipping_accelerator": str(largest["accelerator"]),
+        "max_memory_shipping_gb": float(largest["memory_gb"]),
+        "memory_gb_ratio_MI300X_over_H100-SXM": ratio(all_specs, "memory_gb", "MI300X", "H100-SXM"),
+        "memory_bw_ratio_MI300X_over_H100-SXM": ratio(
+            all_specs, "memory_bw_tbps", "MI300X", "H100-SXM"
+        ),
+        "bf16_ridge_flop_per_byte_H100-SXM": derived.at["H100-SXM", "ridge_flop_per_byte_bf16"],
+        "bf16_ridge_flop_per_byte_MI300X": derived.at["MI300X", "ridge_flop_per_byte_bf16"],
+        "mlperf_accelerators_covered": int(coverage["accelerator"].nunique()),
+    }

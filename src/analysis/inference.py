@@ -2245,13 +2245,65 @@ def validation_summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def predicted_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The held-out rows the model predicted (those without workload data left out).
+
+    What the validation figure plots: a row reported unpredicted (:data:`NO_WORKLOAD_DATA`)
+    has no prediction to place against its measurement.
+
+    >>> df = pd.DataFrame({"measured": [10.0, 20.0], "predicted": [11.0, float("nan")]})
+    >>> predicted_rows(df)["measured"].tolist()
+    [10.0]
+    """
+    return df[df["predicted"].notna()]
+
+
+#: The holdout schemes the chapter and ``validate-models`` report, headline (issue 4's
+#: leave-one-round-out) first.
+REPORTED_SCHEMES = ("round", "accelerator", "system")
+
+
+@dataclass(frozen=True)
+class HoldoutValidation:
+    """Out-of-sample predictions of MLPerf and their error summaries, one entry per scheme.
+
+    Built by :func:`validation_summaries`; both dicts are keyed by scheme in the same order.
+    """
+
+    #: scheme -> :func:`validate_against_mlperf` rows.
+    validations: dict[str, pd.DataFrame]
+    #: scheme -> :func:`validation_summary` of those rows.
+    summaries: dict[str, pd.DataFrame]
+
+    def combined(self) -> pd.DataFrame:
+        """Every scheme's summary stacked in scheme order, with a ``scheme`` column last."""
+        return pd.concat([s.assign(scheme=k) for k, s in self.summaries.items()], ignore_index=True)
+
+
+def validation_summaries(schemes: Sequence[str] = REPORTED_SCHEMES) -> HoldoutValidation:
+    """Run :func:`validate_against_mlperf` for each holdout scheme and summarise each.
+
+    Args:
+        schemes: holdout schemes, in the order to report them (each one of
+            :data:`HOLDOUT_SCHEMES`); by default the headline round scheme first.
+
+    Returns:
+        The per-scheme held-out rows and their :func:`validation_summary` tables.
+    """
+    validations = {scheme: validate_against_mlperf(scheme) for scheme in schemes}
+    return HoldoutValidation(
+        validations=validations,
+        summaries={scheme: validation_summary(df) for scheme, df in validations.items()},
+    )
+
+
 def validation_breakdown(df: pd.DataFrame, by: Sequence[str] = ("vendor", "round")) -> pd.DataFrame:
     """Held-out error per group: predictions, median APE and median signed error (%).
 
     The signed error is the median of predicted / measured - 1: positive where the model
     over-predicts the group. Unpredicted rows are left out.
     """
-    g = df[df["predicted"].notna()].copy()
+    g = predicted_rows(df).copy()
     g["signed_pct"] = (g["predicted"] / g["measured"] - 1.0) * 100.0
     return (
         g.groupby(list(by))
@@ -2510,6 +2562,32 @@ def tier_bands(sc: Any, max_user_rate: float = 1000.0) -> pd.DataFrame:
 MAPE_TARGET_PCT = 15.0
 
 
+def validation_verdict(summary: pd.DataFrame) -> str:
+    """One Markdown sentence: each vendor's median APE and whether both meet the target.
+
+    ``summary`` is the :func:`validation_summary` of the leave-one-round-out validation
+    (rows AMD, NVIDIA and overall). The model meets :data:`MAPE_TARGET_PCT` when every
+    vendor's median APE is at most the target; the vendor closest to it (the largest error)
+    is named.
+
+    >>> s = pd.DataFrame({"vendor": ["AMD", "NVIDIA", "overall"],
+    ...                   "median_ape_pct": [10.04, 14.7, 12.0]})
+    >>> v = validation_verdict(s)
+    >>> "10.0% for AMD and 14.7% for NVIDIA" in v
+    True
+    >>> print(v)  # doctest: +ELLIPSIS
+    **Predicting each MLPerf round ... the model meets the 15% target** (closest to it: NVIDIA).
+    """
+    head = summary.set_index("vendor")["median_ape_pct"]
+    vendors = head.drop("overall")
+    verdict = "meets" if vendors.max() <= MAPE_TARGET_PCT else "misses"
+    return (
+        f"**Predicting each MLPerf round from the others, the median APE is "
+        f"{head['AMD']:.1f}% for AMD and {head['NVIDIA']:.1f}% for NVIDIA: the model "
+        f"{verdict} the {MAPE_TARGET_PCT:.0f}% target** (closest to it: {vendors.idxmax()})."
+    )
+
+
 def key_results(
     sc: Any,
     tiers: pd.DataFrame,
@@ -2644,6 +2722,7 @@ __all__ = [
     "BENCHMARKS",
     "CONCURRENCY",
     "Calibration",
+    "HoldoutValidation",
     "bench_cases",
     "best_deployment",
     "default_calibration",
@@ -2658,6 +2737,7 @@ __all__ = [
     "max_throughput_per_gpu",
     "memory_headroom",
     "predict_mlperf",
+    "predicted_rows",
     "serving_metrics",
     "sweep",
     "tier_bands",
@@ -2665,5 +2745,7 @@ __all__ = [
     "tp_choices",
     "validate_against_mlperf",
     "validation_fallbacks",
+    "validation_summaries",
     "validation_summary",
+    "validation_verdict",
 ]

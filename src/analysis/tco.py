@@ -34,7 +34,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -339,6 +339,38 @@ def cost_inputs(
     )
 
 
+class ScenarioInputs(NamedTuple):
+    """The cost model's inputs in both modes, and the one the scenario's mode selects.
+
+    Both share every value and range; only ``mode`` differs. The chapter needs both: its
+    tables follow the scenario's mode, while the article's claims are about buying
+    (hardware discount) and renting (per-tier comparison) whatever the scenario chose.
+    """
+
+    selected: CostInputs
+    buy: CostInputs
+    rent: CostInputs
+
+
+def scenario_inputs(sc: Scenario, *, assumptions: pd.DataFrame | None = None) -> ScenarioInputs:
+    """Buy-mode and rent-mode :func:`cost_inputs`, and the one for the scenario's mode.
+
+    Args:
+        sc: the scenario (``sc.cost.mode`` picks ``selected``).
+        assumptions: the assumptions register (default: ``data/``), read once for both.
+
+    Returns:
+        ``(selected, buy, rent)``; ``selected`` is the ``buy`` or the ``rent`` object itself.
+    """
+    if assumptions is None:
+        from analysis import data
+
+        assumptions = data.load_table("assumptions")
+    buy = cost_inputs(sc, mode="buy", assumptions=assumptions)
+    rent = cost_inputs(sc, mode="rent", assumptions=assumptions)
+    return ScenarioInputs(buy if sc.cost.mode == "buy" else rent, buy, rent)
+
+
 def _id_columns(accelerators: Any) -> dict[str, list[str]]:
     """``vendor`` and ``status`` columns for a sequence of accelerator ids.
 
@@ -579,6 +611,27 @@ def simulate(
     return Simulation(gh, tier_df, tsum, train_df, train_sum, paid, useful)
 
 
+def rent_simulation(
+    sc: Scenario, sim: Simulation, tiers: pd.DataFrame | None, rent_inputs: CostInputs
+) -> Simulation:
+    """The Monte Carlo in rent mode, for the article's rental-market claim.
+
+    A renting scenario's own simulation already is that, so it is returned as is (same
+    draws, no second run). Otherwise the tiers are simulated again with the rent-mode
+    inputs and the scenario's seed; the training run is skipped, as the claim is about
+    cost per token only.
+
+    Args:
+        sc: the scenario.
+        sim: :func:`simulate` output for the scenario's own mode.
+        tiers: the tier throughputs ``sim`` was run on.
+        rent_inputs: rent-mode :func:`cost_inputs` (e.g. :attr:`ScenarioInputs.rent`).
+    """
+    if sc.cost.mode == "rent":
+        return sim
+    return simulate(sc, tiers, None, inputs=rent_inputs)
+
+
 # --- break-even --------------------------------------------------------------------------
 # Search ranges for Brent's method, not estimates: wide enough to hold any plausible
 # break-even; a variable whose range holds no sign change has no break-even (NaN).
@@ -741,6 +794,9 @@ def _statement(var: str, amd: str, nv: str, cur: float, val: float, kind: str) -
 
 
 # --- sensitivity ------------------------------------------------------------------------
+#: Inputs shown in the sensitivity table and the tornado chart (largest swings first):
+#: enough to show every input that moves the result, few enough to read at a glance.
+TORNADO_TOP_N = 12
 SENSITIVITY_COLUMNS = (
     "input",
     "assumption_id",
@@ -870,8 +926,27 @@ def _acc_assumption(name: str, acc: str) -> str:
 
 
 # --- key results --------------------------------------------------------------------------
-def key_results(sim: Simulation, be: pd.DataFrame, mode: str) -> dict[str, Any]:
-    """The chapter's key results (names fixed in docs/contracts.md)."""
+def key_results(
+    sim: Simulation,
+    be: pd.DataFrame,
+    mode: str,
+    claims: pd.DataFrame | None = None,
+    sim_rent: Simulation | None = None,
+) -> dict[str, Any]:
+    """The chapter's key results (names fixed in docs/contracts.md).
+
+    Args:
+        sim: :func:`simulate` output for the scenario's mode.
+        be: :func:`breakeven_table` output.
+        mode: the scenario's cost mode.
+        claims: :func:`claim_numbers` output; adds ``claim_hw_discount_pct_min``/``max``
+            (None without any generation pair) and ``claim_hidden_costs_exceed_gap_any``.
+        sim_rent: :func:`rent_simulation` output; adds ``claim_rent_p_amd_cheaper_min``,
+            the lowest P(AMD cheaper) over the tiers when renting.
+
+    Returns:
+        Key name -> value, in display order (the claim keys last).
+    """
     out: dict[str, Any] = {"mode": mode}
     for r in sim.gpu_hour.itertuples(index=False):
         out[f"gpu_hour_usd_{r.accelerator}"] = r.gpu_hour_usd
@@ -895,6 +970,21 @@ def key_results(sim: Simulation, be: pd.DataFrame, mode: str) -> dict[str, Any]:
         out["train_cheapest"] = sim.training_summary["cheapest"]
         out["train_p_amd_cheaper"] = sim.training_summary["p_amd_cheaper"]
         out["train_breakeven_amd_gpu_hour_usd"] = _breakeven_price(be, "train")
+    # An empty claims table (no generation pair in the scenario) has no columns at all.
+    has_claims = claims is not None and len(claims) > 0
+    if claims is not None:
+        hw = claims["hardware_discount_pct"] if has_claims else None
+        out["claim_hw_discount_pct_min"] = None if hw is None else float(hw.min())
+        out["claim_hw_discount_pct_max"] = None if hw is None else float(hw.max())
+    if sim_rent is not None:
+        rent = sim_rent.tier_summary
+        out["claim_rent_p_amd_cheaper_min"] = (
+            float(rent["p_amd_cheaper"].min()) if len(rent) else None
+        )
+    if claims is not None:
+        out["claim_hidden_costs_exceed_gap_any"] = (
+            bool(claims["hidden_costs_exceed_gap"].any()) if has_claims else False
+        )
     return out
 
 
@@ -1000,7 +1090,8 @@ def claim_numbers(
 ) -> pd.DataFrame:
     """Numbers behind the article's cost claims, per AMD/NVIDIA generation pair.
 
-    ``buy`` is :func:`gpu_hour_cost` output. Columns: amd, nvidia, gpu price midpoints and
+    ``buy`` is :func:`gpu_hour_cost` output, in either mode (only its ``owned_*`` columns
+    are read, and those do not depend on the mode). Columns: amd, nvidia, gpu price midpoints and
     the AMD discount (claim: 20-30% cheaper hardware), owned and rented $/GPU-hour and
     their AMD discounts, the AMD hardware saving per GPU-hour (capital + maintenance) and
     the AMD porting cost per GPU-hour (claim: hidden costs can outweigh the gap).

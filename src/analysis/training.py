@@ -1113,6 +1113,20 @@ def validation_summary(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def overall_error(summary: pd.DataFrame) -> float:
+    """The overall median absolute error (%) of a :func:`validation_summary` table.
+
+    The headline figure quoted next to the training winner; NaN when the table has no
+    ``overall`` row.
+
+    >>> s = pd.DataFrame({"group": ["AMD", "overall"], "median_abs_err_pct": [20.0, 12.5]})
+    >>> overall_error(s)
+    12.5
+    """
+    overall = summary.loc[summary["group"] == "overall", "median_abs_err_pct"]
+    return float(overall.iloc[0]) if len(overall) else math.nan
+
+
 def validation_detail(df: pd.DataFrame) -> pd.DataFrame:
     """Held-out errors per benchmark and accelerator: rows, median signed and absolute error.
 
@@ -1347,6 +1361,35 @@ def scaling_curves(
         df.insert(2, "status", spec.get("status"))
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
+
+
+def throughput_ratio_table(curves: pd.DataFrame) -> pd.DataFrame:
+    """The uncapped throughput ratio of :func:`scaling_curves`: GPU counts x accelerators.
+
+    One row per GPU count (ascending), one column per accelerator (alphabetical); a part
+    with no feasible count at all has no column. Values above 1 are memory relief, not
+    scaling (the plotted efficiency is min(1, ratio)).
+
+    >>> c = pd.DataFrame({"n_gpus": [8, 16, 8, 16], "accelerator": ["B", "B", "A", "A"],
+    ...                   "throughput_ratio": [1.0, 0.9, 1.0, 1.1]})
+    >>> throughput_ratio_table(c).to_dict("index")
+    {8: {'A': 1.0, 'B': 1.0}, 16: {'A': 1.1, 'B': 0.9}}
+    """
+    return curves.pivot_table(index="n_gpus", columns="accelerator", values="throughput_ratio")
+
+
+def what_if_matrix(what_ifs: pd.DataFrame) -> pd.DataFrame:
+    """Throughput change (%) vs as shipped of :func:`what_if_table`: accelerators x what-ifs.
+
+    One row per accelerator, one column per what-if (both alphabetical).
+
+    >>> w = pd.DataFrame({"accelerator": ["H200", "H200"],
+    ...                   "what_if": ["as shipped", "scale-out 400 Gb/s"],
+    ...                   "change_pct": [0.0, -2.5]})
+    >>> what_if_matrix(w).to_dict("index")
+    {'H200': {'as shipped': 0.0, 'scale-out 400 Gb/s': -2.5}}
+    """
+    return what_ifs.pivot_table(index="accelerator", columns="what_if", values="change_pct")
 
 
 def bench_cases() -> list[tuple[str, Callable[[], object], float]]:

@@ -295,6 +295,32 @@ def test_verdict_counts_lists_every_verdict(audit):
     assert counts["claims"].sum() == len(audit)
 
 
+def test_select_claims_keeps_one_verdict_in_article_order(audit):
+    for verdict in VERDICTS:
+        got = claims.select_claims(audit, verdict)
+        assert set(got["verdict"]) <= {verdict}
+        assert len(got) == int((audit["verdict"] == verdict).sum())
+        assert got.index.tolist() == audit.index[audit["verdict"] == verdict].tolist()
+    with pytest.raises(ValueError, match="unknown verdict 'wrong'"):
+        claims.select_claims(audit, "wrong")
+
+
+def test_key_results_from_verdict_counts(audit):
+    counts = pd.DataFrame({"verdict": list(VERDICTS), "claims": [5, 3, 2, 1]})
+    got = claims.key_results(counts)
+    assert got == {
+        "claims_total": 11,
+        "claims_supported": 5,
+        "claims_contradicted": 3,
+        "claims_mixes_generations": 2,
+        "claims_unverifiable": 1,
+    }
+    assert all(type(v) is int for v in got.values())
+    bundled = claims.key_results(claims.verdict_counts(audit))
+    assert bundled["claims_total"] == len(audit)
+    assert bundled["claims_contradicted"] == int((audit["verdict"] == "contradicted").sum())
+
+
 @pytest.mark.parametrize(
     ("pattern", "label"),
     [(r"\b3 ?nm|N3", "3 nm"), (r"\b2 ?nm|N2\b", "2 nm"), ("^monolithic$", "monolithic")],

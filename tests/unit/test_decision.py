@@ -189,3 +189,109 @@ def test_cited_source_ids():
         }
     )
     assert got == ["x", "y", "z"]
+
+
+def test_key_results_counts_changes_and_flips(sc, chapter_results):
+    recs = decision.recommend(sc, chapter_results)
+    base = decision.key_results(recs)
+    assert "changes_since_previous" not in base
+    # No previous version: an empty comparison counts as zero changes and zero flips.
+    none = decision.key_results(recs, decision.compare_with_previous(chapter_results, {}))
+    assert list(none) == [*base, "changes_since_previous", "recommendations_flipped"]
+    assert none["changes_since_previous"] == 0 and none["recommendations_flipped"] == 0
+    assert none["rec_tier0"] == base["rec_tier0"] == "NVIDIA"
+    prev = {
+        "version": "v0001",
+        "chapters": {
+            "00-summary": {"rec_tier2": "NVIDIA", "rec_tier1": "AMD"},
+            "40-tco": {**chapter_results["40-tco"], "gpu_hour_usd_H200": 2.5},
+        },
+    }
+    changes = decision.compare_with_previous({**chapter_results, "00-summary": base}, prev)
+    got = decision.key_results(recs, changes)
+    assert got["changes_since_previous"] == len(changes) > 3
+    # rec_tier1 and rec_tier2 flipped; the price and the keys new in this version did not
+    assert got["recommendations_flipped"] == 2
+    assert type(got["recommendations_flipped"]) is int
+
+
+def test_model_error_table_lists_every_measure(chapter_results):
+    table = decision.model_error_table(chapter_results)
+    assert table.columns.tolist() == ["measure", "percent"]
+    expected = decision.model_error(chapter_results)
+    assert table["measure"].tolist() == list(expected)
+    assert table.set_index("measure").at["inference_mape_amd_pct", "percent"] == 12.0
+    assert table.set_index("measure").at["training_median_err_pct", "percent"] == 9.0
+    empty = decision.model_error_table({})
+    assert len(empty) == len(expected) and empty["percent"].isna().all()
+
+
+def test_cited_sources_keeps_table_order_and_index():
+    import pandas as pd
+
+    src = pd.DataFrame({"source_id": ["a", "b", "c", "d"], "url": ["1", "2", "3", "4"]})
+    got = decision.cited_sources(src, ["d", "b", "not-a-source"])
+    assert got["source_id"].tolist() == ["b", "d"]
+    assert got.index.tolist() == [1, 3]
+    assert decision.cited_sources(src, []).empty
+
+
+def test_load_cited_source_ids_reads_every_table_but_sources(monkeypatch):
+    import pandas as pd
+
+    from analysis import data
+
+    real = data.load_table
+    tables = {n: real(n) for n in data.table_names() if n != "sources"}
+    assert decision.load_cited_source_ids() == decision.cited_source_ids(tables)
+    fake = {
+        "specs": pd.DataFrame({"memory_gb_source": ["s2;s1"]}),
+        "claims": pd.DataFrame({"fact_sources": ["s3"]}),
+        "sources": pd.DataFrame({"source_id": ["s1", "s2", "s3", "uncited"]}),
+    }
+    monkeypatch.setattr(data, "table_names", lambda: list(fake))
+    monkeypatch.setattr(data, "load_table", lambda name: fake[name].copy())
+    assert decision.load_cited_source_ids() == ["s1", "s2", "s3"]
+
+
+def test_run_info_table_and_fallback():
+    table = decision.run_info_table({"version": "v0003-x", "dirty": True, "commit": None})
+    assert table.columns.tolist() == ["item", "value"]
+    assert table.to_numpy().tolist() == [
+        ["version", "v0003-x"],
+        ["dirty", "True"],
+        ["commit", "None"],
+    ]
+    for missing in ({}, None):
+        assert decision.run_info_table(missing).to_numpy().tolist() == [
+            ["version", "not run by the orchestrator"]
+        ]
+
+
+def test_appendix_key_results():
+    import pandas as pd
+
+    reg = pd.DataFrame({"id": ["A-a", "A-b", "A-c"]})
+    got = decision.appendix_key_results(reg, ["s1", "s2"], {"version": 7, "commit": "abc"})
+    assert got == {"assumptions": 3, "sources_cited": 2, "version": "7"}
+    assert decision.appendix_key_results(reg, [], {})["version"] == ""
+    assert decision.appendix_key_results(reg, [], None)["version"] == ""
+    assert decision.appendix_key_results(reg, [], {"commit": "abc"})["version"] == ""
+
+
+def test_recommendation_costs_relative_to_nvidia_best(sc, chapter_results):
+    recs = decision.recommend(sc, chapter_results)
+    got = decision.recommendation_costs(recs)
+    assert got.columns.tolist() == list(decision.RECOMMENDATION_COST_COLUMNS)
+    # only tier 0 has both vendors' costs in the fixture
+    t0 = recs.set_index("workload").loc["tier0"]
+    assert got["workload"].tolist() == [t0["label"]] * 2
+    assert got["vendor"].tolist() == ["AMD", "NVIDIA"]
+    assert got["accelerator"].tolist() == ["MI325X", "H200"]
+    amd, nv = got.to_dict("records")
+    assert math.isclose(amd["relative_cost"], 1.25)
+    assert math.isclose(amd["low"], 1.0) and math.isclose(amd["high"], 1.5)
+    assert nv["relative_cost"] == 1.0
+    assert math.isclose(nv["low"], 0.8) and math.isclose(nv["high"], 1.2)
+    empty = decision.recommendation_costs(decision.recommend(sc, {}))
+    assert empty.empty and empty.columns.tolist() == list(decision.RECOMMENDATION_COST_COLUMNS)

@@ -94,3 +94,70 @@ def test_real_specs_mi300x_vs_h100():
     # Every part needs hundreds of FLOP per byte to be compute-bound at BF16.
     assert (ridge.dropna() > 100).all()
     assert ridge["H100-SXM"] == pytest.approx(989.5 / 3.35)
+
+
+def test_model_table_converts_kv_sizes_to_binary_units():
+    models = pd.DataFrame(
+        {
+            "model": ["m1", "m2"],
+            "kv_bytes_per_token_bf16": [70272, 327680],
+            "kv_window_bytes_bf16": [0, 4718592],
+        }
+    )
+    out = hardware.model_table(models)
+    assert out["kv_kib_per_token"].tolist() == pytest.approx([68.625, 320.0])
+    assert out["kv_window_mib"].tolist() == pytest.approx([0.0, 4.5])
+    # The original columns are kept, in order, and the input is not modified.
+    assert out.columns.tolist()[:3] == ["model", "kv_bytes_per_token_bf16", "kv_window_bytes_bf16"]
+    assert "kv_kib_per_token" not in models.columns
+
+
+def test_largest_memory_part_prefers_shipping(frame):
+    # B has less memory but is announced; A is the only shipping part.
+    assert hardware.largest_memory_part(frame)["accelerator"] == "A"
+    bigger_announced = frame.assign(memory_gb=[192.0, 432.0])
+    assert hardware.largest_memory_part(bigger_announced)["accelerator"] == "A"
+
+
+def test_largest_memory_part_falls_back_to_any_part(frame):
+    announced_only = frame.assign(status=["announced", "announced"])
+    assert hardware.largest_memory_part(announced_only)["accelerator"] == "A"
+    announced_only = announced_only.assign(memory_gb=[192.0, 432.0])
+    assert hardware.largest_memory_part(announced_only)["accelerator"] == "B"
+    with pytest.raises(ValueError, match="no rows"):
+        hardware.largest_memory_part(frame.iloc[:0])
+
+
+def test_key_results_of_a_small_scenario():
+    all_specs = data.load_specs()
+    specs = data.load_specs(accelerators=["MI300X", "H200", "MI455X"])
+    models = pd.DataFrame({"model": ["m1", "m2", "m3"]})
+    spec_values = pd.DataFrame({"basis": ["published", "estimate", "estimate", "derived"]})
+    coverage = pd.DataFrame({"accelerator": ["MI300X", "MI300X", "H200"]})
+    out = hardware.key_results(specs, all_specs, models, spec_values, ["s1", "s2"], coverage)
+    assert list(out) == [
+        "accelerators_in_scenario",
+        "announced_in_scenario",
+        "models",
+        "sources_cited_by_specs_and_models",
+        "spec_values_estimated",
+        "max_memory_shipping_accelerator",
+        "max_memory_shipping_gb",
+        "memory_gb_ratio_MI300X_over_H100-SXM",
+        "memory_bw_ratio_MI300X_over_H100-SXM",
+        "bf16_ridge_flop_per_byte_H100-SXM",
+        "bf16_ridge_flop_per_byte_MI300X",
+        "mlperf_accelerators_covered",
+    ]
+    assert out["accelerators_in_scenario"] == 3
+    assert out["announced_in_scenario"] == 1
+    assert out["models"] == 3
+    assert out["sources_cited_by_specs_and_models"] == 2
+    assert out["spec_values_estimated"] == 2
+    # MI455X (announced) has more HBM but only shipping parts count: MI300X 192 GB > H200 141.
+    assert out["max_memory_shipping_accelerator"] == "MI300X"
+    assert out["max_memory_shipping_gb"] == pytest.approx(192.0)
+    # Ratios and ridge points come from the full table even though H100-SXM is not a candidate.
+    assert out["memory_bw_ratio_MI300X_over_H100-SXM"] == pytest.approx(5.3 / 3.35)
+    assert out["bf16_ridge_flop_per_byte_H100-SXM"] == pytest.approx(989.5 / 3.35)
+    assert out["mlperf_accelerators_covered"] == 2

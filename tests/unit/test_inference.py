@@ -568,3 +568,27 @@ def test_tp_choice_errors():
         deploy("H100-SXM", "llama3.1-405b", max_tp=2)
     with pytest.raises(ValueError, match="impossible latency bound .* TP <= 8"):
         deploy(tpot_ms=0.5)
+
+
+def test_predicted_rows_drops_only_unpredicted():
+    df = pd.DataFrame({"measured": [1.0, 2.0, 3.0], "predicted": [1.1, np.nan, 2.9]})
+    out = inference.predicted_rows(df)
+    assert out["measured"].tolist() == [1.0, 3.0]
+    assert list(out.columns) == list(df.columns)
+
+
+def _round_summary(amd, nvidia, overall=10.0):
+    return pd.DataFrame(
+        {"vendor": ["AMD", "NVIDIA", "overall"], "median_ape_pct": [amd, nvidia, overall]}
+    )
+
+
+def test_validation_verdict_meets_and_misses():
+    target = inference.MAPE_TARGET_PCT
+    ok = inference.validation_verdict(_round_summary(10.04, 14.66))
+    assert "10.0% for AMD and 14.7% for NVIDIA" in ok
+    assert f"meets the {target:.0f}% target" in ok and ok.endswith("(closest to it: NVIDIA).")
+    # the target is inclusive; the overall row never names the worst vendor
+    assert "meets" in inference.validation_verdict(_round_summary(target, 1.0, overall=99.0))
+    miss = inference.validation_verdict(_round_summary(target + 0.1, 1.0))
+    assert "misses" in miss and miss.endswith("(closest to it: AMD).")

@@ -193,3 +193,31 @@ def test_evaluate_tiers_chooses_tp_within_the_replica():
 def test_validation_is_deterministic(validation):
     again = inference.validate_against_mlperf()
     assert again.equals(validation)
+
+
+def test_validation_summaries_bundle_every_scheme(
+    validation, round_validation, accelerator_validation
+):
+    checks = inference.validation_summaries()
+    assert list(checks.validations) == list(checks.summaries) == list(inference.REPORTED_SCHEMES)
+    assert inference.REPORTED_SCHEMES[0] == "round"  # the headline first
+    for scheme, df in (
+        ("system", validation),
+        ("round", round_validation),
+        ("accelerator", accelerator_validation),
+    ):
+        pd.testing.assert_frame_equal(checks.validations[scheme], df)
+        pd.testing.assert_frame_equal(checks.summaries[scheme], inference.validation_summary(df))
+    combined = checks.combined()
+    assert list(combined.columns) == [*checks.summaries["round"].columns, "scheme"]
+    assert len(combined) == sum(len(s) for s in checks.summaries.values())
+    assert list(dict.fromkeys(combined["scheme"])) == list(inference.REPORTED_SCHEMES)
+    one = inference.validation_summaries(("system",))
+    assert list(one.summaries) == ["system"]
+
+
+def test_plotted_rows_are_the_predicted_ones(round_validation):
+    rows = inference.predicted_rows(round_validation)
+    assert rows["predicted"].notna().all()
+    unpredicted = inference.validation_summary(round_validation).set_index("vendor")
+    assert len(round_validation) - len(rows) == unpredicted.loc["overall", "unpredicted"] > 0

@@ -221,3 +221,109 @@ def test_tier_sensitivity_without_any_comparable_tier(sc, inp):
     title, sens = tco.tier_sensitivity(sim, inp)
     assert sens.empty
     assert "both vendors" in title
+
+
+def _with_mode(sc, mode):
+    return sc.model_copy(update={"cost": sc.cost.model_copy(update={"mode": mode})})
+
+
+@pytest.mark.parametrize("mode", ["buy", "rent"])
+def test_scenario_inputs_selects_the_scenarios_mode(sc, mode):
+    selected, buy, rent = tco.scenario_inputs(_with_mode(sc, mode))
+    assert (buy.mode, rent.mode) == ("buy", "rent")
+    assert selected is (buy if mode == "buy" else rent)
+    # Same values and ranges in both modes: only the mode differs.
+    pd.testing.assert_frame_equal(buy.per_acc, rent.per_acc)
+    pd.testing.assert_frame_equal(buy.globals, rent.globals)
+
+
+def test_rent_simulation_reuses_a_renting_scenarios_run(sc):
+    rent_sc = _with_mode(sc, "rent")
+    _, _, rent = tco.scenario_inputs(rent_sc)
+    tiers = tco.example_tiers(rent_sc)
+    sim = tco.simulate(rent_sc, tiers, tco.example_training(rent_sc), inputs=rent, n=500)
+    assert tco.rent_simulation(rent_sc, sim, tiers, rent) is sim
+
+
+def test_rent_simulation_reruns_tiers_in_rent_mode_for_a_buying_scenario(sc):
+    buy_sc = _with_mode(sc, "buy")
+    selected, _, rent = tco.scenario_inputs(buy_sc)
+    tiers = tco.example_tiers(buy_sc)
+    sim = tco.simulate(buy_sc, tiers, tco.example_training(buy_sc), inputs=selected, n=500)
+    out = tco.rent_simulation(buy_sc, sim, tiers, rent)
+    assert out is not sim
+    assert set(out.gpu_hour["mode"]) == {"rent"}
+    assert out.training.empty and not out.training_summary
+    expected = tco.simulate(buy_sc, tiers, None, inputs=rent)
+    pd.testing.assert_frame_equal(out.tier_summary, expected.tier_summary)
+    assert not out.tier_summary["p_amd_cheaper"].equals(sim.tier_summary["p_amd_cheaper"])
+
+
+def test_claim_numbers_same_from_either_modes_cost_table(sc):
+    _, buy, rent = tco.scenario_inputs(sc)
+    pd.testing.assert_frame_equal(
+        tco.claim_numbers(tco.gpu_hour_cost(sc, buy), buy),
+        tco.claim_numbers(tco.gpu_hour_cost(sc, rent), buy),
+    )
+
+
+CLAIM_KEYS = [
+    "claim_hw_discount_pct_min",
+    "claim_hw_discount_pct_max",
+    "claim_rent_p_amd_cheaper_min",
+    "claim_hidden_costs_exceed_gap_any",
+]
+
+
+def test_key_results_claim_numbers(sc, inp):
+    sim = tco.simulate(sc, tco.example_tiers(sc), tco.example_training(sc), inputs=inp, n=500)
+    be = tco.breakeven_table(sim, inp)
+    claims = pd.DataFrame(
+        {
+            "hardware_discount_pct": [20.0, 35.5, 28.0],
+            "hidden_costs_exceed_gap": [False, True, False],
+        }
+    )
+    sim_rent = tco.rent_simulation(sc, sim, tco.example_tiers(sc), tco.scenario_inputs(sc).rent)
+    keys = tco.key_results(sim, be, "buy", claims, sim_rent)
+    # Same keys as without the claims, then the four claim keys last, in this order.
+    base = tco.key_results(sim, be, "buy")
+    assert not set(CLAIM_KEYS) & set(base)
+    assert list(keys) == [*base, *CLAIM_KEYS]
+    assert keys["claim_hw_discount_pct_min"] == 20.0
+    assert keys["claim_hw_discount_pct_max"] == 35.5
+    assert keys["claim_rent_p_amd_cheaper_min"] == pytest.approx(
+        sim_rent.tier_summary["p_amd_cheaper"].min()
+    )
+    assert keys["claim_hidden_costs_exceed_gap_any"] is True
+    assert type(keys["claim_hw_discount_pct_min"]) is float
+
+
+def test_key_results_without_claim_pairs(sc, inp):
+    sim = tco.simulate(sc, tco.example_tiers(sc), tco.example_training(sc), inputs=inp, n=500)
+    keys = tco.key_results(sim, tco.breakeven_table(sim, inp), "buy", pd.DataFrame([]), sim)
+    assert keys["claim_hw_discount_pct_min"] is None
+    assert keys["claim_hw_discount_pct_max"] is None
+    assert keys["claim_hidden_costs_exceed_gap_any"] is False
+    assert keys["claim_rent_p_amd_cheaper_min"] == pytest.approx(
+        sim.tier_summary["p_amd_cheaper"].min()
+    )
+
+
+def test_tornado_shows_the_shared_top_n():
+    from analysis import charts
+
+    n = tco.TORNADO_TOP_N + 5
+    sens = pd.DataFrame(
+        {
+            "input": [f"x{i}" for i in range(n)],
+            "assumption_id": "",
+            "low": 0.0,
+            "high": 1.0,
+            "diff_low": -np.arange(n, 0, -1, dtype=float),
+            "diff_high": np.arange(n, 0, -1, dtype=float),
+            "base_diff": 0.0,
+        }
+    )
+    chart = charts.plot_cost_tornado(sens, "t")
+    assert list(chart.layer[0].data["input"]) == list(sens["input"].head(tco.TORNADO_TOP_N))

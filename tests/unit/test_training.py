@@ -271,3 +271,39 @@ def test_validation_detail_matches_summary_counts() -> None:
     overall = summary.loc[summary["group"] == "overall", "n"].iloc[0]
     assert detail["rows"].sum() == overall
     assert (detail["median_abs_err_pct"] >= detail["median_err_pct"].abs() - 1e-9).all()
+
+
+def test_overall_error_reads_the_overall_row() -> None:
+    val = training.validate_against_mlperf()
+    summary = training.validation_summary(val)
+    held = val.loc[val["holdout"] & val["err_pct"].notna()]
+    assert training.overall_error(summary) == pytest.approx(float(held["err_pct"].abs().median()))
+    # the overall row is picked by name, not by position
+    assert training.overall_error(summary.iloc[::-1]) == training.overall_error(summary)
+    assert math.isnan(training.overall_error(summary.loc[summary["group"] != "overall"]))
+
+
+def test_throughput_ratio_table_is_counts_by_accelerators() -> None:
+    curves = pd.DataFrame(
+        {
+            "n_gpus": [16, 8, 16, 8, 8, 16],
+            "accelerator": ["MI300X", "MI300X", "H200", "H200", "B200", "B200"],
+            "throughput_ratio": [0.8, 1.0, 1.2, 1.0, np.nan, np.nan],
+        }
+    )
+    t = training.throughput_ratio_table(curves)
+    assert list(t.index) == [8, 16]
+    # alphabetical columns; a part with no feasible count has none
+    assert list(t.columns) == ["H200", "MI300X"]
+    assert t.at[16, "MI300X"] == 0.8 and t.at[16, "H200"] == 1.2
+
+
+def test_what_if_matrix_matches_the_long_table() -> None:
+    sc = params.load_scenario(paths.CI_PARAMS)
+    wi = training.what_if_table(sc)
+    m = training.what_if_matrix(wi)
+    assert sorted(m.index) == list(m.index) == sorted(set(sc.accelerators))
+    assert list(m.columns) == sorted(name for name, _ in training.WHAT_IFS)
+    for r in wi.itertuples(index=False):
+        got = m.at[r.accelerator, r.what_if]
+        assert (math.isnan(got) and math.isnan(r.change_pct)) or got == r.change_pct
