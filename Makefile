@@ -1,6 +1,7 @@
 # The decision report's entry points. `make` (or `make help`) lists them.
-# Every target bootstraps .venv and installs the project on first use, or uses the active
-# conda environment of environment.yml (CONDA_DEFAULT_ENV=gpu-decision-report).
+# Every target bootstraps .venv from the lock file (requirements/lock.txt: every
+# distribution pinned with hashes) on first use, or uses the active conda environment of
+# environment.yml (CONDA_DEFAULT_ENV=gpu-decision-report), which installs the same lock.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -10,6 +11,19 @@ FORMATS ?= html,pdf
 # Day the raw MLPerf files in ../shared/data/mlperf were collected (their README says so).
 MLPERF_ACCESSED ?= 2026-11-30
 
+LOCK := requirements/lock.txt
+# The one resolution command: `make lock` refreshes with it, `make lock-check` re-runs it
+# keeping the current pins and fails when the result differs (pyproject.toml changed).
+UV_COMPILE = $(PY) -m uv pip compile pyproject.toml requirements/bootstrap.in --extra dev \
+	--universal --python-version 3.11 --generate-hashes --quiet \
+	--custom-compile-command "make lock"
+# Installs exactly the lock (hash-checked, no resolution), then the project itself without
+# dependencies or build isolation, so its build tools are the locked ones too.
+define install_locked
+	$(1) -m pip install --quiet --require-hashes --no-deps -r $(LOCK)
+	$(1) -m pip install --quiet --no-deps --no-build-isolation -e .
+endef
+
 ifeq ($(CONDA_DEFAULT_ENV),gpu-decision-report)
   PY := python
   STAMP := .conda.stamp
@@ -18,21 +32,40 @@ else
   STAMP := .venv/.installed.stamp
 endif
 
-.PHONY: help report test test-fast nbval bench lint goldens validate sync data-readme ingest scenarios clean system-deps
+.PHONY: help report test test-fast test-latest nbval bench lint lock lock-check goldens validate sync data-readme ingest scenarios clean system-deps
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "; print "Targets:"} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 	@echo "Variables: PARAMS=$(PARAMS) FORMATS=$(FORMATS)"
 
-.venv/.installed.stamp: pyproject.toml
+.venv/.installed.stamp: $(LOCK) pyproject.toml
 	@test -x .venv/bin/python || python3 -m venv .venv
-	.venv/bin/python -m pip install --quiet --upgrade pip
-	.venv/bin/python -m pip install --quiet -e '.[dev]'
+	$(call install_locked,.venv/bin/python)
 	@touch $@
 
-.conda.stamp: pyproject.toml
-	python -m pip install --quiet -e '.[dev]' --no-deps
+.conda.stamp: $(LOCK) pyproject.toml
+	$(call install_locked,python)
 	@touch $@
+
+lock: $(STAMP) ## Re-resolve requirements/lock.txt: the newest versions pyproject.toml allows
+	$(UV_COMPILE) --upgrade -o $(LOCK)
+	@echo "$(LOCK) refreshed: run make test (and make goldens if chapter outputs moved), commit it"
+
+lock-check: $(STAMP) ## Fail when requirements/lock.txt is out of date with pyproject.toml
+	@tmp=$$(mktemp -d) && cp $(LOCK) $$tmp/lock.txt && \
+	$(UV_COMPILE) -o $$tmp/lock.txt && \
+	if diff -u $(LOCK) $$tmp/lock.txt > $$tmp/diff; then echo "$(LOCK) is in sync with pyproject.toml"; \
+	else head -40 $$tmp/diff; echo "$(LOCK) is out of date: run make lock (or make lock-check to see why)" >&2; exit 1; fi
+
+# Drift check: the newest releases pyproject.toml allows, in a venv of their own, so a
+# release that breaks the report is found by a command rather than by a user.
+test-latest: system-deps ## Run the suite against the newest allowed versions (.venv-latest, not the lock)
+	@test -x .venv-latest/bin/python || python3 -m venv .venv-latest
+	.venv-latest/bin/python -m pip install --quiet --upgrade pip
+	.venv-latest/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[dev]'
+	.venv-latest/bin/python -m pip freeze --exclude-editable > .venv-latest/freeze.txt
+	@echo "versions under test: .venv-latest/freeze.txt"
+	.venv-latest/bin/python -m pytest -n 2 --dist loadgroup
 
 system-deps: ## Install Chromium (PDF rendering, browser tests) when missing; needs root
 	@bash scripts/system-deps.sh

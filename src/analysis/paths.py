@@ -43,6 +43,8 @@ REPORTS: Path = ROOT / "reports"
 TESTS: Path = ROOT / "tests"
 GOLDENS: Path = TESTS / "notebooks" / "goldens"
 QUARTO_PROJECT: Path = ROOT / "_quarto.yml"
+#: Every installed distribution pinned with hashes (`make lock`); the manifest records it.
+LOCK_FILE: Path = ROOT / "requirements" / "lock.txt"
 TEMPLATES: Path = Path(__file__).resolve().parent / "templates"
 
 #: Raw MLPerf files shipped beside the repository (read-only, never copied into data/).

@@ -300,8 +300,9 @@ def run_report(
     params_digest = sha256_file(params)
     data_digest, data_entries = digest_files(_files_under(paths.DATA), paths.ROOT)
     nb_digest, nb_entries = digest_files([c.path for c in chapters], paths.ROOT)
+    lock_digest = sha256_file(paths.LOCK_FILE) if paths.LOCK_FILE.is_file() else None
     run_digest = hashlib.sha256(
-        f"{params_digest}|{data_digest}|{nb_digest}|{__version__}|{git['commit']}".encode()
+        f"{params_digest}|{data_digest}|{nb_digest}|{lock_digest}|{__version__}|{git['commit']}".encode()
     ).hexdigest()
     version = next_version_id(scenario_dir, run_digest)
     run_id = f"{_utc_now().strftime('%Y%m%dT%H%M%S%fZ')}-{os.getpid()}"
@@ -384,11 +385,14 @@ def run_report(
                 "params": {"path": _rel(params, paths.ROOT), "sha256": params_digest},
                 "data": {"digest": data_digest, "files": data_entries},
                 "notebooks": {"digest": nb_digest, "files": nb_entries},
+                "lock": {"path": _rel(paths.LOCK_FILE, paths.ROOT), "sha256": lock_digest},
             },
             "packages": package_versions(),
             "previous_version": previous.get("version"),
             "timings_s": {},
             "chapter_execute_s": chapter_seconds,
+            # Kernels that died before their first cell and were started again (execute.py).
+            "kernel_retries": {ex.chapter.id: ex.retries for ex in executed if ex.retries},
             "outputs": [],
         }
         timings["publish"] = time.perf_counter() - t
