@@ -17,12 +17,18 @@ Analytical decisions taken here (the mechanics are in the functions):
   without encryption") is captured per chapter instead of garbling the progress display;
   cell errors arrive through the messaging protocol regardless, and when a kernel dies the
   tail of its captured stderr is added to the error message.
+* Kernel start-up is given :data:`KERNEL_START_TIMEOUT` seconds (nbclient's 60 s is tight
+  with both cores busy), and a kernel that dies before it answers ``kernel_info`` (seen
+  under load, e.g. when two kernels race for the same ports) is started once more. The
+  retry is logged and recorded on the :class:`ExecutedChapter` (``retries``), so the run
+  log and the manifest show it; a chapter whose cells ran is never re-run.
 """
 
 from __future__ import annotations
 
 import ast
 import asyncio
+import copy
 import logging
 import re
 import tempfile
@@ -36,6 +42,11 @@ import nbformat
 
 CHAPTER_GLOB = "[0-9][0-9]-*.ipynb"
 CHAPTER_NAME = re.compile(r"^\d\d-[A-Za-z0-9._-]+$")
+#: Seconds a kernel may take to start and answer ``kernel_info`` (nbclient's default: 60).
+KERNEL_START_TIMEOUT = 180
+#: Further attempts for a kernel that died or timed out before running any cell.
+KERNEL_START_RETRIES = 1
+log = logging.getLogger(__name__)
 
 
 class ChapterError(RuntimeError):
@@ -71,6 +82,8 @@ class ExecutedChapter:
     output: Path
     seconds: float
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Kernel start-ups that failed before any cell ran and were retried.
+    retries: int = 0
 
 
 def declared_parameters(nb: nbformat.NotebookNode) -> frozenset[str]:
@@ -172,7 +185,6 @@ async def execute_chapter(
     Raises:
         ChapterError: a cell raised (or the kernel died); names the cell and the error.
     """
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
@@ -180,11 +192,86 @@ async def execute_chapter(
     from analysis.results import extract_key_results
 
     logging.getLogger("papermill").setLevel(logging.ERROR)
-    nb = load_notebook_node(str(chapter.path))
+    template = load_notebook_node(str(chapter.path))
     if parameters:
-        nb = parameterize_notebook(nb, dict(parameters))
-    total = sum(c.cell_type == "code" for c in nb.cells)
-    state: dict[str, Any] = {"index": None, "source": "", "n": 0}
+        template = parameterize_notebook(template, dict(parameters))
+    total = sum(c.cell_type == "code" for c in template.cells)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    retries = 0
+    while True:
+        nb = copy.deepcopy(template)
+        state: dict[str, Any] = {"index": None, "source": "", "n": 0}
+        try:
+            await _run_cells(chapter, nb, state, total, cwd=cwd, on_cell=on_cell, timeout=timeout)
+            break
+        except _KernelStartFailed as failed:
+            if retries >= KERNEL_START_RETRIES:
+                nbformat.write(nb, output)
+                raise ChapterError(
+                    f"chapter {chapter.path.name}: the kernel did not start "
+                    f"({failed.reason}; tried {retries + 1} times). "
+                    f"Executed notebook kept for debugging: {output}"
+                    + (f"\nKernel stderr (last lines):\n{failed.stderr}" if failed.stderr else ""),
+                    chapter.id,
+                    output,
+                ) from None
+            retries += 1
+            log.warning(
+                "chapter %s: kernel died before it started (%s); retrying once",
+                chapter.id,
+                failed.reason,
+            )
+        except CellExecutionError as err:
+            nbformat.write(nb, output)
+            where = f"cell {state['index']}"
+            raise ChapterError(
+                f"chapter {chapter.path.name} failed in {where} (`{first_line(state['source'])}`): "
+                f"{err.ename}: {err.evalue}. Executed notebook kept for debugging: {output}",
+                chapter.id,
+                output,
+            ) from None
+        except _KernelFailed as failed:  # kernel death or timeout after cells ran
+            nbformat.write(nb, output)
+            raise ChapterError(
+                f"chapter {chapter.path.name} could not be executed (cell {state['index']}, "
+                f"`{first_line(state['source'])}`): {failed.reason}. "
+                f"Executed notebook kept for debugging: {output}"
+                + (f"\nKernel stderr (last lines):\n{failed.stderr}" if failed.stderr else ""),
+                chapter.id,
+                output,
+            ) from None
+    seconds = time.perf_counter() - start
+    nbformat.write(nb, output)
+    return ExecutedChapter(chapter, output, seconds, extract_key_results(nb), retries)
+
+
+class _KernelFailed(Exception):
+    """The kernel died or timed out (not a cell error); carries its stderr tail."""
+
+    def __init__(self, reason: str, stderr: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.stderr = stderr
+
+
+class _KernelStartFailed(_KernelFailed):
+    """The kernel failed before running any cell: safe to start it again."""
+
+
+async def _run_cells(
+    chapter: Chapter,
+    nb: nbformat.NotebookNode,
+    state: dict[str, Any],
+    total: int,
+    *,
+    cwd: Path,
+    on_cell: ProgressHook | None,
+    timeout: int,
+) -> None:
+    """Execute ``nb`` in place in a fresh kernel; cell errors propagate as nbclient's."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
 
     def started(cell: Any = None, cell_index: int = 0, **_: Any) -> None:
         state.update(index=cell_index, source=cell.source if cell is not None else "")
@@ -198,42 +285,23 @@ async def execute_chapter(
     client = NotebookClient(
         nb,
         timeout=timeout,
+        startup_timeout=KERNEL_START_TIMEOUT,
         kernel_name="python3",
         allow_errors=False,
         resources={"metadata": {"path": str(cwd)}},
         on_cell_start=started,
         on_cell_executed=executed,
     )
-    output.parent.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
     kernel_log = tempfile.TemporaryFile(mode="w+b", prefix=f"kernel-{chapter.id}-")  # noqa: SIM115
     try:
         await client.async_execute(stderr=kernel_log)
-    except CellExecutionError as err:
-        nbformat.write(nb, output)
-        where = f"cell {state['index']}"
-        raise ChapterError(
-            f"chapter {chapter.path.name} failed in {where} (`{first_line(state['source'])}`): "
-            f"{err.ename}: {err.evalue}. Executed notebook kept for debugging: {output}",
-            chapter.id,
-            output,
-        ) from None
+    except CellExecutionError:
+        raise
     except Exception as err:  # kernel death, timeout, unreadable notebook
-        nbformat.write(nb, output)
-        stderr = _tail(kernel_log)
-        raise ChapterError(
-            f"chapter {chapter.path.name} could not be executed (cell {state['index']}, "
-            f"`{first_line(state['source'])}`): {type(err).__name__}: {err}. "
-            f"Executed notebook kept for debugging: {output}"
-            + (f"\nKernel stderr (last lines):\n{stderr}" if stderr else ""),
-            chapter.id,
-            output,
-        ) from None
+        kind = _KernelStartFailed if state["index"] is None else _KernelFailed
+        raise kind(f"{type(err).__name__}: {err}", _tail(kernel_log)) from err
     finally:
         kernel_log.close()
-    seconds = time.perf_counter() - start
-    nbformat.write(nb, output)
-    return ExecutedChapter(chapter, output, seconds, extract_key_results(nb))
 
 
 def execute_all(
