@@ -122,3 +122,79 @@ def test_fails_when_the_source_is_edited(fixture_goldens: Path, tmp_path: Path) 
     proc = _nbval(fixture_goldens / name, edited, run)
     assert proc.returncode != 0
     assert "failed" in proc.stdout
+
+
+# --- goldens guard what a chart shows, not how a release serializes it ----------------
+
+
+def test_goldens_store_no_images_or_raw_chart_specs() -> None:
+    for p in sorted(paths.GOLDENS.glob("*.ipynb")):
+        text = p.read_text(encoding="utf-8")
+        assert "base64" not in text, f"{p.name}: an image is stored (make goldens strips them)"
+        assert goldens.VEGALITE_MIME not in text, f"{p.name}: a raw Vega-Lite spec is stored"
+    summaries = [
+        p.name
+        for p in paths.GOLDENS.glob("*.ipynb")
+        if goldens.CHART_SUMMARY_MIME in p.read_text(encoding="utf-8")
+    ]
+    assert summaries, "no chart summary in any golden: charts would go unguarded"
+
+
+RESERIALIZE = """
+import analysis.charts as c
+_orig = c.render_bundle
+def _reserialized(spec):
+    # what a new altair/pandas release does: other dataset names, key order, defaults
+    spec = dict(reversed(list(spec.items())))
+    spec["$schema"] = "https://vega.github.io/schema/vega-lite/v9.9.9.json"
+    spec["config"] = {**spec.get("config", {}), "autosize": {"type": "fit"}}
+    names = {n: "data-" + n[::-1] for n in spec.get("datasets", {})}
+    spec["datasets"] = {names[n]: rows for n, rows in spec.get("datasets", {}).items()}
+    def rename(node):
+        if isinstance(node, dict):
+            return {k: ({"name": names[v["name"]]} if k == "data" and isinstance(v, dict)
+                        and v.get("name") in names else rename(v)) for k, v in node.items()}
+        if isinstance(node, list):
+            return [rename(v) for v in node]
+        return node
+    return _orig(rename(spec))
+c.render_bundle = _reserialized
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("nbval-fixtures")
+def test_passes_when_only_the_chart_serialization_changes(
+    fixture_goldens: Path, tmp_path: Path
+) -> None:
+    patch = tmp_path / "patch"
+    patch.mkdir()
+    (patch / "sitecustomize.py").write_text(RESERIALIZE, encoding="utf-8")
+    run = tmp_path / "run"
+    run.mkdir()
+    name = "20-fixture-tiers.ipynb"
+    proc = _nbval(fixture_goldens / name, FIXTURES / name, run, env={"PYTHONPATH": str(patch)})
+    assert proc.returncode == 0, proc.stdout[-4000:]
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("nbval-fixtures")
+def test_fails_when_a_charts_data_changes(fixture_goldens: Path, tmp_path: Path) -> None:
+    name = "20-fixture-tiers.ipynb"
+    edited = tmp_path / "src" / name
+    edited.parent.mkdir()
+    shutil.copy2(FIXTURES / name, edited)
+    nb = nbformat.read(edited, as_version=4)
+    cell = next(c for c in nb.cells if "mark_bar" in c.source)
+    # 1 % on the charted values only: the table above stays as it was.
+    cell.source = cell.source.replace(
+        "alt.Chart(\n    tiers,",
+        "alt.Chart(\n    tiers.assign(tpot_ms_max=tiers.tpot_ms_max * 1.01),",
+    )
+    assert "1.01" in cell.source
+    nbformat.write(nb, edited)
+    run = tmp_path / "run"
+    run.mkdir()
+    proc = _nbval(fixture_goldens / name, edited, run)
+    assert proc.returncode != 0
+    assert goldens.CHART_SUMMARY_MIME in proc.stdout
