@@ -32,7 +32,7 @@ else
   STAMP := .venv/.installed.stamp
 endif
 
-.PHONY: help report test test-fast test-latest nbval bench lint lock lock-check goldens validate sync data-readme ingest scenarios clean system-deps
+.PHONY: help report test test-fast test-latest nbval bench lint sync-check lock lock-check goldens validate sync data-readme ingest scenarios clean system-deps
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "; print "Targets:"} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -65,7 +65,7 @@ test-latest: system-deps ## Run the suite against the newest allowed versions (.
 	.venv-latest/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[dev]'
 	.venv-latest/bin/python -m pip freeze --exclude-editable > .venv-latest/freeze.txt
 	@echo "versions under test: .venv-latest/freeze.txt"
-	.venv-latest/bin/python -m pytest -n 2 --dist loadgroup
+	GPU_REPORT_UNLOCKED=1 .venv-latest/bin/python -m pytest -n 2 --dist loadgroup
 
 system-deps: ## Install Chromium (PDF rendering, browser tests) when missing; needs root
 	@bash scripts/system-deps.sh
@@ -91,9 +91,11 @@ nbval: $(STAMP) ## Chapters vs their golden outputs only (repeat: for i in 1 2 3
 bench: $(STAMP) system-deps ## Time the model sweeps, Monte Carlo and each phase of `make report`
 	$(PY) -m analysis bench --params $(PARAMS)
 
-lint: $(STAMP) ## ruff check + format check, notebook pairs in sync
+lint: $(STAMP) sync-check ## ruff check + format check, notebook pairs in sync
 	$(PY) -m ruff check src tests notebooks
 	$(PY) -m ruff format --check src tests
+
+sync-check: $(STAMP) ## Check each notebook and its py:percent pair hold the same cells, no outputs
 	$(PY) -m analysis sync --check
 
 sync: $(STAMP) ## Sync each notebook with its py:percent pair (newest wins)

@@ -107,6 +107,14 @@ def test_every_installed_distribution_is_the_locked_version() -> None:
     assert off == [], "installed but not as locked: run `make` (it installs from the lock)"
 
 
+def test_pre_commit_pins_the_locked_ruff() -> None:
+    config = yaml.safe_load((paths.ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    hooks = [h for repo in config["repos"] for h in repo["hooks"]]
+    assert all(repo["repo"] == "local" for repo in config["repos"])  # nothing from GitHub
+    ruff = {d for h in hooks for d in h.get("additional_dependencies", []) if d.startswith("ruff")}
+    assert ruff == {f"ruff=={_lock()['ruff'][0]}"}
+
+
 def test_unsatisfied_and_read_lock_catch_drift() -> None:
     text = (
         "pandas==2.2.0 \\\n    --hash=sha256:ab\n"
