@@ -13,6 +13,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from analysis.textsafe import html_text
+
 MIME = "application/vnd.gpu-report.results+json"
 SIGNIFICANT = 4
 
@@ -56,9 +58,12 @@ def key_results_bundle(chapter: str, results: Mapping[str, Any]) -> dict[str, An
     clean = {str(k): normalize(v) for k, v in results.items()}
     width = max((len(k) for k in clean), default=0)
     text = "\n".join(f"{k:<{width}}  {v}" for k, v in clean.items())
-    rows = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in clean.items())
+    # Keys and values can carry user text (tier names, titles): escaped, never markup.
+    rows = "".join(
+        f"<tr><th>{html_text(k)}</th><td>{html_text(str(v))}</td></tr>" for k, v in clean.items()
+    )
     html = (
-        f'<table class="key-results"><caption>Key results: {chapter}</caption>'
+        f'<table class="key-results"><caption>Key results: {html_text(chapter)}</caption>'
         f"<thead><tr><th>figure</th><th>value</th></tr></thead><tbody>{rows}</tbody></table>"
     )
     return {"text/plain": text, "text/html": html, MIME: {"chapter": chapter, "results": clean}}

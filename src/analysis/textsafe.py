@@ -28,6 +28,7 @@ __all__ = [
     "console_text",
     "excerpt",
     "html_text",
+    "markdown_code",
     "markdown_text",
     "one_line",
     "typst_text",
@@ -71,6 +72,17 @@ def markdown_text(text: Any) -> str:
     s = one_line(text)
     s = _MARKDOWN_SPECIAL.sub(r"\\\1", s)
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def markdown_code(text: Any) -> str:
+    """``text`` as a Markdown code span (literal: no Markdown or HTML inside it).
+
+    A backtick would close the span early, so it is replaced by a quote.
+
+    >>> markdown_code("a`<b>")
+    "`a'<b>`"
+    """
+    return "`" + one_line(text).replace("`", "'") + "`"
 
 
 def typst_text(text: Any) -> str:
