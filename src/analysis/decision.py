@@ -21,12 +21,12 @@ Analytical decisions taken here:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
-from analysis import data, ids
+from analysis import data, ids, results
 from analysis.textsafe import html_text, markdown_code, markdown_text
 
 __all__ = [
@@ -554,14 +554,24 @@ def checklist(
 # --- what changed since the previous version ------------------------------------------------
 
 
-def compare_with_previous(current: Results, previous_results: Mapping[str, Any]) -> pd.DataFrame:
+def compare_with_previous(
+    current: Results,
+    previous_results: Mapping[str, Any],
+    tiers: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """Key figures that changed since the previous version of the same scenario.
+
+    The same comparison as ``python -m analysis diff`` (:func:`analysis.results.compare_chapters`):
+    values as displayed, the summary's own counters and the version id left out, tiers
+    matched by name when both versions name them.
 
     Args:
         current: ``{chapter id: {key: value}}`` of this version (the other chapters' results
             plus this summary's own key results under ``00-summary``).
         previous_results: the previous version's ``results.json``
-            (``{"scenario", "version", "chapters": {chapter: {key: value}}}``); ``{}`` = none.
+            (``{"scenario", "version", "tiers", "chapters": {chapter: {key: value}}}``);
+            ``{}`` = none.
+        tiers: this version's tier names, in order (to match the previous version's).
 
     Returns:
         Columns chapter, key, previous, current, change_pct (numbers only), flipped (a
@@ -572,34 +582,25 @@ def compare_with_previous(current: Results, previous_results: Mapping[str, Any])
     if not prev:
         return pd.DataFrame(columns=cols)
     rows = []
-    for ch in sorted(set(prev) | set(current)):
-        a, b = prev.get(ch, {}), current.get(ch, {})
-        for key in sorted(set(a) | set(b)):
-            va, vb = a.get(key), b.get(key)
-            if va == vb:
-                continue
-            change = math.nan
-            if (
-                isinstance(va, int | float)
-                and isinstance(vb, int | float)
-                and not isinstance(va, bool)
-            ):
-                change = (vb / va - 1) * 100 if va else math.nan
-            decisive = (key.startswith("rec_") and "_p_" not in key and "_margin" not in key) or (
-                key.endswith(("_winner", "_winner_vendor", "_cheapest"))
-            )
-            # A flip needs a decision in both versions; a key that appears or goes is a change.
-            flipped = decisive and va is not None and vb is not None
-            rows.append(
-                {
-                    "chapter": ch,
-                    "key": key,
-                    "previous": va,
-                    "current": vb,
-                    "change_pct": change,
-                    "flipped": bool(flipped),
-                }
-            )
+    for ch, key, va, vb in results.compare_chapters(
+        prev, current, old_tiers=previous_results.get("tiers"), new_tiers=tiers
+    ):
+        change = math.nan
+        numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (va, vb))
+        if numbers and va:
+            change = (vb / va - 1) * 100
+        # A flip needs a decision in both versions; a key that appears or goes is a change.
+        flipped = results.is_decision_key(key) and va is not None and vb is not None
+        rows.append(
+            {
+                "chapter": ch,
+                "key": key,
+                "previous": va,
+                "current": vb,
+                "change_pct": change,
+                "flipped": bool(flipped),
+            }
+        )
     return pd.DataFrame(rows, columns=cols)
 
 
