@@ -520,8 +520,9 @@ def safe_load_yaml(data: bytes | str, source: str = "<params>") -> Any:
             f"(at most {MAX_PARAMS_BYTES:,} bytes)."
         )
     text = _decode(data, source) if isinstance(data, bytes) else data
-    loader = _ParamsLoader(text)
+    loader = None
     try:
+        loader = _ParamsLoader(text)  # the reader checks characters here already
         return loader.get_single_data()
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
@@ -532,7 +533,8 @@ def safe_load_yaml(data: bytes | str, source: str = "<params>") -> Any:
     except RecursionError:
         raise ParamsError(f"{source}: refused: nested too deeply.") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 # --- messages ----------------------------------------------------------------------------
