@@ -31,6 +31,7 @@ __all__ = [
     "markdown_code",
     "markdown_text",
     "one_line",
+    "script_json_text",
     "typst_text",
 ]
 
@@ -92,6 +93,17 @@ def typst_text(text: Any) -> str:
     '\\#exec\\[x\\] \\$y\\$'
     """
     return _TYPST_SPECIAL.sub(r"\\\1", one_line(text))
+
+
+def script_json_text(json_text: str) -> str:
+    r"""JSON text safe inside a ``<script>`` element: ``<``, ``>``, ``&`` as JSON escapes.
+
+    Still the same JSON value; no ``</script>``, ``<!--`` or ``<script`` can appear in it.
+
+    >>> script_json_text('{"a": "</script><!--"}')
+    '{"a": "\\u003c/script\\u003e\\u003c!--"}'
+    """
+    return json_text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def console_text(text: Any) -> str:
