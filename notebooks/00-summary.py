@@ -95,7 +95,8 @@ charts.table(decision.checklist(sc, chapter_results, recs, audit), "summary-chec
 # marks a recommendation, winner or cheapest part that changed.
 
 # %%
-changes = decision.compare_with_previous({**chapter_results, "00-summary": summary_keys}, previous_results)
+changes = decision.compare_with_previous({**chapter_results, "00-summary": summary_keys}, previous_results,
+                                       [tier.name for tier in sc.inference.tiers])
 Markdown(decision.changes_markdown(changes, previous_results))
 
 # %%

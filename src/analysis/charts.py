@@ -23,6 +23,7 @@ import altair as alt
 
 from analysis import decision
 from analysis.tco import TORNADO_TOP_N
+from analysis.textsafe import script_json_text
 
 VEGALITE_MIME = "application/vnd.vegalite.v6+json"
 #: What a chart says, independent of how a Vega-Lite release serializes it (see
@@ -235,7 +236,7 @@ def _escape(text: str) -> str:
 
 
 def _script_safe(text: str) -> str:
-    return text.replace("</", "<\\/")
+    return script_json_text(text)
 
 
 def _renderer(spec: dict[str, Any], **_: Any) -> dict[str, Any]:

@@ -2,7 +2,9 @@
 
 Commands only parse arguments, call the library and turn its errors into a clear message
 and a non-zero exit; they never compute anything themselves. User errors (bad parameters,
-bad data, a failed chapter) exit 1 with a message and no traceback.
+bad data, a failed chapter) exit 1 with a message and no traceback; Ctrl-C exits 130 with
+"interrupted". User text (paths, names, messages quoting parameter files) is printed as
+text, never parsed as rich markup (:func:`analysis.textsafe.console_text`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from analysis import paths
 from analysis.params import ParamsError, load_scenario
@@ -35,24 +38,45 @@ console = Console(highlight=False, soft_wrap=True, width=_WIDTH)
 
 #: Errors that are the user's to fix: printed as one message, exit 1, no traceback.
 USER_ERRORS: tuple[type[Exception], ...] = (ParamsError, DataValidationError, FileNotFoundError)
+#: Exit status after Ctrl-C (128 + SIGINT), what shells report for an interrupted command.
+EXIT_INTERRUPTED = 130
+#: Longest message printed (characters): a hostile input must not flood the terminal.
+MAX_MESSAGE = 8000
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
-    """Print ``message`` to stderr and return the Exit to raise."""
-    err_console.print(f"[bold red]error:[/] {message}", markup=True)
+    """Print ``message`` (plain text, never markup) to stderr and return the Exit to raise."""
+    text = str(message)
+    if len(text) > MAX_MESSAGE:
+        text = text[:MAX_MESSAGE] + f"\n... ({len(text) - MAX_MESSAGE} more characters)"
+    err_console.print(Text.assemble(("error:", "bold red"), " ", text))
     return typer.Exit(code)
+
+
+def say(message: str) -> None:
+    """Print ``message`` to stdout as plain text (no markup, no highlighting)."""
+    console.print(Text(str(message)))
+
+
+def interrupted() -> typer.Exit:
+    """The Exit after Ctrl-C: one line, status 130, no traceback."""
+    err_console.print(Text("interrupted", style="bold red"))
+    return typer.Exit(EXIT_INTERRUPTED)
 
 
 @app.command()
 def validate(
     file: Annotated[Path, typer.Argument(help="Parameter file (YAML).")],
 ) -> None:
-    """Check a parameter file; exit 0 if valid, 1 with the problems otherwise."""
+    """Check a parameter file (and the bundled data); exit 0 if valid, 1 with the problems."""
+    from analysis import data
+
     try:
+        data.validate_all()
         scenario = load_scenario(file)
-    except ParamsError as err:
+    except (ParamsError, DataValidationError) as err:
         raise fail(str(err)) from None
-    console.print(f"{file}: OK (scenario {scenario.name!r}, {len(scenario.candidates)} candidates)")
+    say(f"{file}: OK (scenario {scenario.name!r}, {len(scenario.candidates)} candidates)")
 
 
 @app.command()
@@ -64,7 +88,7 @@ def scenarios() -> None:
             s = load_scenario(f)
         except ParamsError as err:
             raise fail(str(err)) from None
-        console.print(f"{f.relative_to(paths.ROOT)!s:<44} {s.description or s.title}")
+        say(f"{f.relative_to(paths.ROOT)!s:<44} {s.description or s.title}")
 
 
 @app.command()
@@ -87,12 +111,18 @@ def run(
     bad = [f for f in wanted if f not in {"html", "pdf"}]
     if bad or not wanted:
         raise fail(f"--formats: unknown format(s) {bad or formats!r}; allowed: html, pdf")
+    if jobs < 1:
+        raise fail(f"--jobs: must be at least 1, got {jobs}")
     try:
         result = report.run_report(params, out_dir=out, formats=wanted, jobs=jobs)
+    except KeyboardInterrupt:
+        raise interrupted() from None
     except (*USER_ERRORS, report.ReportError) as err:
         raise fail(str(err)) from None
-    console.print(f"Report published: {result.version_dir}")
-    console.print(f"Latest:           {result.latest}")
+    except OSError as err:  # disk full, read-only folder ... found while publishing
+        raise fail(report.describe_os_error(err)) from None
+    say(f"Report published: {result.version_dir}")
+    say(f"Latest:           {result.latest}")
 
 
 @app.command()
@@ -107,7 +137,7 @@ def diff(
         text = report.format_diff(report.diff_versions(old, new))
     except (*USER_ERRORS, report.ReportError) as err:
         raise fail(str(err)) from None
-    console.print(text)
+    say(text)
 
 
 @app.command()
@@ -218,8 +248,20 @@ def ingest_mlperf(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point (Ctrl-C anywhere: "interrupted", exit 130)."""
+    # Not click's standalone mode: it turns Ctrl-C into "Aborted!" and exit status 1.
+    try:
+        code = app(standalone_mode=False)
+    except (KeyboardInterrupt, typer.Abort):
+        err_console.print(Text("interrupted", style="bold red"))
+        sys.exit(EXIT_INTERRUPTED)
+    except typer.TyperException as err:  # usage errors: click's own message and status
+        show = getattr(err, "show", None)
+        if show is None:
+            raise
+        show()
+        sys.exit(getattr(err, "exit_code", 2))
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ __all__ = [
     "spec_basis_counts",
     "spec_estimates",
     "table_names",
+    "validate_all",
 ]
 
 #: Numeric spec fields, in the order :func:`load_specs` shows them.
@@ -174,6 +175,29 @@ def check_source_references(tables: list[str] | None = None) -> None:
     known = set(load_sources()["source_id"])
     names = [n for n in (tables or table_names()) if n != "sources"]
     _raise([p for n in names for p in _source_problems(n, load_table(n), known)])
+
+
+def validate_all() -> None:
+    """Load and check every table once, before any chapter runs.
+
+    Each table against its schema (file, row, column, allowed values), every ``source_id``
+    of every table against ``sources.csv``, and the derived views (the wide spec table with
+    its per-id coverage, the model table with its KV sizes). A chapter kernel therefore
+    never is the first to find a broken table.
+
+    Raises:
+        DataValidationError: the first broken table(s), naming file, row and column.
+    """
+    problems: list[str] = []
+    for name in table_names():
+        try:
+            load_table(name)
+        except DataValidationError as err:
+            problems.append(str(err))
+    _raise(problems)
+    check_source_references()
+    _load_specs_cached()
+    _load_models_cached()
 
 
 def _missing_ids(name: str, present: pd.Series, wanted: tuple[str, ...], kind: str) -> list[str]:

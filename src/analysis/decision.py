@@ -21,12 +21,13 @@ Analytical decisions taken here:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
-from analysis import data, ids
+from analysis import data, ids, results
+from analysis.textsafe import html_text, markdown_code, markdown_text
 
 __all__ = [
     "P_EITHER",
@@ -51,6 +52,9 @@ INFERENCE = "30-inference-tiers"
 TRAINING = "20-training-scaling"
 TCO = "40-tco"
 SUMMARY = "00-summary"
+#: The verdict when no candidate of either vendor can run the workload (a tier no part can
+#: meet, a model no layout fits): its own call, never "either" (a tie) or a crash.
+INFEASIBLE = "infeasible"
 #: P(AMD cheaper) inside this band = "either" (the cost difference is not resolved).
 P_EITHER: tuple[float, float] = (0.35, 0.65)
 #: The article's latency line ("Low-latency inference under 50 milliseconds matters
@@ -131,7 +135,8 @@ def _call(
 ) -> tuple[str, str]:
     """(recommendation, basis) for one workload."""
     if not amd_ok and not nv_ok:
-        return "either", "no feasible candidate of either vendor"
+        # Not a tie: nothing can do the job. "either" would tell a reader to buy anything.
+        return INFEASIBLE, "no candidate of either vendor meets the workload's bounds"
     if not amd_ok:
         return "NVIDIA", "no AMD candidate meets the workload's bounds"
     if not nv_ok:
@@ -154,7 +159,7 @@ def _call(
 def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
     """One row per workload (training job, then each inference tier) with the call and why.
 
-    Columns: workload, label, recommendation (AMD/NVIDIA/either), basis, perf_winner,
+    Columns: workload, label, recommendation (AMD/NVIDIA/either/infeasible), basis, perf_winner,
     perf_winner_vendor, perf_margin_pct, model_error_pct, amd_best, amd_cost, amd_cost_p05,
     amd_cost_p95, nvidia_best, nvidia_cost, nvidia_cost_p05, nvidia_cost_p95, cost_unit,
     cost_margin_pct (NVIDIA's best over AMD's best median cost - 1, %; > 0 = AMD cheaper),
@@ -192,10 +197,17 @@ def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
         rec, basis = _call(
             p, str(wvendor or ""), _num(margin), e, bool(amd_feasible), bool(nv_feasible), p_known
         )
+        ran = bool(tco) and bool(tr if workload == "training" else inf)
+        if rec == "either" and ran and not winner and not cost_known and not p_known:
+            # The chapters ran and priced nothing and named no winner: no candidate can run
+            # this workload (e.g. no training layout fits any of them).
+            rec, basis = INFEASIBLE, "no candidate has a feasible result for this workload"
         cost_margin = (n[1] / a[1] - 1) * 100 if cost_known and a[1] > 0 else math.nan
         be = _num(tco.get(be_key))
         amd_hour = _num(tco.get(f"gpu_hour_usd_{a[0]}")) if a[0] else math.nan
-        if rec == "either":
+        if rec == INFEASIBLE:
+            flip = "A looser bound, a smaller model or a candidate that can meet the workload."
+        elif rec == "either":
             flip = f"A clearer cost gap: P(AMD cheaper) outside {P_EITHER[0]}-{P_EITHER[1]}."
         elif rec == "AMD":
             flip = "NVIDIA wins if AMD's all-in GPU-hour rises above the break-even."
@@ -353,6 +365,8 @@ def _rec_verdict(recs: pd.DataFrame, workloads: list[str], vendor: str) -> tuple
     if sub.empty:
         return "not testable", "the scenario has no such workload"
     calls = ", ".join(f"{r.label}: {r.recommendation}" for r in sub.itertuples())
+    if (sub["recommendation"] == INFEASIBLE).all():
+        return "not testable", f"{calls} (no candidate can run it)"
     if (
         any(r == "either" for r in sub["recommendation"])
         and not (sub["recommendation"] == vendor).any()
@@ -540,14 +554,24 @@ def checklist(
 # --- what changed since the previous version ------------------------------------------------
 
 
-def compare_with_previous(current: Results, previous_results: Mapping[str, Any]) -> pd.DataFrame:
+def compare_with_previous(
+    current: Results,
+    previous_results: Mapping[str, Any],
+    tiers: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """Key figures that changed since the previous version of the same scenario.
+
+    The same comparison as ``python -m analysis diff`` (:func:`analysis.results.compare_chapters`):
+    values as displayed, the summary's own counters and the version id left out, tiers
+    matched by name when both versions name them.
 
     Args:
         current: ``{chapter id: {key: value}}`` of this version (the other chapters' results
             plus this summary's own key results under ``00-summary``).
         previous_results: the previous version's ``results.json``
-            (``{"scenario", "version", "chapters": {chapter: {key: value}}}``); ``{}`` = none.
+            (``{"scenario", "version", "tiers", "chapters": {chapter: {key: value}}}``);
+            ``{}`` = none.
+        tiers: this version's tier names, in order (to match the previous version's).
 
     Returns:
         Columns chapter, key, previous, current, change_pct (numbers only), flipped (a
@@ -558,34 +582,25 @@ def compare_with_previous(current: Results, previous_results: Mapping[str, Any])
     if not prev:
         return pd.DataFrame(columns=cols)
     rows = []
-    for ch in sorted(set(prev) | set(current)):
-        a, b = prev.get(ch, {}), current.get(ch, {})
-        for key in sorted(set(a) | set(b)):
-            va, vb = a.get(key), b.get(key)
-            if va == vb:
-                continue
-            change = math.nan
-            if (
-                isinstance(va, int | float)
-                and isinstance(vb, int | float)
-                and not isinstance(va, bool)
-            ):
-                change = (vb / va - 1) * 100 if va else math.nan
-            decisive = (key.startswith("rec_") and "_p_" not in key and "_margin" not in key) or (
-                key.endswith(("_winner", "_winner_vendor", "_cheapest"))
-            )
-            # A flip needs a decision in both versions; a key that appears or goes is a change.
-            flipped = decisive and va is not None and vb is not None
-            rows.append(
-                {
-                    "chapter": ch,
-                    "key": key,
-                    "previous": va,
-                    "current": vb,
-                    "change_pct": change,
-                    "flipped": bool(flipped),
-                }
-            )
+    for ch, key, va, vb in results.compare_chapters(
+        prev, current, old_tiers=previous_results.get("tiers"), new_tiers=tiers
+    ):
+        change = math.nan
+        numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (va, vb))
+        if numbers and va:
+            change = (vb / va - 1) * 100
+        # A flip needs a decision in both versions; a key that appears or goes is a change.
+        flipped = results.is_decision_key(key) and va is not None and vb is not None
+        rows.append(
+            {
+                "chapter": ch,
+                "key": key,
+                "previous": va,
+                "current": vb,
+                "change_pct": change,
+                "flipped": bool(flipped),
+            }
+        )
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -666,7 +681,7 @@ def appendix_key_results(
 
 def _esc(text: Any) -> str:
     s = "" if text is None or (isinstance(text, float) and math.isnan(text)) else str(text)
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    return html_text(s)
 
 
 def assumptions_register_html(register: pd.DataFrame, sources: pd.DataFrame) -> str:
@@ -727,7 +742,9 @@ def summary_markdown(scenario: Any, recs: pd.DataFrame, chapter_results: Results
 
     Without chapter results (the notebook opened by hand) it says what is missing instead.
     """
-    head = f"**Scenario:** {scenario.title} ({scenario.cost.mode} mode).\n\n"
+    # User text (title, tier names in the labels) is escaped: shown as text, never as
+    # Markdown or HTML (a <script> in a title must not run in the report).
+    head = f"**Scenario:** {markdown_text(scenario.title)} ({scenario.cost.mode} mode).\n\n"
     if not chapter_results:
         return head + (
             "> **No chapter results were passed.** This summary only reads the other chapters' "
@@ -736,7 +753,7 @@ def summary_markdown(scenario: Any, recs: pd.DataFrame, chapter_results: Results
         )
     lines = []
     for r in recs.itertuples(index=False):
-        txt = f"- **{r.label}: {r.recommendation}**"
+        txt = f"- **{markdown_text(r.label)}: {r.recommendation}**"
         if math.isfinite(r.cost_margin_pct):
             txt += (
                 f". Cheapest AMD {r.amd_best} {_money(r.amd_cost, r.cost_unit)}"
@@ -757,7 +774,7 @@ def summary_markdown(scenario: Any, recs: pd.DataFrame, chapter_results: Results
                 if math.isfinite(r.model_error_pct)
                 else ")"
             )
-        txt += f". *Flips if:* {r.flip}"
+        txt += f". *Flips if:* {markdown_text(r.flip)}"
         lines.append(txt)
     err = model_error(chapter_results)
     caveats = [
@@ -793,7 +810,9 @@ def changes_markdown(changes: pd.DataFrame, previous_results: Mapping[str, Any])
         txt += (
             "**Flipped:** "
             + "; ".join(
-                f"{r.chapter} {r.key}: {r.previous} -> {r.current}" for r in flipped.itertuples()
+                f"{markdown_text(r.chapter)} {markdown_text(r.key)}: "
+                f"{_md_value(r.previous)} -> {_md_value(r.current)}"
+                for r in flipped.itertuples()
             )
             + "."
         )
@@ -812,6 +831,11 @@ def _change_value(v: Any) -> str:
     return str(v)
 
 
+def _md_value(v: Any) -> str:
+    """A changed value for the summary's Markdown: strings (user text) escaped."""
+    return markdown_text(v) if isinstance(v, str) else _change_value(v)
+
+
 def _largest_changes(changes: pd.DataFrame) -> str:
     """The changed inputs (per-GPU-hour prices) first, then the largest relative changes."""
     if changes.empty:
@@ -825,8 +849,8 @@ def _largest_changes(changes: pd.DataFrame) -> str:
     for r in named.itertuples():
         rel = f" ({r.change_pct:+.1f}%)" if math.isfinite(_num(r.change_pct)) else ""
         items.append(
-            f"`{r.chapter}` `{r.key}`: {_change_value(r.previous)} -> "
-            f"{_change_value(r.current)}{rel}"
+            f"{markdown_code(r.chapter)} {markdown_code(r.key)}: "
+            f"{_md_value(r.previous)} -> {_md_value(r.current)}{rel}"
         )
     more = len(changes) - len(named)
     tail = f" ({more} more in the table below)" if more > 0 else ""

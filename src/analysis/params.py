@@ -8,6 +8,20 @@ Analytical decisions taken here:
   reported with the closest known ids.
 * The scenario name becomes a folder under ``reports/``; only ``[A-Za-z0-9][A-Za-z0-9._-]*``
   is allowed, so ``../x``, ``/etc`` or an empty name cannot escape that folder.
+* Values are strict: numbers must be finite (``.inf``/``.nan`` are refused), a boolean is not
+  a number, a quoted ``"5"`` is not a number, and every numeric parameter has a plausibility
+  range (its bounds are in the error message): a 1e30 server price or a utilization of
+  1e-300 is a typo, not a scenario. YAML 1.2 floats (``1e12``, ``1.0e15``) are numbers,
+  not the strings YAML 1.1 makes of them.
+* Tiers are listed tightest first (non-decreasing TPOT bound, unbounded last) with unique
+  names; the inference lengths must fit the model's context; the candidates must include
+  at least one *shipping* part of each vendor (announced parts are projections, never a
+  side of the comparison on their own).
+* Parameter files are read by a hardened YAML loader (:func:`safe_load_yaml`): UTF-8 only,
+  at most :data:`MAX_PARAMS_BYTES`, no duplicate keys, at most :data:`MAX_ALIASES` aliases
+  and :data:`MAX_NODES` nodes after alias expansion (a 381-byte "billion laughs" file
+  expands to gigabytes), nesting at most :data:`MAX_DEPTH` deep. Messages quote user input
+  as a short excerpt only.
 * Defaults that are not measured facts (utilization, PUE, porting effort ...) live in the
   assumptions register (``data/assumptions/``); the values here mirror it and a data test
   keeps the two in step.
@@ -15,21 +29,62 @@ Analytical decisions taken here:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from analysis import ids
+from analysis.textsafe import excerpt, one_line
 
-SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# ``\Z``, not ``$``: ``$`` also matches before a trailing newline ("x\n" passed).
+SAFE_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 
-PositiveFloat = Annotated[float, Field(gt=0)]
-NonNegativeFloat = Annotated[float, Field(ge=0)]
-Fraction = Annotated[float, Field(gt=0, le=1)]
+#: Limits of the YAML loader (see the module docstring). A real parameter file is ~2 KB,
+#: uses no aliases and nests 3 levels deep.
+MAX_PARAMS_BYTES = 256 * 1024
+MAX_ALIASES = 64
+MAX_NODES = 20_000
+MAX_DEPTH = 32
+#: At most this many problems are listed per file (the count says how many there were).
+MAX_PROBLEMS = 20
+#: Longest title / description / tier name (characters).
+MAX_TITLE = 200
+MAX_DESCRIPTION = 500
+MAX_TIER_NAME = 60
+#: At most this many latency tiers (each is a column of every inference table).
+MAX_TIERS = 8
+
+
+def _finite(*, gt: float | None = None, ge: float | None = None, le: float | None = None) -> Any:
+    """A strict, finite float with plausibility bounds (ints are accepted, bools are not)."""
+    return Annotated[float, Strict(), Field(gt=gt, ge=ge, le=le, allow_inf_nan=False)]
+
+
+def _int(*, ge: int | None = None, gt: int | None = None, le: int | None = None) -> Any:
+    """A strict int (``true`` and ``5.0`` are not ints) within bounds."""
+    return Annotated[int, Strict(), Field(ge=ge, gt=gt, le=le)]
+
+
+#: $/GPU-hour: cloud list prices run ~$1-15 (data/prices/rental_quotes.csv); $1,000 is
+#: two orders of magnitude above any quote, so anything higher is a typo (cents? a total?).
+GpuHourUsd = _finite(gt=0, le=1_000.0)
+#: One 8-GPU server: ~$200k-$600k in data/prices/purchase_prices.csv; bounds are 100x apart.
+ServerPriceUsd = _finite(ge=1_000.0, le=50_000_000.0)
+EngineerMonths = _finite(ge=0, le=10_000.0)
+Bool = Annotated[bool, Strict()]
 
 
 def _require_known(values: Iterable[str], kind: str, known: tuple[str, ...]) -> None:
@@ -39,20 +94,40 @@ def _require_known(values: Iterable[str], kind: str, known: tuple[str, ...]) -> 
             raise ValueError(ids.unknown_id_message(kind, value, known))
 
 
+def _label(v: str, what: str, limit: int) -> str:
+    """A one-line, non-blank label of at most ``limit`` characters (no control characters)."""
+    if not v.strip():
+        raise ValueError(f"{what} must not be blank")
+    if one_line(v) != v:
+        raise ValueError(f"{what} must be one line without control characters (tabs, newlines)")
+    if len(v) > limit:
+        raise ValueError(f"{what} is {len(v)} characters long; at most {limit} are allowed")
+    return v
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=False, validate_default=True)
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", strict=False, validate_default=True, str_strict=True
+    )
 
 
 class LatencyTier(_Strict):
     """One inference latency tier: an upper bound on time per output token, and on TTFT."""
 
     name: str = Field(description="Label shown in tables, e.g. 'interactive (<50 ms)'.")
-    tpot_ms_max: PositiveFloat | None = Field(
+    # 1 ms per token is ~4x faster than any measured MLPerf Interactive result; a minute
+    # per token (or an hour to the first token) is no latency bound at all.
+    tpot_ms_max: _finite(ge=1.0, le=60_000.0) | None = Field(
         description="Upper bound on time per output token in ms; null = unbounded."
     )
-    ttft_ms_max: PositiveFloat | None = Field(
+    ttft_ms_max: _finite(ge=1.0, le=3_600_000.0) | None = Field(
         description="Upper bound on time to first token in ms; null = unbounded."
     )
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return _label(v, "tier name", MAX_TIER_NAME)
 
 
 def _default_tiers() -> tuple[LatencyTier, ...]:
@@ -73,19 +148,16 @@ class Inference(_Strict):
     precision: Literal["bf16", "fp8", "fp4"] = Field(
         "fp8", description="Weight/activation precision used for serving."
     )
-    isl: Annotated[int, Field(gt=0, le=1_000_000)] = Field(
-        2048, description="Input (prompt) length in tokens."
-    )
-    osl: Annotated[int, Field(gt=0, le=1_000_000)] = Field(
-        256, description="Output length in tokens."
-    )
-    gpus_per_replica: Annotated[int, Field(ge=1, le=72)] = Field(
+    isl: _int(gt=0, le=1_000_000) = Field(2048, description="Input (prompt) length in tokens.")
+    osl: _int(gt=0, le=1_000_000) = Field(256, description="Output length in tokens.")
+    gpus_per_replica: _int(ge=1, le=72) = Field(
         8, description="Accelerators per serving replica (tensor parallel)."
     )
     tiers: tuple[LatencyTier, ...] = Field(
         default_factory=_default_tiers,
         description="Latency tiers, tightest first; see the inference chapter.",
         min_length=1,
+        max_length=MAX_TIERS,
     )
 
     @field_validator("model")
@@ -94,20 +166,59 @@ class Inference(_Strict):
         _require_known([v], "model", ids.MODELS)
         return v
 
+    @field_validator("tiers")
+    @classmethod
+    def _tiers_ordered(cls, v: tuple[LatencyTier, ...]) -> tuple[LatencyTier, ...]:
+        names = [t.name.strip().casefold() for t in v]
+        dupes = sorted({t.name for t, n in zip(v, names, strict=True) if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"tier names must be unique; listed more than once: {dupes}")
+
+        def bound(x: float | None) -> float:
+            return math.inf if x is None else x
+
+        for i in range(1, len(v)):
+            a, b = v[i - 1], v[i]
+            if (bound(b.tpot_ms_max), bound(b.ttft_ms_max)) < (
+                bound(a.tpot_ms_max),
+                bound(a.ttft_ms_max),
+            ):
+                raise ValueError(
+                    f"tiers must be listed tightest first (by TPOT bound, then TTFT; null = "
+                    f"unbounded, last): tier {i} {b.name!r} is tighter than tier {i - 1} "
+                    f"{a.name!r}"
+                )
+        return v
+
+    @model_validator(mode="after")
+    def _fits_context(self) -> Inference:
+        context = _context_length(self.model)
+        if context is not None and self.isl + self.osl > context:
+            raise ValueError(
+                f"isl + osl = {self.isl + self.osl:,} tokens exceeds {self.model}'s context "
+                f"length of {context:,} tokens (data/models/models.csv)"
+            )
+        return self
+
 
 class Training(_Strict):
     """The training job the report sizes candidates for."""
 
     model: str = Field("llama3.1-70b", description="Model id (data/models/) to train.")
     precision: Literal["bf16", "fp8", "fp4"] = Field("bf16", description="Training precision.")
-    tokens: PositiveFloat = Field(1.0e12, description="Training token budget.")
-    cluster_gpus: Annotated[int, Field(ge=1, le=131072)] = Field(
+    # A fine-tuning run is ~1e8 tokens; the largest published pre-training runs ~4e13 (Llama
+    # 4: "more than 30 trillion tokens"), so 1e15 leaves 25x headroom.
+    tokens: _finite(ge=1.0e6, le=1.0e15) = Field(1.0e12, description="Training token budget.")
+    cluster_gpus: _int(ge=1, le=131072) = Field(
         1024, description="GPUs in the cluster the job runs on."
     )
-    seq_len: Annotated[int, Field(ge=128, le=1_000_000)] = Field(
+    seq_len: _int(ge=128, le=1_000_000) = Field(
         8192, description="Training sequence length in tokens."
     )
-    global_batch_tokens: PositiveFloat = Field(16.0e6, description="Global batch size in tokens.")
+    # Published global batches run 0.5M-60M tokens (GPT-3 3.2M, Llama 3 405B 16M).
+    global_batch_tokens: _finite(ge=1.0e3, le=1.0e9) = Field(
+        16.0e6, description="Global batch size in tokens."
+    )
 
     @field_validator("model")
     @classmethod
@@ -123,42 +234,47 @@ class Cost(_Strict):
     rental_term: Literal["on-demand", "committed", "any"] = Field(
         "any", description="Which rental quotes to use from data/prices/."
     )
-    gpu_hour_usd: dict[str, PositiveFloat] = Field(
+    gpu_hour_usd: dict[str, GpuHourUsd] = Field(
         default_factory=dict,
         description="Your own $/GPU-hour per accelerator id; overrides the quote table.",
     )
-    server_price_usd: dict[str, PositiveFloat] = Field(
+    server_price_usd: dict[str, ServerPriceUsd] = Field(
         default_factory=dict,
         description="Your own purchase price per 8-GPU server; overrides the estimates.",
     )
-    utilization: Fraction = Field(0.7, description="Fraction of hours the fleet does useful work.")
-    pue: Annotated[float, Field(ge=1.0, le=3.0)] = Field(
-        1.3, description="Facility power usage effectiveness."
+    # Below 1% the fleet is idle (cost per token explodes by 100x); above 1 is impossible.
+    utilization: _finite(ge=0.01, le=1.0) = Field(
+        0.7, description="Fraction of hours the fleet does useful work."
     )
-    electricity_usd_per_kwh: NonNegativeFloat = Field(0.08, description="Electricity price.")
-    colocation_usd_per_kw_month: NonNegativeFloat = Field(
+    pue: _finite(ge=1.0, le=3.0) = Field(1.3, description="Facility power usage effectiveness.")
+    # Retail electricity runs ~$0.03-0.40/kWh worldwide; $5 is an order above any tariff.
+    electricity_usd_per_kwh: _finite(ge=0, le=5.0) = Field(0.08, description="Electricity price.")
+    # Colocation ~$100-300 per kW-month (data/prices/facility.csv); $5,000 is 15x the top.
+    colocation_usd_per_kw_month: _finite(ge=0, le=5_000.0) = Field(
         150.0, description="Colocation price per kW of IT load per month."
     )
-    depreciation_years: Annotated[float, Field(gt=0, le=15)] = Field(
+    depreciation_years: _finite(ge=0.5, le=15) = Field(
         5.0, description="Useful life over which capex is recovered."
     )
-    cost_of_capital: Annotated[float, Field(ge=0, le=1)] = Field(
+    cost_of_capital: _finite(ge=0, le=1) = Field(
         0.08, description="Annual cost of capital (discount rate) for the capital recovery factor."
     )
-    fleet_gpus: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
+    fleet_gpus: _int(ge=1, le=1_000_000) = Field(
         1024, description="GPUs in the fleet over which one-off platform costs are amortized."
     )
-    porting_engineer_months: dict[str, NonNegativeFloat] = Field(
+    porting_engineer_months: dict[str, EngineerMonths] = Field(
         default_factory=lambda: {"AMD": 12.0, "NVIDIA": 0.0},
         description="One-off porting and ramp-up effort per vendor, in engineer-months.",
     )
-    engineer_month_usd: NonNegativeFloat = Field(
+    # A loaded engineer-month is ~$15k-40k; $1M is 25x the top of that.
+    engineer_month_usd: _finite(ge=0, le=1_000_000.0) = Field(
         25_000.0, description="Loaded cost of one engineer-month."
     )
-    mc_draws: Annotated[int, Field(ge=100, le=10_000_000)] = Field(
+    mc_draws: _int(ge=100, le=10_000_000) = Field(
         100_000, description="Monte Carlo draws for cost intervals."
     )
-    seed: Annotated[int, Field(ge=0)] = Field(20261130, description="Seed of every random draw.")
+    # numpy's legacy seeding takes 32-bit seeds; the bound keeps every generator happy.
+    seed: _int(ge=0, le=2**32 - 1) = Field(20261130, description="Seed of every random draw.")
 
     @field_validator("gpu_hour_usd", "server_price_usd")
     @classmethod
@@ -184,7 +300,7 @@ class Scenario(_Strict):
         description="Accelerator ids to compare (both vendors), shipping parts.",
         min_length=2,
     )
-    include_announced: bool = Field(
+    include_announced: Bool = Field(
         False, description="Also show announced parts (VR200, MI455X) as labelled projections."
     )
     inference: Inference = Field(default_factory=Inference, description="Inference workload.")
@@ -201,6 +317,16 @@ class Scenario(_Strict):
             )
         return v
 
+    @field_validator("title")
+    @classmethod
+    def _title(cls, v: str) -> str:
+        return _label(v, "title", MAX_TITLE)
+
+    @field_validator("description")
+    @classmethod
+    def _description(cls, v: str) -> str:
+        return v if not v else _label(v, "description", MAX_DESCRIPTION)
+
     @field_validator("candidates")
     @classmethod
     def _known_candidates(cls, v: tuple[str, ...]) -> tuple[str, ...]:
@@ -211,10 +337,14 @@ class Scenario(_Strict):
 
     @model_validator(mode="after")
     def _both_vendors(self) -> Scenario:
-        amd = [a for a in self.candidates if ids.vendor_of(a) == "AMD"]
-        if not amd or len(amd) == len(self.candidates):
+        shipping = ids.shipping(self.candidates)
+        missing = [v for v in ids.VENDORS if not any(ids.vendor_of(a) == v for a in shipping)]
+        if missing:
             raise ValueError(
-                "candidates must include at least one AMD (MI...) and one NVIDIA accelerator"
+                "candidates must include at least one shipping AMD (MI...) and one shipping "
+                f"NVIDIA accelerator; no shipping {' or '.join(missing)} part in "
+                f"{list(self.candidates)} (announced parts {', '.join(ids.ACCELERATORS_ANNOUNCED)}"
+                " are shown as projections with include_announced: true)"
             )
         return self
 
@@ -232,16 +362,203 @@ class ParamsError(ValueError):
     """A parameter file is unreadable or invalid; the message is meant for the user."""
 
 
+def _context_length(model: str) -> int | None:
+    """The model's context length from data/models/ (None when the table cannot be read).
+
+    A broken models table is reported by the data validation, which runs before any
+    chapter; it must not masquerade as a parameter error here.
+    """
+    from analysis import data  # local import: params stays importable without data files
+    from analysis.schema import DataValidationError
+
+    try:
+        value = data.get_model(model)["context_length"]
+    except (DataValidationError, KeyError, ValueError, OSError):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+# --- the YAML loader ---------------------------------------------------------------------
+
+
+class _Refused(yaml.YAMLError):
+    """A parameter file the loader will not expand (aliases, depth, duplicate keys)."""
+
+    def __init__(self, message: str, mark: Any = None) -> None:
+        super().__init__(message)
+        self.problem = message
+        self.problem_mark = mark
+
+
+class _ParamsLoader(yaml.SafeLoader):
+    """PyYAML's SafeLoader with bounded aliases, nesting and size, and no duplicate keys."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._aliases = 0
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:  # noqa: D102
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_ALIASES:
+                raise _Refused(
+                    f"more than {MAX_ALIASES} aliases (*name): parameter files do not need "
+                    "them, and expanding them is how a small file becomes gigabytes",
+                    self.peek_event().start_mark,
+                )
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _Refused(
+                    f"nested more than {MAX_DEPTH} levels deep", self.peek_event().start_mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def get_single_data(self) -> Any:  # noqa: D102
+        node = self.get_single_node()
+        if node is None:
+            return None
+        _check_expanded_size(node)
+        return self.construct_document(node)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:  # noqa: D102
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, Any] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:  # unhashable key: SafeConstructor reports it below
+                    continue
+                if first is not None:
+                    raise _Refused(
+                        f"duplicate key {excerpt(key)} (first at line {first.line + 1}): "
+                        "the second would silently win; keep one",
+                        key_node.start_mark,
+                    )
+                seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
+# YAML 1.1 (PyYAML) reads ``1e12`` and ``1.0e15`` as strings (it wants a dot and a signed
+# exponent); YAML 1.2, and every reader of these files, reads them as numbers.
+_ParamsLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
+
+
+def _check_expanded_size(root: Any) -> None:
+    """Refuse a node graph that expands to more than :data:`MAX_NODES` nodes, or a cycle."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+
+    def size(node: Any) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in active:
+            raise _Refused("a recursive alias (a node that contains itself)", node.start_mark)
+        active.add(key)
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            children = node.value
+        elif isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        else:
+            children = []
+        for child in children:
+            total += size(child)
+            if total > MAX_NODES:
+                raise _Refused(
+                    f"expands to more than {MAX_NODES:,} values (aliases repeated inside aliases?)",
+                    node.start_mark,
+                )
+        active.discard(key)
+        sizes[key] = total
+        return total
+
+    size(root)
+
+
+def _decode(data: bytes, source: str) -> str:
+    """UTF-8 text of a parameter file (a UTF-8 byte-order mark is allowed)."""
+    if b"\x00" in data:
+        raise ParamsError(
+            f"{source}: not a text file (it contains NUL bytes); a parameter file is "
+            "UTF-8 YAML text."
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ParamsError(
+            f"{source}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start} "
+            "cannot be decoded as UTF-8); save the file as UTF-8."
+        ) from None
+
+
+def safe_load_yaml(data: bytes | str, source: str = "<params>") -> Any:
+    """Parse a parameter file's YAML with the hardened loader.
+
+    Raises:
+        ParamsError: too large, not UTF-8, a YAML syntax error, a duplicate key, too many
+            aliases or too deep; the message names ``source`` and the line.
+    """
+    size = len(data.encode("utf-8") if isinstance(data, str) else data)
+    if size > MAX_PARAMS_BYTES:
+        raise ParamsError(
+            f"{source}: {size:,} bytes is too large for a parameter file "
+            f"(at most {MAX_PARAMS_BYTES:,} bytes)."
+        )
+    text = _decode(data, source) if isinstance(data, bytes) else data
+    loader = None
+    try:
+        loader = _ParamsLoader(text)  # the reader checks characters here already
+        return loader.get_single_data()
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or str(err)
+        kind = "refused" if isinstance(err, _Refused) else "YAML syntax error"
+        raise ParamsError(f"{source}: {kind}{where}: {one_line(problem)[:300]}.") from None
+    except RecursionError:
+        raise ParamsError(f"{source}: refused: nested too deeply.") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+# --- messages ----------------------------------------------------------------------------
+
+
 def _format_loc(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(p) for p in loc) or "(top level)"
+    return ".".join(
+        excerpt(p, 40) if not isinstance(p, str) else one_line(p)[:40] for p in loc
+    ) or ("(top level)")
 
 
 def format_validation_error(err: ValidationError, source: str) -> str:
-    """One paragraph per problem: file, key path, what was wrong and what is allowed."""
-    lines = [f"{source}: invalid parameters ({err.error_count()} problem(s))."]
-    for e in err.errors():
+    """One line per problem: file, key path, what was wrong and what is allowed.
+
+    At most :data:`MAX_PROBLEMS` problems are listed, and user input is quoted as a short
+    excerpt, so a hostile file cannot make the message large.
+    """
+    errors = err.errors(include_url=False)
+    lines = [f"{source}: invalid parameters ({len(errors)} problem(s))."]
+    for e in errors[:MAX_PROBLEMS]:
         loc = _format_loc(tuple(p for p in e["loc"] if p not in {"function-after"}))
-        msg = e["msg"].removeprefix("Value error, ")
+        msg = one_line(e["msg"].removeprefix("Value error, "))
+        if len(msg) > 400:
+            msg = msg[:400] + "..."
         if e["type"] == "extra_forbidden":
             parent = e["loc"][:-1]
             model: type[BaseModel] = Scenario
@@ -252,13 +569,22 @@ def format_validation_error(err: ValidationError, source: str) -> str:
                     model = ann
             allowed = ", ".join(model.model_fields)
             msg = f"unknown key. Allowed keys here: {allowed}"
+        elif e["type"] in {"float_type", "int_type", "bool_type"} and isinstance(
+            e.get("input"), bool | str
+        ):
+            want = {"float_type": "a number", "int_type": "a whole number"}.get(
+                e["type"], "true or false"
+            )
+            msg = f"must be {want} (without quotes), not {type(e['input']).__name__}"
         got = e.get("input")
         got_s = (
             ""
             if e["type"] in {"extra_forbidden", "missing"} or isinstance(got, dict)
-            else f" (got {got!r})"
+            else f" (got {excerpt(got)})"
         )
         lines.append(f"  - key `{loc}`: {msg}{got_s}")
+    if len(errors) > MAX_PROBLEMS:
+        lines.append(f"  ... and {len(errors) - MAX_PROBLEMS} more problem(s).")
     return "\n".join(lines)
 
 
@@ -273,28 +599,28 @@ def parse_scenario(raw: Any, source: str = "<params>") -> Scenario:
         return Scenario.model_validate(raw)
     except ValidationError as err:
         raise ParamsError(format_validation_error(err, source)) from None
+    except RecursionError:
+        raise ParamsError(f"{source}: refused: nested too deeply.") from None
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate a YAML parameter file.
+    """Read and validate a YAML parameter file (with :func:`safe_load_yaml`).
 
     Raises:
-        ParamsError: the file is missing, is not valid YAML, or fails validation; the
-            message names the file and the key path.
+        ParamsError: the file is missing, too large, not UTF-8, not valid YAML, or fails
+            validation; the message names the file and the key path.
     """
     path = Path(path)
+    source = one_line(str(path))
     try:
-        text = path.read_text(encoding="utf-8")
+        if path.is_dir():
+            raise ParamsError(f"{source}: is a folder, not a parameter file.")
+        with path.open("rb") as fh:
+            data = fh.read(MAX_PARAMS_BYTES + 1)
     except OSError as err:
-        raise ParamsError(f"{path}: cannot read parameter file ({err.strerror}).") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(err, "problem", None) or str(err)
-        raise ParamsError(f"{path}: YAML syntax error{where}: {problem}.") from None
-    return parse_scenario(raw, str(path))
+        raise ParamsError(f"{source}: cannot read parameter file ({err.strerror}).") from None
+    raw = safe_load_yaml(data, source)
+    return parse_scenario(raw, source)
 
 
 def scenario_to_parameters(scenario: Scenario) -> dict[str, Any]:

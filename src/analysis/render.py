@@ -12,15 +12,22 @@ Analytical decisions taken here:
   host, code is folded in ``<details>``, ``parameters`` cells are hidden. The PDF is headless
   Chromium's print of a print variant of the same page (A4, no code, static PNG charts).
 * Every page says which renderer (and version) produced it.
+* User text reaches the pages only through :mod:`analysis.textsafe` (HTML, Typst).
+* Chromium prints a page that runs no script at all: the print variant carries a
+  Content-Security-Policy ``script-src 'none'`` (it needs none: charts are PNGs there), so
+  an injected ``alert()`` can neither run nor hang the print on a dialog. The print has a
+  hard timeout after which Chromium's whole process group is killed, and its profile
+  folder is removed, also the ones a killed run left behind (:func:`sweep_stale_profiles`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
-import html
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -32,6 +39,7 @@ import nbformat
 
 from analysis import paths
 from analysis.execute import front_matter
+from analysis.textsafe import html_text, typst_text
 
 HIDDEN_CELL_TAGS = {"parameters", "injected-parameters", "remove-cell"}
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -47,6 +55,16 @@ CHROMIUM_FLAGS = (
     "--no-first-run",
 )
 VIRTUAL_TIME_BUDGET_MS = 10000
+#: The print page runs no script (see the module docstring); the meta tag goes first in
+#: <head> so that it applies before any script element is parsed.
+PRINT_CSP = (
+    '<meta http-equiv="Content-Security-Policy" '
+    "content=\"script-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'\">"
+)
+#: Prefix of Chromium profile folders (``<prefix><pid>-<random>`` in the temp folder).
+PROFILE_PREFIX = "gpu-report-chromium-"
+#: Seconds Chromium may take to print the report (~1 s normally).
+PRINT_TIMEOUT_S = 180
 OPTION_LINE = re.compile(r"^#\|\s*([\w-]+)\s*:\s*(.*)$")
 
 
@@ -171,9 +189,9 @@ def _chapter_heading(cid: str, title: str, description: str) -> nbformat.Noteboo
 
     The template emits it as is (nbconvert's raw-cell path would sanitize it into text).
     """
-    body = f'<h1 class="chapter-title" id="{html.escape(cid)}">{html.escape(title)}</h1>'
+    body = f'<h1 class="chapter-title" id="{html_text(cid)}">{html_text(title)}</h1>'
     if description:
-        body += f'\n<p class="chapter-description">{html.escape(description)}</p>'
+        body += f'\n<p class="chapter-description">{html_text(description)}</p>'
     return nbformat.v4.new_raw_cell(
         body, metadata={"raw_mimetype": "text/html", "report_heading": True}
     )
@@ -299,6 +317,7 @@ def print_variant_of(screen: str, context: dict[str, Any]) -> str:
     css = _print_css(context)
     out = screen.replace(f"<script>{vega_bundle()}</script>", "", 1)
     out = out.replace("</head>", f'<style type="text/css">\n{css}\n</style>\n</head>', 1)
+    out = re.sub(r"<head(\s[^>]*)?>", lambda m: m.group(0) + "\n" + PRINT_CSP, out, count=1)
     return out.replace('class="jp-Notebook report"', 'class="jp-Notebook report report-print"', 1)
 
 
@@ -327,17 +346,46 @@ def render_fallback_html(
     return index, printable
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def sweep_stale_profiles(tmp: Path | None = None) -> list[Path]:
+    """Remove Chromium profile folders left by runs whose process is gone; return them."""
+    base = Path(tmp or tempfile.gettempdir())
+    removed = []
+    for p in base.glob(f"{PROFILE_PREFIX}*"):
+        m = re.match(rf"^{PROFILE_PREFIX}(\d+)-", p.name)
+        if m and p.is_dir() and not _pid_alive(int(m.group(1))):
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
+    return removed
+
+
 def print_pdf(
-    html_file: Path, pdf_file: Path, *, chromium: str | None = None, timeout: int = 180
+    html_file: Path,
+    pdf_file: Path,
+    *,
+    chromium: str | None = None,
+    timeout: int = PRINT_TIMEOUT_S,
 ) -> Path:
     """Headless Chromium ``--print-to-pdf`` of ``html_file`` (A4 from the page's CSS).
 
-    ``chromium``: the binary to use (the renderer's); found on PATH when not given.
+    ``chromium``: the binary to use (the renderer's); found on PATH when not given. After
+    ``timeout`` seconds Chromium's process group is killed and :class:`RenderError` raised.
     """
     chromium = chromium or find_chromium()
     if chromium is None:
         raise RenderError("PDF rendering needs Chromium: install it or set CHROMIUM.")
-    with tempfile.TemporaryDirectory(prefix="gpu-report-chromium-") as profile:
+    sweep_stale_profiles()
+    profile = tempfile.mkdtemp(prefix=f"{PROFILE_PREFIX}{os.getpid()}-")
+    try:
         cmd = [
             chromium,
             *CHROMIUM_FLAGS,
@@ -347,14 +395,29 @@ def print_pdf(
             f"--print-to-pdf={pdf_file}",
             html_file.resolve().as_uri(),
         ]
+        # Own process group: on a timeout (or Ctrl-C) the renderer and GPU helpers go too.
+        proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired:
-            raise RenderError(
-                f"Chromium did not finish printing {html_file} in {timeout} s"
-            ) from None
+            _, stderr = proc.communicate(timeout=timeout)
+        except BaseException as err:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            if isinstance(err, subprocess.TimeoutExpired):
+                raise RenderError(
+                    f"Chromium did not finish printing {html_file} in {timeout} s (killed)"
+                ) from None
+            raise
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
     if proc.returncode != 0 or not pdf_file.is_file() or pdf_file.stat().st_size == 0:
-        tail = "\n".join((proc.stderr or "").strip().splitlines()[-5:])
+        tail = "\n".join((stderr or "").strip().splitlines()[-5:])
         raise RenderError(
             f"Chromium failed to print {html_file} to PDF (exit {proc.returncode}): {tail}"
         )
@@ -392,10 +455,10 @@ def render_quarto(
     config["project"]["output-dir"] = "_output"
     footer = f"Rendered by {context['renderer']} · version {context['version']}"
     (build_dir / "_footer.html").write_text(
-        f'<footer class="report-footer"><p>{html.escape(footer)}</p></footer>\n', encoding="utf-8"
+        f'<footer class="report-footer"><p>{html_text(footer)}</p></footer>\n', encoding="utf-8"
     )
     (build_dir / "_footer.typ").write_text(
-        f"#set page(footer: align(center, text(size: 8pt)[{_typst_escape(footer)}]))\n",
+        f"#set page(footer: align(center, text(size: 8pt)[{typst_text(footer)}]))\n",
         encoding="utf-8",
     )
     fmt = config.setdefault("format", {})
@@ -432,13 +495,13 @@ def render_quarto(
                 raise RenderError(f"quarto did not produce {src}")
             shutil.copy2(src, out_dir / src.name)
             title = front_matter(nbformat.read(p, as_version=4)).get("title", p.stem)
-            links.append(f'<li><a href="{src.name}">{html.escape(str(title))}</a></li>')
+            links.append(f'<li><a href="{html_text(src.name)}">{html_text(title)}</a></li>')
         index = out_dir / "index.html"
         index.write_text(
             "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>{html.escape(context['title'])}</title></head><body>"
-            f"<h1>{html.escape(context['title'])}</h1><nav><ol>{''.join(links)}</ol></nav>"
-            f"<footer><p>{html.escape(footer)}</p></footer></body></html>\n",
+            f"<title>{html_text(context['title'])}</title></head><body>"
+            f"<h1>{html_text(context['title'])}</h1><nav><ol>{''.join(links)}</ol></nav>"
+            f"<footer><p>{html_text(footer)}</p></footer></body></html>\n",
             encoding="utf-8",
         )
         out["html"] = index
@@ -456,7 +519,3 @@ def render_quarto(
             writer.write(fh)
         out["pdf"] = pdf
     return out
-
-
-def _typst_escape(text: str) -> str:
-    return re.sub(r"([\\#\[\]$*_`<>@])", r"\\\1", text)

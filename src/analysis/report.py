@@ -12,14 +12,31 @@ Analytical decisions taken here (mechanics in :mod:`analysis.execute`,
   symlink) is replaced with ``os.replace`` of a temporary symlink only after that
   succeeded. A failed run therefore leaves every earlier version and ``latest`` as they were.
 * ``results.json`` holds every chapter's key figures (from the key-results output, not by
-  re-running anything); ``diff`` compares two of them and calls out flipped
-  recommendations and winners (keys ``rec_*``, ``*_winner``, ``*_cheapest``).
+  re-running anything) and the scenario's tier names; ``diff`` compares two of them with
+  :func:`analysis.results.compare_chapters` (the summary's "what changed" uses the same
+  function, so the two agree), matches tiers by name, refuses two different scenarios and
+  calls out flipped recommendations and winners.
+* The version id is chosen at publish time, under a file lock on the scenario folder
+  (``reports/<scenario>/.lock``): chapters execute without the lock and see a placeholder
+  id, which the publisher replaces in the executed notebooks and key results before it
+  renders, writes ``results.json`` and the manifest, renames the staging folder and
+  points ``latest``. Two concurrent runs of one scenario therefore publish two versions
+  with distinct numbers, each naming itself everywhere.
+* Everything checkable before execution is checked first: the parameters, every data
+  table (:func:`analysis.data.validate_all`), and the output folder (exists or can be
+  made, is a folder, is writable, has :data:`MIN_FREE_BYTES` free). Errors found later
+  (disk full while publishing) are one line (:func:`describe_os_error`).
+* Cleanup: staging folders and temporary ``latest`` links of runs whose process is gone
+  are removed under the lock; ``_build/<scenario>/`` keeps the newest :data:`KEEP_BUILDS`
+  runs (``$GPU_REPORT_KEEP_BUILDS``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -28,13 +45,14 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from analysis import __version__, paths
+from analysis import __version__, data, paths
+from analysis import results as key_results
 from analysis.execute import Chapter, ChapterError, discover_chapters, execute_all
 from analysis.goldens import make_goldens, sync_notebooks
 from analysis.params import load_scenario, scenario_to_parameters
@@ -58,7 +76,17 @@ __all__ = [
     "sync_notebooks",
 ]
 
-VERSION_DIR = re.compile(r"^v(\d{4,})-\d{8}T\d{6}Z-[0-9a-f]{8}$")
+VERSION_DIR = re.compile(r"^v(\d{4,})-\d{8}T\d{6}Z-[0-9a-f]{8}\Z")
+#: Build folders kept per scenario (~29 MB each); older ones are pruned after every run.
+KEEP_BUILDS = 5
+KEEP_BUILDS_ENV = "GPU_REPORT_KEEP_BUILDS"
+#: Refuse to start with less free space than this where the report is published (a
+#: report is ~5-30 MB; a run that dies at publish after minutes of execution is worse).
+MIN_FREE_BYTES = 200 * 1024**2
+#: How long a run waits for another run of the same scenario to finish publishing.
+LOCK_TIMEOUT_S = 900
+#: Run ids end in the process id: ``<UTC time>-<pid>``.
+_RUN_PID = re.compile(r"-(\d+)\Z")
 NOTEBOOKS_ENV = "GPU_REPORT_NOTEBOOKS"
 #: Packages whose versions every manifest records.
 RECORDED_PACKAGES = (
@@ -187,6 +215,156 @@ def next_version_id(scenario_dir: Path, digest: str, now: dt.datetime | None = N
     return f"v{max(numbers, default=0) + 1:04d}-{stamp}-{digest[:8]}"
 
 
+def describe_os_error(err: OSError) -> str:
+    """One line for a filesystem error: what failed, where, and the likely fix."""
+    where = f" ({err.filename})" if getattr(err, "filename", None) else ""
+    hint = {
+        errno.ENOSPC: "the disk is full: free some space or use --out on another disk",
+        errno.EROFS: "the file system is read-only: use --out on a writable folder",
+        errno.EACCES: "permission denied: use --out on a folder you can write",
+        errno.EPERM: "permission denied: use --out on a folder you can write",
+        errno.ENOTDIR: "a path component is a file, not a folder",
+    }.get(err.errno or 0, err.strerror or type(err).__name__)
+    return f"cannot write the report{where}: {hint}."
+
+
+def check_output_folder(folder: Path, min_free: int = MIN_FREE_BYTES) -> None:
+    """Fail before any execution when ``folder`` cannot take a report.
+
+    Raises:
+        ReportError: ``folder`` (or a parent) is a file, cannot be created, is not
+            writable, or has less than ``min_free`` bytes free.
+    """
+    folder = Path(folder)
+    for parent in [folder, *folder.parents]:
+        if parent.exists() and not parent.is_dir():
+            raise ReportError(f"output folder {folder}: {parent} is a file, not a folder.")
+        if parent.exists():
+            break
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile_in(folder):
+            pass
+        free = shutil.disk_usage(folder).free
+    except OSError as err:
+        raise ReportError(describe_os_error(err)) from None
+    if free < min_free:
+        raise ReportError(
+            f"output folder {folder}: only {free / 1024**2:.0f} MB free, a report needs at "
+            f"least {min_free / 1024**2:.0f} MB: free some space or use --out elsewhere."
+        )
+
+
+@contextlib.contextmanager
+def tempfile_in(folder: Path) -> Iterator[Path]:
+    """A probe file created (and removed) in ``folder``: proves it is writable."""
+    probe = folder / f".probe-{os.getpid()}-{time.monotonic_ns()}"
+    probe.write_bytes(b"")
+    try:
+        yield probe
+    finally:
+        with contextlib.suppress(OSError):
+            probe.unlink()
+
+
+@contextlib.contextmanager
+def scenario_lock(scenario_dir: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``<scenario_dir>/.lock`` (released on exit or death).
+
+    Raises:
+        ReportError: another run held the lock for longer than ``timeout`` seconds.
+    """
+    scenario_dir.mkdir(parents=True, exist_ok=True)
+    with (scenario_dir / ".lock").open("a") as fh:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise ReportError(
+                        f"{scenario_dir}: another run of this scenario has been publishing "
+                        f"for over {timeout:.0f} s (lock {scenario_dir / '.lock'})"
+                    ) from None
+                time.sleep(0.2)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _pid_of(name: str) -> int | None:
+    m = _RUN_PID.search(name)
+    return int(m.group(1)) if m else None
+
+
+def _alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_staging(scenario_dir: Path) -> list[Path]:
+    """Staging folders and temporary links of runs whose process is gone (call under lock)."""
+    removed = []
+    if not scenario_dir.is_dir():
+        return removed
+    for p in scenario_dir.iterdir():
+        if p.name.startswith(".tmp-"):
+            pid = _pid_of(p.name)
+        elif p.name.startswith(".latest-"):
+            pid = int(p.name.split("-")[1]) if p.name.split("-")[1].isdigit() else None
+        else:
+            continue
+        if pid == os.getpid() or _alive(pid):
+            continue
+        if p.is_symlink() or p.is_file():
+            p.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(p, ignore_errors=True)
+        removed.append(p)
+    return removed
+
+
+def prune_builds(scenario_build: Path, keep: int | None = None) -> list[Path]:
+    """Keep the newest ``keep`` run folders in ``_build/<scenario>/`` (live runs always)."""
+    if keep is None:
+        try:
+            keep = int(os.environ.get(KEEP_BUILDS_ENV, KEEP_BUILDS))
+        except ValueError:
+            keep = KEEP_BUILDS
+    if not scenario_build.is_dir():
+        return []
+    runs = sorted((p for p in scenario_build.iterdir() if p.is_dir()), key=lambda p: p.name)
+    old = runs[: max(0, len(runs) - max(keep, 1))]
+    removed = []
+    for p in old:
+        pid = _pid_of(p.name)
+        if pid != os.getpid() and _alive(pid):
+            continue
+        shutil.rmtree(p, ignore_errors=True)
+        removed.append(p)
+    return removed
+
+
+def _substitute(obj: Any, placeholder: str, version: str) -> Any:
+    """``obj`` with every string occurrence of ``placeholder`` replaced by ``version``."""
+    if isinstance(obj, str):
+        return obj.replace(placeholder, version)
+    if isinstance(obj, dict):
+        return {k: _substitute(v, placeholder, version) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_substitute(v, placeholder, version) for v in obj]
+    return obj
+
+
 def read_previous_results(scenario_dir: Path) -> dict[str, Any]:
     """results.json of the version ``latest`` points at ({} if none or unreadable)."""
     try:
@@ -285,6 +463,7 @@ def run_report(
     t0 = time.perf_counter()
     params = Path(params)
     scenario = load_scenario(params)  # ParamsError -> the CLI prints it and exits 1
+    data.validate_all()  # DataValidationError: every table checked before any kernel
     folder = chapters_folder(notebooks_dir)
     chapters = discover_chapters(folder)
     if not chapters:
@@ -296,6 +475,9 @@ def run_report(
 
     reports = Path(out_dir) if out_dir is not None else paths.REPORTS
     scenario_dir = reports / scenario.name
+    scenario_build = (build_root or paths.BUILD) / scenario.name
+    check_output_folder(scenario_dir)
+    check_output_folder(scenario_build, min_free=0)
     git = git_state(paths.ROOT)
     params_digest = sha256_file(params)
     data_digest, data_entries = digest_files(_files_under(paths.DATA), paths.ROOT)
@@ -304,11 +486,16 @@ def run_report(
     run_digest = hashlib.sha256(
         f"{params_digest}|{data_digest}|{nb_digest}|{lock_digest}|{__version__}|{git['commit']}".encode()
     ).hexdigest()
-    version = next_version_id(scenario_dir, run_digest)
     run_id = f"{_utc_now().strftime('%Y%m%dT%H%M%S%fZ')}-{os.getpid()}"
-    build_dir = (build_root or paths.BUILD) / scenario.name / run_id
+    # The version id is only known at publish time (under the lock); chapters see this
+    # placeholder, replaced everywhere before anything is rendered or written.
+    placeholder = f"pending-version-{run_id}"
+    build_dir = scenario_build / run_id
     exec_dir = build_dir / "notebooks"
-    exec_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        exec_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ReportError(describe_os_error(err)) from None
 
     previous = read_previous_results(scenario_dir)
     run_info = {
@@ -320,7 +507,7 @@ def run_report(
         "renderer_label": renderer.label,
         "data_digest": data_digest,
         "params_digest": params_digest,
-        "version": version,
+        "version": placeholder,
     }
     base = {
         **scenario_to_parameters(scenario),
@@ -328,17 +515,90 @@ def run_report(
         "run_info": run_info,
     }
     timings: dict[str, float] = {}
-    with _Progress(chapters, progress) as prog:
-        t = time.perf_counter()
-        try:
-            executed = execute_all(chapters, exec_dir, base, jobs=jobs, on_cell=prog.cell)
-        except ChapterError as err:
-            raise ReportError(str(err)) from None
-        timings["execute"] = time.perf_counter() - t
-        chapter_seconds = {ex.chapter.id: round(ex.seconds, 3) for ex in executed}
+    try:
+        with _Progress(chapters, progress) as prog:
+            t = time.perf_counter()
+            try:
+                executed = execute_all(chapters, exec_dir, base, jobs=jobs, on_cell=prog.cell)
+            except ChapterError as err:
+                raise ReportError(str(err)) from None
+            timings["execute"] = time.perf_counter() - t
+            chapter_seconds = {ex.chapter.id: round(ex.seconds, 3) for ex in executed}
+            with scenario_lock(scenario_dir):
+                remove_stale_staging(scenario_dir)
+                version = next_version_id(scenario_dir, run_digest)
+                version_dir = _render_and_publish(
+                    executed,
+                    placeholder=placeholder,
+                    version=version,
+                    renderer=renderer,
+                    build_dir=build_dir,
+                    scenario_dir=scenario_dir,
+                    staging=scenario_dir / f".tmp-{run_id}",
+                    formats=tuple(formats),
+                    scenario=scenario,
+                    git=git,
+                    timings=timings,
+                    prog=prog,
+                    t0=t0,
+                    manifest_inputs={
+                        "params": {"path": _rel(params, paths.ROOT), "sha256": params_digest},
+                        "data": {"digest": data_digest, "files": data_entries},
+                        "notebooks": {"digest": nb_digest, "files": nb_entries},
+                        "lock": {"path": _rel(paths.LOCK_FILE, paths.ROOT), "sha256": lock_digest},
+                    },
+                    previous_version=previous.get("version"),
+                    chapter_seconds=chapter_seconds,
+                )
+                latest = _point_latest(scenario_dir, version_dir.name)
+    finally:
+        with contextlib.suppress(OSError):
+            prune_builds(scenario_build)
+    res = json.loads((version_dir / "results.json").read_text(encoding="utf-8"))
+    return RunResult(
+        version=version_dir.name,
+        version_dir=version_dir,
+        latest=latest,
+        build_dir=build_dir,
+        renderer=renderer.as_dict(),
+        timings=timings,
+        chapter_seconds=chapter_seconds,
+        chapters=[c.id for c in chapters],
+        results=res,
+    )
 
-        staging = scenario_dir / f".tmp-{run_id}"
-        staging.mkdir(parents=True, exist_ok=True)
+
+def _render_and_publish(
+    executed: list[Any],
+    *,
+    placeholder: str,
+    version: str,
+    renderer: Renderer,
+    build_dir: Path,
+    scenario_dir: Path,
+    staging: Path,
+    formats: tuple[str, ...],
+    scenario: Any,
+    git: dict[str, Any],
+    timings: dict[str, float],
+    prog: _Progress,
+    t0: float,
+    manifest_inputs: dict[str, Any],
+    previous_version: Any,
+    chapter_seconds: dict[str, float],
+) -> Path:
+    """Name the version, render into ``staging``, write results and manifest, publish.
+
+    Runs under the scenario lock; ``version`` is final here (a clash at rename time, which
+    the lock prevents, would still bump the number and be rewritten everywhere).
+    """
+    for ex in executed:
+        text = ex.output.read_text(encoding="utf-8")
+        if placeholder in text:
+            ex.output.write_text(text.replace(placeholder, version), encoding="utf-8")
+        ex.results = _substitute(ex.results, placeholder, version)
+    staging.mkdir(parents=True, exist_ok=False)
+    try:
         try:
             _render(
                 renderer,
@@ -353,21 +613,16 @@ def run_report(
                 prog,
             )
         except RenderError as err:
-            shutil.rmtree(staging, ignore_errors=True)
             raise ReportError(
-                f"{err}\nExecuted notebooks kept for debugging in {exec_dir}"
+                f"{err}\nExecuted notebooks kept for debugging in {build_dir / 'notebooks'}"
             ) from None
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-
-    t = time.perf_counter()
-    results = {
-        "scenario": scenario.name,
-        "version": version,
-        "chapters": {k: v for ex in executed for k, v in ex.results.items()},
-    }
-    try:
+        t = time.perf_counter()
+        results = {
+            "scenario": scenario.name,
+            "version": version,
+            "tiers": [tier.name for tier in scenario.inference.tiers],
+            "chapters": {k: v for ex in executed for k, v in ex.results.items()},
+        }
         (staging / "notebooks").mkdir()
         for ex in executed:
             shutil.copy2(ex.output, staging / "notebooks" / ex.output.name)
@@ -381,14 +636,9 @@ def run_report(
             "git": git,
             "renderer": renderer.as_dict(),
             "formats": list(formats),
-            "inputs": {
-                "params": {"path": _rel(params, paths.ROOT), "sha256": params_digest},
-                "data": {"digest": data_digest, "files": data_entries},
-                "notebooks": {"digest": nb_digest, "files": nb_entries},
-                "lock": {"path": _rel(paths.LOCK_FILE, paths.ROOT), "sha256": lock_digest},
-            },
+            "inputs": manifest_inputs,
             "packages": package_versions(),
-            "previous_version": previous.get("version"),
+            "previous_version": previous_version,
             "timings_s": {},
             "chapter_execute_s": chapter_seconds,
             # Kernels that died before their first cell and were started again (execute.py).
@@ -403,22 +653,17 @@ def run_report(
             for p in _files_under(staging)
         ]
         _write_json(staging / "manifest.json", manifest)
-        version_dir = _publish(staging, scenario_dir, version)
+        target = scenario_dir / version
+        try:
+            staging.rename(target)
+        except OSError:
+            if target.exists():  # cannot happen under the lock; never overwrite a version
+                raise ReportError(f"version folder {target} already exists") from None
+            raise
+        return target
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    latest = _point_latest(scenario_dir, version_dir.name)
-    return RunResult(
-        version=version_dir.name,
-        version_dir=version_dir,
-        latest=latest,
-        build_dir=build_dir,
-        renderer=renderer.as_dict(),
-        timings=timings,
-        chapter_seconds=chapter_seconds,
-        chapters=[c.id for c in chapters],
-        results=results,
-    )
 
 
 def _render(
@@ -471,23 +716,6 @@ def _write_json(path: Path, data: Any) -> None:
     path.write_text(
         json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
     )
-
-
-def _publish(staging: Path, scenario_dir: Path, version: str) -> Path:
-    """Rename the staging folder to the version folder (bumping the number on a clash)."""
-    target = scenario_dir / version
-    for _ in range(100):
-        try:
-            staging.rename(target)  # fails if target exists and is not empty
-        except OSError:
-            if not target.exists():
-                raise
-            m = VERSION_DIR.match(target.name)
-            n = int(m.group(1)) + 1 if m else 1
-            target = scenario_dir / re.sub(r"^v\d+", f"v{n:04d}", target.name)
-            continue
-        return target
-    raise ReportError(f"could not publish {staging}: too many version clashes")
 
 
 def _point_latest(scenario_dir: Path, version_name: str) -> Path:
@@ -548,8 +776,8 @@ class VersionDiff:
 
 
 def is_decision_key(key: str) -> bool:
-    """Keys naming a recommendation or a winner: ``rec_*``, ``*_winner``, ``*_cheapest``."""
-    return key.startswith("rec_") or key.endswith("_winner") or key.endswith("_cheapest")
+    """Keys naming a recommendation or a winner (:func:`analysis.results.is_decision_key`)."""
+    return key_results.is_decision_key(key)
 
 
 def _is_number(v: Any) -> bool:
@@ -573,16 +801,28 @@ def _load_results(path: Path) -> dict[str, Any]:
 
 
 def diff_versions(old: Path, new: Path) -> VersionDiff:
-    """Compare two versions (folders or results.json files) key by key."""
+    """Compare two versions (folders or results.json files) key by key.
+
+    The same comparison as the summary's "what changed"
+    (:func:`analysis.results.compare_chapters`): values as displayed, the summary's own
+    counters and the version id left out, tiers matched by name.
+
+    Raises:
+        ReportError: a path is not a results.json, or the two are different scenarios
+            (every input differs, so a key-by-key diff would mislead).
+    """
     a, b = _load_results(old), _load_results(new)
+    sa, sb = a.get("scenario"), b.get("scenario")
+    if sa and sb and sa != sb:
+        raise ReportError(
+            f"refusing to compare different scenarios: {old} is {sa!r}, {new} is {sb!r}; "
+            "diff compares two versions of one scenario"
+        )
     out = VersionDiff(str(a.get("version", old)), str(b.get("version", new)))
-    chapters = sorted(set(a["chapters"]) | set(b["chapters"]))
-    for ch in chapters:
-        ra, rb = a["chapters"].get(ch, {}), b["chapters"].get(ch, {})
-        for key in sorted(set(ra) | set(rb)):
-            va, vb = ra.get(key), rb.get(key)
-            if va != vb or (key in ra) != (key in rb):
-                out.changes.append(Change(ch, key, va, vb))
+    for ch, key, va, vb in key_results.compare_chapters(
+        a["chapters"], b["chapters"], old_tiers=a.get("tiers"), new_tiers=b.get("tiers")
+    ):
+        out.changes.append(Change(ch, key, va, vb))
     return out
 
 

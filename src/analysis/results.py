@@ -10,8 +10,11 @@ so that floating-point noise in the last bits does not count as a change.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from analysis.textsafe import html_text
 
 MIME = "application/vnd.gpu-report.results+json"
 SIGNIFICANT = 4
@@ -56,9 +59,12 @@ def key_results_bundle(chapter: str, results: Mapping[str, Any]) -> dict[str, An
     clean = {str(k): normalize(v) for k, v in results.items()}
     width = max((len(k) for k in clean), default=0)
     text = "\n".join(f"{k:<{width}}  {v}" for k, v in clean.items())
-    rows = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in clean.items())
+    # Keys and values can carry user text (tier names, titles): escaped, never markup.
+    rows = "".join(
+        f"<tr><th>{html_text(k)}</th><td>{html_text(str(v))}</td></tr>" for k, v in clean.items()
+    )
     html = (
-        f'<table class="key-results"><caption>Key results: {chapter}</caption>'
+        f'<table class="key-results"><caption>Key results: {html_text(chapter)}</caption>'
         f"<thead><tr><th>figure</th><th>value</th></tr></thead><tbody>{rows}</tbody></table>"
     )
     return {"text/plain": text, "text/html": html, MIME: {"chapter": chapter, "results": clean}}
@@ -80,3 +86,88 @@ def extract_key_results(notebook: Mapping[str, Any]) -> dict[str, dict[str, Scal
             if payload:
                 found.setdefault(payload["chapter"], {}).update(payload["results"])
     return found
+
+
+# --- comparing two versions' key results ------------------------------------------------
+
+#: Keys that describe the run or the comparison itself, not a figure of the analysis: the
+#: summary's own counters of the comparison (comparing them would make every re-run count
+#: its own previous count as a change) and the version id (different on every run).
+NOT_COMPARED = frozenset({"changes_since_previous", "recommendations_flipped", "version"})
+_TIER_KEY = re.compile(r"^(rec_)?tier(\d+)(_.*)?$")
+
+
+def is_decision_key(key: str) -> bool:
+    """Keys naming a call: ``rec_<workload>``, ``*_winner``, ``*_winner_vendor``, ``*_cheapest``.
+
+    The numbers behind a call (``rec_tier0_p_amd_cheaper``, ``rec_tier0_cost_margin_pct``)
+    are not calls.
+
+    >>> is_decision_key("rec_tier0"), is_decision_key("rec_tier0_p_amd_cheaper")
+    (True, False)
+    """
+    if key.startswith("rec_"):
+        return "_p_" not in key and "_margin" not in key
+    return key.endswith(("_winner", "_winner_vendor", "_cheapest"))
+
+
+def align_tiers(
+    chapters: Mapping[str, Mapping[str, Any]],
+    tiers: Sequence[str] | None,
+    target: Sequence[str] | None,
+) -> dict[str, dict[str, Any]]:
+    """Rename ``tier<i>`` keys so that tier i of ``tiers`` gets its index in ``target``.
+
+    Tiers are matched by name (tier 0 of one version may be tier 1 of the other); a tier
+    the target does not have becomes ``tier[<name>]...`` so that it shows as gone instead
+    of being compared with another tier. Without both name lists, keys are unchanged.
+    """
+    if not tiers or not target or list(tiers) == list(target):
+        return {ch: dict(v) for ch, v in chapters.items()}
+    index = {name: j for j, name in enumerate(target)}
+
+    def rename(key: str) -> str:
+        m = _TIER_KEY.match(key)
+        if not m or int(m.group(2)) >= len(tiers):
+            return key
+        name = tiers[int(m.group(2))]
+        j = index.get(name)
+        tier = f"tier{j}" if j is not None else f"tier[{name}]"
+        return f"{m.group(1) or ''}{tier}{m.group(3) or ''}"
+
+    return {ch: {rename(k): v for k, v in vals.items()} for ch, vals in chapters.items()}
+
+
+def compare_chapters(
+    old: Mapping[str, Mapping[str, Any]],
+    new: Mapping[str, Mapping[str, Any]],
+    *,
+    old_tiers: Sequence[str] | None = None,
+    new_tiers: Sequence[str] | None = None,
+) -> list[tuple[str, str, Scalar, Scalar]]:
+    """``(chapter, key, old, new)`` for every key figure that differs, sorted.
+
+    The one comparison behind both the summary's "what changed" and ``analysis diff``:
+    values are compared as displayed (:func:`normalize`, :data:`SIGNIFICANT` significant
+    digits) so an unrounded value never differs from its own rounded copy; the keys in
+    :data:`NOT_COMPARED` are skipped; tiers are matched by name (:func:`align_tiers`).
+    """
+    a = align_tiers(old, old_tiers, new_tiers)
+    out = []
+    for ch in sorted(set(a) | set(new)):
+        ra, rb = a.get(ch, {}), new.get(ch, {})
+        for key in sorted(set(ra) | set(rb)):
+            if key in NOT_COMPARED:
+                continue
+            va = _displayed(ra.get(key))
+            vb = _displayed(rb.get(key))
+            if va != vb or (key in ra) != (key in rb):
+                out.append((ch, key, va, vb))
+    return out
+
+
+def _displayed(value: Any) -> Scalar:
+    try:
+        return normalize(value)
+    except TypeError:
+        return str(value)

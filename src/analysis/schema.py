@@ -178,8 +178,22 @@ class Table:
             raw = read_raw_csv(path)
         except FileNotFoundError:
             raise DataValidationError(f"{path}: file not found (table {self.name!r}).") from None
-        except pd.errors.ParserError as err:
-            raise DataValidationError(f"{path}: not a valid CSV file ({err}).") from None
+        except IsADirectoryError:
+            raise DataValidationError(f"{path}: is a folder, not a CSV file.") from None
+        except pd.errors.EmptyDataError:
+            raise DataValidationError(
+                f"{path}: empty file (table {self.name!r} needs a header row: "
+                f"{', '.join(self.column_names)})."
+            ) from None
+        except UnicodeDecodeError as err:
+            raise DataValidationError(
+                f"{path}: not UTF-8 text (byte offset {err.start}); is it a binary file?"
+            ) from None
+        except (pd.errors.ParserError, ValueError) as err:
+            msg = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
+            raise DataValidationError(f"{path}: not a valid CSV file ({msg}).") from None
+        except OSError as err:
+            raise DataValidationError(f"{path}: cannot read ({err.strerror}).") from None
         return self.validate(raw, path)
 
 
