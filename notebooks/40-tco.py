@@ -42,7 +42,7 @@ charts.enable()
 inp, inp_buy, inp_rent = tco.scenario_inputs(sc)
 tiers = inference.evaluate_tiers(sc, with_cost=False)
 train = training.evaluate_training(sc)
-print(f"Scenario {sc.name!r}: mode = {sc.cost.mode}, rental term = {sc.cost.rental_term}, "
+print(f"Scenario {sc.name!r}: mode = {sc.cost.mode}, rental pool = {sc.cost.rental_pool}, "
       f"{sc.cost.mc_draws:,} Monte Carlo draws (seed {sc.cost.seed}).")
 
 # %% [markdown]

@@ -52,7 +52,19 @@ def validate(
         scenario = load_scenario(file)
     except ParamsError as err:
         raise fail(str(err)) from None
-    console.print(f"{file}: OK (scenario {scenario.name!r}, {len(scenario.candidates)} candidates)")
+    console.print(
+        f"{file}: OK (scenario {scenario.name!r}, {len(scenario.candidates)} candidates)",
+        markup=False,
+    )
+    # Data gaps are warnings, not errors: the report runs and leaves the part out.
+    from analysis import tco
+
+    try:
+        warnings = tco.scenario_warnings(scenario)
+    except DataValidationError as err:
+        raise fail(str(err)) from None
+    for w in warnings:
+        err_console.print(f"warning: {file}: {w}", markup=False, highlight=False)
 
 
 @app.command()
@@ -145,10 +157,9 @@ def data_readme(
     ] = False,
 ) -> None:
     """Generate data/README.md from the schema definitions."""
-    from analysis.schema import render_data_dictionary
-    from analysis.tables import ALL
+    from analysis.data import render_data_readme
 
-    text = render_data_dictionary(list(ALL.values()))
+    text = render_data_readme()
     if check:
         current = (
             paths.DATA_README.read_text(encoding="utf-8") if paths.DATA_README.exists() else ""
