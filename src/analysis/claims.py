@@ -38,12 +38,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from analysis import ids
 from analysis.tables.claims import VERDICTS
-from analysis.tco import GPUS_PER_SERVER, cost_per_million_tokens
+from analysis.tco import cost_per_million_tokens
 
 __all__ = [
     "EVALUATORS",
@@ -650,21 +649,30 @@ def eval_mlperf_ratio(row: Mapping[str, Any], ctx: Context) -> Outcome:
 # --- prices ---------------------------------------------------------------------------------
 
 
+def _pool(ctx: Context) -> str:
+    """The scenario's rental pool (the default pool without a scenario)."""
+    from analysis.params import Cost
+
+    return ctx.scenario.cost.rental_pool if ctx.scenario is not None else Cost().rental_pool
+
+
 def _price_per_acc(ctx: Context, table: str) -> tuple[pd.Series, pd.Series]:
+    """Price per accelerator by the TCO chapter's rule, and the source ids behind each.
+
+    Rental: the median quote of the scenario's pool only (like-for-like). Purchase: the
+    per-GPU midpoint of the sourced estimates; the project's judgement rows are left out,
+    so a pair priced only by our judgement is "no price" (unverifiable), never evidence.
+    """
+    from analysis import tco
+
     if table == "rental_quotes":
-        df = ctx.rental_quotes
-        if df.empty:
+        if ctx.rental_quotes.empty:
             return pd.Series(dtype=float), pd.Series(dtype=object)
-        price = df.groupby("accelerator")["price_usd_per_gpu_hour"].median()
-    else:
-        df = ctx.purchase_prices
-        if df.empty:
-            return pd.Series(dtype=float), pd.Series(dtype=object)
-        df = df.assign(mid=(df["price_usd_low"] + df["price_usd_high"]) / 2)
-        per_gpu = np.where(df["unit"] == "gpu", df["mid"], df["mid"] / GPUS_PER_SERVER)
-        price = df.assign(per_gpu=per_gpu).groupby("accelerator")["per_gpu"].median()
-    srcs = df.groupby("accelerator")["source_id"].agg(lambda s: ";".join(sorted(set(s))))
-    return price, srcs
+        return tco.rental_medians(ctx.rental_quotes, _pool(ctx))
+    if ctx.purchase_prices.empty:
+        return pd.Series(dtype=float), pd.Series(dtype=object)
+    price, srcs = tco.purchase_per_gpu(ctx.purchase_prices, sourced_only=True)
+    return price["price"], srcs
 
 
 def eval_price_ratio(row: Mapping[str, Any], ctx: Context) -> Outcome:
@@ -778,10 +786,9 @@ def _spec_sources(ctx: Context, accs: list[str]) -> list[str]:
 
 def _price_sources(ctx: Context, accs: list[str], mode: Any) -> list[str]:
     """Source ids of the prices the TCO chapter used for ``accs`` (rent or buy)."""
-    df = ctx.purchase_prices if mode == "buy" else ctx.rental_quotes
-    if df.empty or "source_id" not in df:
-        return []
-    return sorted(set(df.loc[df["accelerator"].isin(accs), "source_id"].dropna().astype(str)))
+    table = "purchase_prices" if mode == "buy" else "rental_quotes"
+    _, srcs = _price_per_acc(ctx, table)
+    return sorted({x for a in accs for x in _split(srcs.get(a))})
 
 
 def _count(k: int, n: int) -> str:

@@ -63,7 +63,7 @@ def _run(rows, specs=SPECS, **kw):
         mlperf_inference=kw.pop("mi", EMPTY),
         mlperf_training=EMPTY,
         rental_quotes=kw.pop("rq", EMPTY),
-        purchase_prices=EMPTY,
+        purchase_prices=kw.pop("pp", EMPTY),
         sources=pd.DataFrame({"source_id": ["src-4"], "url": ["https://example.org/4"]}),
         **kw,
     )
@@ -197,9 +197,13 @@ def test_mlperf_ratio():
 def test_price_ratio():
     rq = pd.DataFrame(
         {
-            "accelerator": ["H100-SXM", "H100-SXM", "MI300X"],
-            "price_usd_per_gpu_hour": [3.0, 2.0, 1.5],
-            "source_id": ["a", "b", "c"],
+            "accelerator": ["H100-SXM", "H100-SXM", "MI300X", "MI300X"],
+            "provider_class": ["neocloud-list"] * 3 + ["hyperscaler-list"],
+            "term": ["on-demand"] * 4,
+            "price_usd_per_gpu_hour": [3.0, 2.0, 1.5, 6.0],
+            "quote_date": ["2026-11-01"] * 4,
+            "access_date": ["2026-11-30"] * 4,
+            "source_id": ["a", "b", "c", "d"],
         }
     )
     out = _run(
@@ -215,8 +219,38 @@ def test_price_ratio():
         ],
         rq=rq,
     )
+    # Only the default pool (neocloud list, on-demand) is compared: the $6 hyperscaler
+    # MI300X quote would flip the verdict if pools were mixed.
     assert out.at[0, "verdict"] == "supported"
     assert out.at[0, "data_sources"] == "a; b; c"
+
+
+def test_price_claim_on_judgement_prices_is_unverifiable():
+    pp = pd.DataFrame(
+        {
+            "accelerator": ["MI325X", "H200"],
+            "unit": ["gpu", "gpu"],
+            "price_usd_low": [14000.0, 28000.0],
+            "price_usd_high": [20000.0, 35000.0],
+            "basis": ["judgement", "judgement"],
+            "price_date": ["2026-11-30"] * 2,
+            "source_id": ["tco-judgement"] * 2,
+        }
+    )
+    out = _run(
+        [
+            _row(
+                test_method="price_ratio",
+                subject="MI325X",
+                reference="H200",
+                field="purchase_prices",
+                expect="lt",
+                tolerance_pct=0,
+            )
+        ],
+        pp=pp,
+    )
+    assert out.at[0, "verdict"] == "unverifiable"
 
 
 def test_model_output_uses_chapter_results_and_is_unverifiable_without():
