@@ -407,3 +407,24 @@ def test_tornado_shows_the_shared_top_n():
     )
     chart = charts.plot_cost_tornado(sens, "t")
     assert list(chart.layer[0].data["input"]) == list(sens["input"].head(tco.TORNADO_TOP_N))
+
+
+def test_chapters_30_and_40_print_the_same_price_for_the_same_case():
+    """evaluate_tiers (chapter 30) and simulate's point column (chapter 40) agree exactly."""
+    from analysis import inference, params, paths
+
+    for mode in ("buy", "rent"):
+        base = params.load_scenario(paths.CI_PARAMS)
+        sc = base.model_copy(update={"cost": base.cost.model_copy(update={"mode": mode})})
+        t30 = inference.evaluate_tiers(sc)
+        inp = tco.cost_inputs(sc)
+        sim = tco.simulate(sc, t30.drop(columns=["gpu_hour_usd", "cost_per_mtok_usd"]), None,
+                           inputs=inp, n=200)  # fmt: skip
+        merged = t30.merge(sim.tiers, on=["tier_index", "accelerator"])
+        assert len(merged) == len(t30)
+        np.testing.assert_allclose(
+            merged["cost_per_mtok_usd"], merged["cost_per_mtok_point"], equal_nan=True
+        )
+        rule = tco.price_rule(sc, inp).set_index("accelerator")["gpu_hour_usd"]
+        np.testing.assert_allclose(t30["gpu_hour_usd"], t30["accelerator"].map(rule))
+        assert np.isfinite(merged["cost_per_mtok_usd"]).any()
