@@ -1059,7 +1059,10 @@ def breakeven_table(sim: Simulation, inp: CostInputs) -> pd.DataFrame:
                     "statement": _statement(var, amd, nv, cur[var], val, kind),
                 }
             )
-    return pd.DataFrame(rows)
+    # Columns even without a pair (e.g. renting with no AMD quote in the pool).
+    cols = ["case", "amd", "nvidia", "variable", "current", "breakeven", "amd_cheaper_now",
+            "statement"]  # fmt: skip
+    return pd.DataFrame(rows, columns=cols)
 
 
 def _statement(var: str, amd: str, nv: str, cur: float, val: float, kind: str) -> str:
