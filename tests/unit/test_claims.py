@@ -194,6 +194,79 @@ def test_mlperf_ratio():
     assert "p1" in out.at["C99", "data_sources"]
 
 
+def _mi(rows):
+    """MLPerf inference rows from (accelerator, round, tokens/s per GPU)."""
+    n = len(rows)
+    return pd.DataFrame(
+        {
+            "benchmark": ["llama2-70b-99"] * n,
+            "scenario": ["Offline"] * n,
+            "accelerator": [r[0] for r in rows],
+            "availability": ["available"] * n,
+            "result_per_accelerator": [float(r[2]) for r in rows],
+            "result_id": [f"{r[1]}-{i}" for i, r in enumerate(rows)],
+            "mlperf_id": [f"m{i}" for i in range(n)],
+            "round": [r[1] for r in rows],
+            "submitter": ["x"] * n,
+            "results_path": [f"path-{r[1]}-{r[0]}" for r in rows],
+        }
+    )
+
+
+def test_mlperf_ratio_pairs_within_one_round_never_across():
+    # The best MI325X (v6.0) and the best H100 (v5.1) are from different rounds: pairing
+    # them would give 4000/2000 = 2.0x. Within v5.1 it is 2600/2000 = 1.3x.
+    mi = _mi([("MI325X", "v5.1", 2600), ("MI325X", "v6.0", 4000), ("H100-SXM", "v5.1", 2000)])
+    rows = _rows(
+        {"claimed_value": 1.3, "expect": "approx", "tolerance_pct": 5},
+        {"claimed_value": 2.0, "expect": "approx", "tolerance_pct": 5},
+        test_method="mlperf_ratio",
+        subject="MI325X",
+        reference="H100-SXM",
+        field="llama2-70b-99:Offline",
+    )
+    out = _run(rows, mi=mi).set_index("claim_id")
+    assert out.at["C99", "verdict"] == "supported"
+    assert out.at["C98", "verdict"] == "contradicted"
+    assert "round v5.1" in out.at["C99", "reasoning"]
+    assert "path-v6.0" not in out.at["C99", "data_sources"]
+
+
+def test_mlperf_ratio_uses_the_newest_common_round():
+    mi = _mi(
+        [
+            ("MI325X", "v5.1", 2600),
+            ("H100-SXM", "v5.1", 2000),
+            ("MI325X", "v6.0", 3000),
+            ("H100-SXM", "v6.0", 3000),
+        ]
+    )
+    rows = _rows(
+        {"claimed_value": 1.0, "expect": "approx", "tolerance_pct": 1},
+        test_method="mlperf_ratio",
+        subject="MI325X",
+        reference="H100-SXM",
+        field="llama2-70b-99:Offline",
+    )
+    out = _run(rows, mi=mi).set_index("claim_id")
+    assert out.at["C99", "verdict"] == "supported"
+    assert "round v6.0" in out.at["C99", "reasoning"]
+
+
+def test_mlperf_ratio_without_a_common_round_is_unverifiable():
+    mi = _mi([("MI325X", "v6.0", 4000), ("H100-SXM", "v5.1", 2000)])
+    rows = _rows(
+        {"expect": "gt"},
+        test_method="mlperf_ratio",
+        subject="MI325X",
+        reference="H100-SXM",
+        field="llama2-70b-99:Offline",
+    )
+    out = _run(rows, mi=mi).set_index("claim_id")
+    assert out.at["C99", "verdict"] == "unverifiable"
+    assert "different rounds are not compared" in out.at["C99", "reasoning"]
+
+
 def test_price_ratio():
     rq = pd.DataFrame(
         {
