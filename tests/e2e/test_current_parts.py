@@ -13,7 +13,7 @@ from pathlib import Path
 import papermill as pm
 import pytest
 
-from analysis import data, params, paths, tco
+from analysis import data, ids, params, paths, tco
 
 pytestmark = pytest.mark.slow
 
@@ -30,8 +30,7 @@ def _pools(cands: tuple[str, ...]) -> list[str]:
     both = [
         p
         for p, g in q.groupby("pool")
-        if {"AMD", "NVIDIA"}
-        <= set(g["accelerator"].map(lambda a: "AMD" if a.startswith("MI") else "NVIDIA"))
+        if {"AMD", "NVIDIA"} <= set(g["accelerator"].map(ids.vendor_of))
     ]
     return sorted(set(both) | {params.Cost().rental_pool})
 
@@ -62,7 +61,20 @@ def test_chapters_run_for_current_parts(cands, mode, pool, tmp_path: Path) -> No
             cwd=str(tmp_path),
             kernel_name="python3",
         )
-    gaps = tco.mode_gaps(sc, tco.cost_inputs(sc))
+    inp = tco.cost_inputs(sc)
+    gaps = tco.mode_gaps(sc, inp)
     if mode == "rent":
-        # MI355X and GB300 have no quote in any pool yet: named, not priced by default.
-        assert any("MI355X" in g for g in gaps)
+        # A part without a quote in the pool is named as such, never priced by default;
+        # a part with quotes is priced from that pool only.
+        for acc in cands:
+            has = inp.quotes[acc].size > 0
+            assert any(f"candidate {acc}:" in g and tco.NO_QUOTE in g for g in gaps) != has, (
+                acc,
+                pool,
+            )
+        # The pools chosen above price both vendors (the default pool is kept even when
+        # it lacks GB300, to exercise the "no quote in this pool" path).
+        priced = {ids.vendor_of(a) for a in cands if inp.quotes[a].size}
+        assert priced == {"AMD", "NVIDIA"}, (pool, priced)
+    else:
+        assert not gaps, gaps
