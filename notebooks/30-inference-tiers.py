@@ -207,9 +207,11 @@ charts.plot_inference_frontier(front, bands)
 # ## Latency tiers
 #
 # Best tokens/s per GPU in each tier, the tensor-parallel degree (`tp`) and concurrency per
-# replica that reach it, and the cost per million output tokens at the scenario's
-# $/GPU-hour (your own figure where the scenario gives one, else the median rental quote;
-# blank where neither exists).
+# replica that reach it, and the cost per million output tokens under the TCO chapter's
+# price rule (`tco.price_rule`): the scenario's mode (owned all-in, or the median quote of
+# its rental pool plus porting) per paid GPU-hour, tokens priced per useful GPU-hour. The
+# TCO chapter's point column shows the same figures; blank = no price in this mode (e.g.
+# no quote in the pool).
 
 # %%
 tiers = inference.evaluate_tiers(sc)

@@ -42,8 +42,19 @@ charts.enable()
 inp, inp_buy, inp_rent = tco.scenario_inputs(sc)
 tiers = inference.evaluate_tiers(sc, with_cost=False)
 train = training.evaluate_training(sc)
-print(f"Scenario {sc.name!r}: mode = {sc.cost.mode}, rental term = {sc.cost.rental_term}, "
+print(f"Scenario {sc.name!r}: mode = {sc.cost.mode}, rental pool = {sc.cost.rental_pool}, "
       f"{sc.cost.mc_draws:,} Monte Carlo draws (seed {sc.cost.seed}).")
+
+# %% [markdown]
+# ## What the data can and cannot price
+#
+# A candidate that lacks what the scenario's mode needs (a purchase price and server power
+# to buy; a quote in the chosen rental pool to rent) is left out of that comparison and
+# named here, never priced by default.
+
+# %%
+for gap in tco.mode_gaps(sc, inp) or ["every shipping candidate has what this mode needs"]:
+    print(gap)
 
 # %% [markdown]
 # ## Assumptions used
@@ -81,6 +92,39 @@ charts.table(costs, "tco-rented", columns={
     decimals={"rented_gpu_hour_usd": 3, "rent_quote_min": 2, "rent_quote_max": 2},
     caption="Rented cost per paid GPU-hour (USD)", wide_text=("quote_note",))
 
+# %% [markdown]
+# The quotes behind the rented figures: only the scenario's pool (one provider class, one
+# term) is compared, because hyperscaler list prices run 2-4x neocloud rates. The date is
+# the price's own; quotes older than 9 months are flagged.
+
+# %%
+from analysis import data  # noqa: E402
+
+pool = tco.pool_quotes(data.load_table("rental_quotes"), sc.cost.rental_pool)
+pool = pool[pool["accelerator"].isin(sc.accelerators)]
+charts.table(pool.sort_values(["accelerator", "price_usd_per_gpu_hour"]), "tco-pool-quotes",
+    columns={"accelerator": "Accelerator", "provider": "Provider", "instance": "Instance",
+             "price_usd_per_gpu_hour": "USD/GPU-h", "quote_date": "Price date",
+             "stale": "Older than 9 months", "source_id": "Source"},
+    decimals={"price_usd_per_gpu_hour": 2},
+    caption=f"Rental quotes in the pool {sc.cost.rental_pool}")
+
+# %% [markdown]
+# ## Cross-check: SemiAnalysis' published TCO tiers
+#
+# InferenceX prices its cost per token with SemiAnalysis' AI Cloud TCO model: owning as a
+# hyperscaler, owning as a neocloud giant, and a 3-year rental. The ratio is ours over
+# theirs; B300 and GB300 are placeholders there (1.2x B200 / GB200). Differences come from
+# the inputs named in the last column, and from AMD's porting cost, which theirs omits.
+
+# %%
+xc = tco.tco_crosscheck(costs, data.load_table("tco_benchmarks"))
+charts.table(xc, "tco-crosscheck", columns={
+    "accelerator": "Accelerator", "tier": "SemiAnalysis tier",
+    "published_usd": "Published (USD/GPU-h)", "estimate": "Placeholder", "ours": "Ours",
+    "ours_usd": "Ours (USD/GPU-h)", "ratio": "Ours / published", "why": "Why they differ"},
+    decimals={"published_usd": 2, "ours_usd": 2, "ratio": 2}, wide_text=("why",))
+
 # %%
 #| label: fig-tco-buy-vs-rent
 #| fig-cap: "Owned (all-in) versus rented (median quote) USD per paid GPU-hour."
@@ -93,7 +137,8 @@ charts.plot_buy_vs_rent(costs)
 # Tokens/s per GPU come from the inference chapter's model (`inference.evaluate_tiers`);
 # cost per useful GPU-hour (paid cost / utilization) is spread over those tokens. The
 # interval is the 5th-95th percentile of the joint Monte Carlo over every ranged input,
-# including the throughput model's error ([A-throughput-error](#A-throughput-error)).
+# including the throughput model's error ([A-throughput-error](#A-throughput-error)). The
+# point column is the price rule the inference chapter prints (defaults, median quote).
 
 # %%
 sim = tco.simulate(sc, tiers, train, inputs=inp)
@@ -107,9 +152,10 @@ charts.table(sim.gpu_hour, "tco-gpu-hour-mc", columns={
 charts.table(sim.tiers, "tco-tiers", columns={
     "tier": "Tier", "accelerator": "Accelerator", "vendor": "Vendor", "status": "Status",
     "tokens_per_s_per_gpu": "Tokens/s per GPU", "cost_per_mtok_p05": "p5 (USD/M tokens)",
-    "cost_per_mtok": "Median (USD/M tokens)", "cost_per_mtok_p95": "p95 (USD/M tokens)"},
+    "cost_per_mtok": "Median (USD/M tokens)", "cost_per_mtok_p95": "p95 (USD/M tokens)",
+    "cost_per_mtok_point": "Point (USD/M tokens)"},
     decimals={"tokens_per_s_per_gpu": 0, "cost_per_mtok_p05": 3, "cost_per_mtok": 3,
-              "cost_per_mtok_p95": 3})
+              "cost_per_mtok_p95": 3, "cost_per_mtok_point": 3})
 
 # %%
 #| label: fig-tco-cost-per-mtok

@@ -15,7 +15,12 @@ Analytical decisions taken here:
   MI325X/H200, MI355X/B200) are ``supported`` when the claimed direction holds in most
   pairs *and* in the newest pair: "typically" should still hold today.
 * MLPerf comparisons use the best per-accelerator result (a derived, not official MLPerf
-  metric) per accelerator over the rounds in ``data/benchmarks`` (rdi rows excluded).
+  metric) *within one round*: the newest round in ``data/benchmarks`` with results of both
+  sides (rdi rows excluded). Rounds are never mixed (software, rules and datasets change
+  between them); a pair no single round holds is ``unverifiable``.
+* Price claims use the TCO chapter's one price rule: rental quotes of the scenario's pool
+  only; purchase prices from sourced estimates only. A price that rests on the project's
+  own judgement row can neither support nor contradict a claim: the pair is "no price".
 * Statements no table can test are settled by a cited document (``source_fact``) or are
   ``unverifiable``; the claims table records which.
 * A claimed *ratio* that no named (shipping) pair shows but the announced generation's pair
@@ -38,12 +43,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from analysis import ids
 from analysis.tables.claims import VERDICTS
-from analysis.tco import GPUS_PER_SERVER, cost_per_million_tokens
+from analysis.tco import cost_per_million_tokens
 
 __all__ = [
     "EVALUATORS",
@@ -561,13 +565,27 @@ def eval_memory_fit(row: Mapping[str, Any], ctx: Context) -> Outcome:
 # --- MLPerf ---------------------------------------------------------------------------------
 
 
-def _mlperf_best(ctx: Context, spec: str, accs: list[str]) -> tuple[float, str, list[str]]:
-    """Best per-accelerator result of ``accs`` for ``bench:scenario`` (or train:bench:n)."""
+def _round_key(rnd: str) -> tuple[int, ...]:
+    """Sort key of an MLPerf round label (``'v5.1'`` < ``'v6.0'``).
+
+    >>> _round_key("v5.1") < _round_key("v6.0")
+    True
+    """
+    return tuple(int(x) for x in re.findall(r"\d+", str(rnd)))
+
+
+def _mlperf_rows(ctx: Context, spec: str, accs: list[str]) -> pd.DataFrame:
+    """Eligible MLPerf rows of ``accs`` for ``bench:scenario`` (or ``train:bench:n``).
+
+    Returns the rows with ``value`` (tokens/s per GPU, or minutes to train), ``label`` and
+    ``source`` columns; RDI (research) rows are never evidence.
+    """
     parts = spec.split(":")
+    cols = ["round", "accelerator", "value", "label", "source"]
     if parts[0] == "train":
         df = ctx.mlperf_training
         if df.empty:
-            return math.nan, "", []
+            return pd.DataFrame(columns=cols)
         bench, n = parts[1], int(parts[2])
         sub = df[
             (df["benchmark"] == bench)
@@ -576,21 +594,25 @@ def _mlperf_best(ctx: Context, spec: str, accs: list[str]) -> tuple[float, str, 
             & df["time_to_train_min"].notna()
             & (df["availability"] != "rdi")
         ]
-        if sub.empty:
-            return math.nan, "", []
-        best = sub.loc[sub["time_to_train_min"].idxmin()]
-        label = (
-            f"{best['accelerator']} {best['time_to_train_min']:.2f} min "
-            f"({best['round']}, {best['submitter']})"
-        )
-        return (
-            float(best["time_to_train_min"]),
-            label,
-            [f"MLPerf Training {best['round']}: {best['results_path']}"],
+        return pd.DataFrame(
+            {
+                "round": sub["round"],
+                "accelerator": sub["accelerator"],
+                "value": sub["time_to_train_min"].astype(float),
+                "label": [
+                    f"{r.accelerator} {r.time_to_train_min:.2f} min ({r.round}, {r.submitter})"
+                    for r in sub.itertuples(index=False)
+                ],
+                "source": [
+                    f"MLPerf Training {r.round}: {r.results_path}"
+                    for r in sub.itertuples(index=False)
+                ],
+            },
+            columns=cols,
         )
     df = ctx.mlperf_inference
     if df.empty:
-        return math.nan, "", []
+        return pd.DataFrame(columns=cols)
     bench, scen = parts
     sub = df[
         (df["benchmark"] == bench)
@@ -598,73 +620,114 @@ def _mlperf_best(ctx: Context, spec: str, accs: list[str]) -> tuple[float, str, 
         & df["accelerator"].isin(accs)
         & (df["availability"] != "rdi")
     ]
-    if sub.empty:
-        return math.nan, "", []
-    best = sub.loc[sub["result_per_accelerator"].idxmax()]
-    rid = best["result_id"] if isinstance(best["result_id"], str) else best["mlperf_id"]
-    label = (
-        f"{best['accelerator']} {best['result_per_accelerator']:,.0f} tok/s/GPU "
-        f"({best['round']} {rid}, {best['submitter']})"
+    rids = [
+        r.result_id if isinstance(r.result_id, str) else r.mlperf_id
+        for r in sub.itertuples(index=False)
+    ]
+    return pd.DataFrame(
+        {
+            "round": sub["round"],
+            "accelerator": sub["accelerator"],
+            "value": sub["result_per_accelerator"].astype(float),
+            "label": [
+                f"{r.accelerator} {r.result_per_accelerator:,.0f} tok/s/GPU "
+                f"({r.round} {rid}, {r.submitter})"
+                for r, rid in zip(sub.itertuples(index=False), rids, strict=True)
+            ],
+            "source": [
+                f"MLPerf Inference {r.round} {rid}: {r.results_path}"
+                for r, rid in zip(sub.itertuples(index=False), rids, strict=True)
+            ],
+        },
+        columns=cols,
     )
-    return (
-        float(best["result_per_accelerator"]),
-        label,
-        [f"MLPerf Inference {best['round']} {rid}: {best['results_path']}"],
-    )
+
+
+def _best_mlperf(rows: pd.DataFrame, *, training: bool) -> tuple[float, str, list[str]]:
+    """The best row (shortest time to train, or highest throughput)."""
+    best = rows.loc[rows["value"].idxmin() if training else rows["value"].idxmax()]
+    return float(best["value"]), str(best["label"]), [str(best["source"])]
 
 
 def eval_mlperf_ratio(row: Mapping[str, Any], ctx: Context) -> Outcome:
-    """Best subject vs best reference MLPerf result (training: speed = inverse time)."""
+    """Best subject vs best reference MLPerf result *within one round* (training: speed).
+
+    Results of different rounds are never paired: software, rules and datasets change
+    between rounds, so a pair is only fair when both sides ran the same round. The newest
+    round holding results of both sides is used; with none, the claim is unverifiable.
+    """
     spec = str(row["field"])
+    training = spec.startswith("train:")
     subj, ref = _split(row["subject"]), _split(row["reference"])
-    a, la, sa = _mlperf_best(ctx, spec, subj)
-    b, lb, sb = _mlperf_best(ctx, spec, ref)
-    if not (math.isfinite(a) and math.isfinite(b)):
-        missing = subj if not math.isfinite(a) else ref
+    rs, rr = _mlperf_rows(ctx, spec, subj), _mlperf_rows(ctx, spec, ref)
+    if rs.empty or rr.empty:
+        missing = subj if rs.empty else ref
         return Outcome(
             "unverifiable",
             products=subj + ref,
             reasoning=f"no MLPerf result for {missing} in {spec}.",
         )
-    ratio = b / a if spec.startswith("train:") else a / b
+    common = set(rs["round"]) & set(rr["round"])
+    if not common:
+        return Outcome(
+            "unverifiable",
+            products=subj + ref,
+            reasoning=(
+                f"no MLPerf round has {spec} results for both sides ({'/'.join(subj)}: "
+                f"{', '.join(sorted(set(rs['round']), key=_round_key))}; {'/'.join(ref)}: "
+                f"{', '.join(sorted(set(rr['round']), key=_round_key))}); results of "
+                "different rounds are not compared."
+            ),
+        )
+    rnd = max(common, key=_round_key)
+    a, la, sa = _best_mlperf(rs[rs["round"] == rnd], training=training)
+    b, lb, sb = _best_mlperf(rr[rr["round"] == rnd], training=training)
+    ratio = b / a if training else a / b
     claimed = _num(row.get("claimed_value"))
     ref_claim = _num(row.get("claimed_reference_value"))
     if math.isfinite(ref_claim):
         claimed = claimed / ref_claim
     tol = _tol(row, 0.0)
     ok = _ratio_holds(ratio, row["expect"], claimed, tol)
-    what = (
-        "speed ratio (inverse time to train)" if spec.startswith("train:") else "throughput ratio"
-    )
+    what = "speed ratio (inverse time to train)" if training else "throughput ratio"
     want = {"gt": "> 1", "lt": "< 1", "approx": f"~{claimed:.2f} (+/-{tol:g}%)"}[row["expect"]]
     return Outcome(
         "supported" if ok else "contradicted",
         f"{la} vs {lb}: {ratio:.2f}x",
         [la.split(" ")[0], lb.split(" ")[0]],
         sa + sb,
-        f"MLPerf {spec}: best {'/'.join(subj)} vs best {'/'.join(ref)} {what} = {ratio:.2f}x; "
-        f"the claim needs {want}.",
+        f"MLPerf {spec}, round {rnd} (the newest with both sides): best {'/'.join(subj)} vs "
+        f"best {'/'.join(ref)} {what} = {ratio:.2f}x; the claim needs {want}.",
     )
 
 
 # --- prices ---------------------------------------------------------------------------------
 
 
+def _pool(ctx: Context) -> str:
+    """The scenario's rental pool (the default pool without a scenario)."""
+    from analysis.params import Cost
+
+    return ctx.scenario.cost.rental_pool if ctx.scenario is not None else Cost().rental_pool
+
+
 def _price_per_acc(ctx: Context, table: str) -> tuple[pd.Series, pd.Series]:
+    """Price per accelerator by the TCO chapter's rule, and the source ids behind each.
+
+    Rental: the median quote of the scenario's pool only (like-for-like). Purchase: the
+    per-GPU midpoint of the sourced estimates; the project's judgement rows are left out,
+    so a pair priced only by our judgement is "no price" (unverifiable), never evidence.
+    """
+    from analysis import tco
+
     if table == "rental_quotes":
-        df = ctx.rental_quotes
-        if df.empty:
+        if ctx.rental_quotes.empty:
             return pd.Series(dtype=float), pd.Series(dtype=object)
-        price = df.groupby("accelerator")["price_usd_per_gpu_hour"].median()
-    else:
-        df = ctx.purchase_prices
-        if df.empty:
-            return pd.Series(dtype=float), pd.Series(dtype=object)
-        df = df.assign(mid=(df["price_usd_low"] + df["price_usd_high"]) / 2)
-        per_gpu = np.where(df["unit"] == "gpu", df["mid"], df["mid"] / GPUS_PER_SERVER)
-        price = df.assign(per_gpu=per_gpu).groupby("accelerator")["per_gpu"].median()
-    srcs = df.groupby("accelerator")["source_id"].agg(lambda s: ";".join(sorted(set(s))))
-    return price, srcs
+        return tco.rental_medians(ctx.rental_quotes, _pool(ctx))
+    if ctx.purchase_prices.empty:
+        return pd.Series(dtype=float), pd.Series(dtype=object)
+    price, srcs = tco.purchase_per_gpu(ctx.purchase_prices, sourced_only=True)
+    return price["price"], srcs
 
 
 def eval_price_ratio(row: Mapping[str, Any], ctx: Context) -> Outcome:
@@ -778,10 +841,9 @@ def _spec_sources(ctx: Context, accs: list[str]) -> list[str]:
 
 def _price_sources(ctx: Context, accs: list[str], mode: Any) -> list[str]:
     """Source ids of the prices the TCO chapter used for ``accs`` (rent or buy)."""
-    df = ctx.purchase_prices if mode == "buy" else ctx.rental_quotes
-    if df.empty or "source_id" not in df:
-        return []
-    return sorted(set(df.loc[df["accelerator"].isin(accs), "source_id"].dropna().astype(str)))
+    table = "purchase_prices" if mode == "buy" else "rental_quotes"
+    _, srcs = _price_per_acc(ctx, table)
+    return sorted({x for a in accs for x in _split(srcs.get(a))})
 
 
 def _count(k: int, n: int) -> str:

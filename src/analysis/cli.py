@@ -77,6 +77,15 @@ def validate(
     except (ParamsError, DataValidationError) as err:
         raise fail(str(err)) from None
     say(f"{file}: OK (scenario {scenario.name!r}, {len(scenario.candidates)} candidates)")
+    # Data gaps are warnings, not errors: the report runs and leaves the part out.
+    from analysis import tco
+
+    try:
+        warnings = tco.scenario_warnings(scenario)
+    except DataValidationError as err:
+        raise fail(str(err)) from None
+    for w in warnings:
+        err_console.print(Text(f"warning: {file}: {w}"))
 
 
 @app.command()
@@ -175,10 +184,9 @@ def data_readme(
     ] = False,
 ) -> None:
     """Generate data/README.md from the schema definitions."""
-    from analysis.schema import render_data_dictionary
-    from analysis.tables import ALL
+    from analysis.data import render_data_readme
 
-    text = render_data_dictionary(list(ALL.values()))
+    text = render_data_readme()
     if check:
         current = (
             paths.DATA_README.read_text(encoding="utf-8") if paths.DATA_README.exists() else ""

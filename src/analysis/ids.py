@@ -81,3 +81,11 @@ def unknown_id_message(kind: str, value: str, known: tuple[str, ...] | list[str]
     close = suggest(value, known)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     return f"unknown {kind} {value!r}.{hint} Allowed: {', '.join(known)}."
+
+
+#: Rental quotes are compared within one pool: a provider class and a term.
+#: ``marketplace-spot`` holds marketplaces of third-party hosts and every interruptible price.
+PROVIDER_CLASSES: tuple[str, ...] = ("hyperscaler-list", "neocloud-list", "marketplace-spot")
+RENTAL_TERMS: tuple[str, ...] = ("on-demand", "1-year", "3-year", "spot")
+#: Every pool a scenario can choose (``cost.rental_pool``), as ``<provider class>/<term>``.
+RENTAL_POOLS: tuple[str, ...] = tuple(f"{c}/{t}" for c in PROVIDER_CLASSES for t in RENTAL_TERMS)

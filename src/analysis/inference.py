@@ -2319,22 +2319,6 @@ def validation_breakdown(df: pd.DataFrame, by: Sequence[str] = ("vendor", "round
 # --- latency tiers -------------------------------------------------------------------------
 
 
-def _gpu_hour_usd(sc: Any, accelerator: str) -> float:
-    given = dict(sc.cost.gpu_hour_usd)
-    if accelerator in given:
-        return float(given[accelerator])
-    try:
-        from analysis import data
-
-        quotes = data.load_table("rental_quotes")
-    except (KeyError, FileNotFoundError, ValueError):
-        return float("nan")
-    if "price_usd_per_gpu_hour" not in quotes or "accelerator" not in quotes:
-        return float("nan")
-    q = quotes.loc[quotes["accelerator"] == accelerator, "price_usd_per_gpu_hour"]
-    return float(q.median()) if len(q) else float("nan")
-
-
 def evaluate_tiers(
     sc: Any,
     *,
@@ -2353,8 +2337,10 @@ def evaluate_tiers(
     Columns (contracts.md): tier_index, tier, tpot_ms_max, ttft_ms_max, accelerator, vendor,
     status, feasible, tokens_per_s_per_gpu (NaN if infeasible), concurrency, tpot_ms,
     ttft_ms, tokens_per_s_per_user, reason; plus ``tp`` (chosen tensor-parallel degree, NaN
-    if infeasible), and gpu_hour_usd and cost_per_mtok_usd (NaN where no price is known)
-    when ``with_cost``.
+    if infeasible), and gpu_hour_usd and cost_per_mtok_usd when ``with_cost``: the
+    scenario's mode under :func:`analysis.tco.price_rule` ($/paid GPU-hour; $/M tokens per
+    useful GPU-hour), NaN where the part has no price in that mode (e.g. no quote in the
+    rental pool).
     """
     specs, models = _specs(specs), _models(models)
     cal = _calibration(calibration)
@@ -2436,12 +2422,10 @@ def evaluate_tiers(
     if with_cost:
         from analysis import tco
 
-        price = {a: _gpu_hour_usd(sc, a) for a in sc.accelerators}
-        df["gpu_hour_usd"] = [price[a] for a in df["accelerator"]]
-        df["cost_per_mtok_usd"] = [
-            tco.cost_per_million_tokens(h, t) if (h == h and t == t and t > 0) else np.nan
-            for h, t in zip(df["gpu_hour_usd"], df["tokens_per_s_per_gpu"], strict=True)
-        ]
+        # The TCO chapter's one price rule, so both chapters print the same figures.
+        rule = tco.price_rule(sc)
+        df["gpu_hour_usd"] = df["accelerator"].map(rule.set_index("accelerator")["gpu_hour_usd"])
+        df["cost_per_mtok_usd"] = tco.tier_cost_point(rule, df)
     return df
 
 

@@ -231,8 +231,13 @@ class Cost(_Strict):
     """How the hardware is paid for, and the facility inputs of owning it."""
 
     mode: Literal["buy", "rent"] = Field("buy", description="'buy' (own the servers) or 'rent'.")
-    rental_term: Literal["on-demand", "committed", "any"] = Field(
-        "any", description="Which rental quotes to use from data/prices/."
+    rental_pool: str = Field(
+        "neocloud-list/on-demand",
+        description=(
+            "Which rental quotes a comparison uses: '<provider class>/<term>', provider class "
+            "hyperscaler-list, neocloud-list or marketplace-spot, term on-demand, 1-year, "
+            "3-year or spot. Only quotes of this pool are compared."
+        ),
     )
     gpu_hour_usd: dict[str, GpuHourUsd] = Field(
         default_factory=dict,
@@ -280,6 +285,12 @@ class Cost(_Strict):
     @classmethod
     def _known_accelerators(cls, v: dict[str, float]) -> dict[str, float]:
         _require_known(v, "accelerator", ids.ACCELERATORS)
+        return v
+
+    @field_validator("rental_pool")
+    @classmethod
+    def _known_pool(cls, v: str) -> str:
+        _require_known([v], "rental pool", ids.RENTAL_POOLS)
         return v
 
     @field_validator("porting_engineer_months")

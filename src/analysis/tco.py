@@ -13,11 +13,21 @@ Analytical decisions taken here:
   engineer-months x loaded cost) spread over every GPU-hour of the fleet's life.
 * **Useful hours.** The fleet is held whether it is bought or rented; cost per *useful*
   GPU-hour divides by utilization. ``gpu_hour_usd`` is per paid (wall-clock) GPU-hour.
-* **Rented cost** is the empirical distribution of the published quotes for the chosen
-  term (resampled, not one pick), plus the same platform cost: porting is needed whether
-  the GPUs are rented or bought. Spot quotes are never used. ``any`` = on-demand and
-  committed quotes. If a term has no quote for an accelerator, all non-spot quotes are
-  used and the result says so.
+* **Rented cost** is the empirical distribution of the published quotes of the scenario's
+  rental pool (``cost.rental_pool``: one provider class and one term; resampled, not one
+  pick), plus the same platform cost: porting is needed whether the GPUs are rented or
+  bought. Only quotes of that one pool are compared, because hyperscaler list prices run
+  2-4x neocloud rates and a mixed pool measures the provider mix rather than the hardware.
+  A part without a quote in the pool has no rented cost ("no quote in this pool"): it is
+  left out of every rented comparison, never priced from another pool or treated as free.
+  Quotes older than :data:`STALE_QUOTE_DAYS` are kept but flagged.
+* **One price rule.** :func:`price_rule` is the $/GPU-hour of the scenario's mode that
+  every chapter prints (the inference chapter's $/M tokens, this chapter's point costs and
+  the claims all call it): owned all-in cost, or the pool's median quote plus porting, per
+  *paid* GPU-hour; $/M tokens divide the *useful* GPU-hour (paid / utilization).
+* **Purchase prices.** The midpoint of the sourced low/high range; a rack-scale system's
+  price per GPU of the rack (``rack_per_gpu``) stands for one eighth of an 8-GPU "server"
+  with nothing added, since the rack price already holds CPUs, switches and chassis.
 * **Uncertainty.** Every ranged input is drawn from a triangular distribution (low, default,
   high) taken from the assumptions register and the price tables, re-centred on the
   scenario's value; throughput carries the performance models' relative error as a
@@ -221,20 +231,91 @@ def _register(assumptions: pd.DataFrame) -> dict[str, pd.Series]:
     return {row.id: row for row in assumptions.itertuples(index=False)}
 
 
-def _rental_pool(quotes: pd.DataFrame, acc: str, term: str) -> tuple[np.ndarray, str]:
-    q = quotes[(quotes["accelerator"] == acc) & (quotes["term"] != "spot")]
-    if term == "on-demand":
-        chosen = q[q["term"] == "on-demand"]
-    elif term == "committed":
-        chosen = q[q["term"] != "on-demand"]
-    else:
-        chosen = q
-    note = ""
-    if chosen.empty and not q.empty:
-        chosen, note = q, f"no {term} quote; all non-spot quotes used"
+#: A quote older than this many days is flagged in the report (9 months, ~274 days): GPU
+#: rental rates moved by a third or more within a year in 2025-26 (H100 on-demand fell from
+#: above $7 in early 2024 to about $3 in 2026, aimultiple's index), so an old quote may no
+#: longer be offered at that price.
+STALE_QUOTE_DAYS = 274
+NO_QUOTE = "no quote in this pool"
+
+
+def split_pool(pool: str) -> tuple[str, str]:
+    """``'neocloud-list/on-demand'`` -> ``('neocloud-list', 'on-demand')``.
+
+    >>> split_pool("hyperscaler-list/1-year")
+    ('hyperscaler-list', '1-year')
+    """
+    provider_class, _, term = pool.partition("/")
+    return provider_class, term
+
+
+def quote_ages(quotes: pd.DataFrame) -> pd.DataFrame:
+    """Quotes with ``age_days`` and ``stale`` (older than :data:`STALE_QUOTE_DAYS`).
+
+    Age is counted to the latest access date in the table, not to today's clock, so the
+    same data gives the same report next year.
+    """
+    q = quotes.copy()
     if q.empty:
-        note = "no rental quote"
-    return chosen["price_usd_per_gpu_hour"].to_numpy(dtype=float), note
+        return q.assign(age_days=pd.Series(dtype=float), stale=pd.Series(dtype=bool))
+    as_of = pd.to_datetime(q["access_date"]).max()
+    q["age_days"] = (as_of - pd.to_datetime(q["quote_date"])).dt.days
+    q["stale"] = q["age_days"] > STALE_QUOTE_DAYS
+    return q
+
+
+def pool_quotes(quotes: pd.DataFrame, pool: str) -> pd.DataFrame:
+    """The quotes of one pool (provider class and term), with their age and stale flag."""
+    provider_class, term = split_pool(pool)
+    q = quotes[(quotes["provider_class"] == provider_class) & (quotes["term"] == term)]
+    return quote_ages(q.reset_index(drop=True))
+
+
+def _rental_pool(quotes: pd.DataFrame, acc: str, pool: str) -> tuple[np.ndarray, str]:
+    """Prices of ``acc`` in ``pool`` and a note (``NO_QUOTE``, or how many are stale)."""
+    q = pool_quotes(quotes[quotes["accelerator"] == acc], pool)
+    if q.empty:
+        return np.array([], dtype=float), NO_QUOTE
+    stale = int(q["stale"].sum())
+    note = f"{stale} of {len(q)} quotes older than 9 months" if stale else ""
+    return q["price_usd_per_gpu_hour"].to_numpy(dtype=float), note
+
+
+def rental_medians(quotes: pd.DataFrame, pool: str) -> tuple[pd.Series, pd.Series]:
+    """Median $/GPU-hour per accelerator within one pool, and the source ids behind each.
+
+    The rented price rule of :func:`cost_inputs` (before porting), for callers that only
+    need the market price (the claims). Accelerators without a quote in the pool are absent.
+    """
+    q = pool_quotes(quotes, pool)
+    price = q.groupby("accelerator")["price_usd_per_gpu_hour"].median()
+    srcs = q.groupby("accelerator")["source_id"].agg(lambda v: ";".join(sorted(set(v))))
+    return price, srcs
+
+
+def purchase_per_gpu(
+    purchases: pd.DataFrame, *, sourced_only: bool = False
+) -> tuple[pd.DataFrame, pd.Series]:
+    """Purchase price per GPU (midpoint, low, high) per accelerator, and its source ids.
+
+    One rule for every caller: GPU-module rows where they exist, else an 8-GPU server / 8,
+    else a rack's price per GPU. ``sourced_only`` drops the project's own judgement rows
+    (``basis = judgement``): an unsourced price can neither support nor contradict a claim.
+    """
+    df = purchases
+    if sourced_only:
+        df = df[df["basis"] != "judgement"]
+    if df.empty:
+        return pd.DataFrame(columns=["price", "low", "high"]), pd.Series(dtype=object)
+    div = np.where(df["unit"] == "server_8gpu", GPUS_PER_SERVER, 1.0)
+    rank = df["unit"].map({"gpu": 0, "server_8gpu": 1, "rack_per_gpu": 2})
+    df = df.assign(low=df["price_usd_low"] / div, high=df["price_usd_high"] / div, rank=rank)
+    best = df[df["rank"] == df.groupby("accelerator")["rank"].transform("min")]
+    g = best.groupby("accelerator")
+    out = pd.DataFrame({"low": g["low"].min(), "high": g["high"].max()})
+    out["price"] = (out["low"] + out["high"]) / 2
+    srcs = g["source_id"].agg(lambda v: ";".join(sorted(set(v))))
+    return out[["price", "low", "high"]], srcs
 
 
 def cost_inputs(
@@ -282,6 +363,7 @@ def cost_inputs(
         pp = purchases[purchases["accelerator"] == acc]
         gpu = pp[pp["unit"] == "gpu"]
         srv = pp[pp["unit"] == "server_8gpu"]
+        rack = pp[pp["unit"] == "rack_per_gpu"]
         if gpu.empty:
             put("gpu_price_usd", np.nan, np.nan, np.nan)
         else:
@@ -292,6 +374,11 @@ def cost_inputs(
             put("server_price_usd", v, v, v)
         elif not srv.empty:
             lo, hi = srv["price_usd_low"].min(), srv["price_usd_high"].max()
+            put("server_price_usd", (lo + hi) / 2, lo, hi)
+        elif not rack.empty:
+            # Eight GPUs' share of the rack: CPUs, NVLink switches, chassis already inside.
+            lo = GPUS_PER_SERVER * rack["price_usd_low"].min()
+            hi = GPUS_PER_SERVER * rack["price_usd_high"].max()
             put("server_price_usd", (lo + hi) / 2, lo, hi)
         else:
             put("server_price_usd", np.nan, np.nan, np.nan)
@@ -316,7 +403,7 @@ def cost_inputs(
         if acc in cost.gpu_hour_usd:
             pool, note = np.array([float(cost.gpu_hour_usd[acc])]), "scenario override"
         else:
-            pool, note = _rental_pool(quotes, acc, cost.rental_term)
+            pool, note = _rental_pool(quotes, acc, cost.rental_pool)
         qpools[acc], qnotes[acc] = pool, note
         med = float(np.median(pool)) if pool.size else np.nan
         put(
@@ -414,6 +501,200 @@ def gpu_hour_cost(sc: Scenario, inputs: CostInputs | None = None) -> pd.DataFram
     df["gpu_hour_usd"] = df[col]
     df["useful_gpu_hour_usd"] = df[col] / p["utilization"]
     return df
+
+
+def price_rule(sc: Scenario, inputs: CostInputs | None = None) -> pd.DataFrame:
+    """The one $/GPU-hour rule every chapter prints, per accelerator, in the scenario's mode.
+
+    Point model (defaults, median quote of the pool): ``gpu_hour_usd`` per paid GPU-hour
+    (owned all-in, or rent + porting), ``useful_gpu_hour_usd`` = paid / utilization (what a
+    token costs), ``price_note`` ("no quote in this pool", stale quotes, missing purchase
+    price or power). NaN where the mode's inputs are missing: such a part is left out of
+    every cost comparison, never priced by default.
+    """
+    df = gpu_hour_cost(sc, inputs)
+    notes = []
+    inp = inputs or cost_inputs(sc)
+    for r in df.itertuples(index=False):
+        if inp.mode == "rent":
+            notes.append(r.quote_note)
+        else:
+            missing = [
+                what
+                for what, col in (("purchase price", "gpu_price_usd"), ("power", "server_power_kw"))
+                if not np.isfinite(inp.per_acc.at[r.accelerator, col])
+                and not (
+                    col == "gpu_price_usd"
+                    and np.isfinite(inp.per_acc.at[r.accelerator, "server_price_usd"])
+                )
+            ]
+            notes.append(f"no {' or '.join(missing)}" if missing else "")
+    return pd.DataFrame(
+        {
+            "accelerator": df["accelerator"],
+            "mode": inp.mode,
+            "gpu_hour_usd": df["gpu_hour_usd"],
+            "useful_gpu_hour_usd": df["useful_gpu_hour_usd"],
+            "price_note": notes,
+        }
+    )
+
+
+def tier_cost_point(rule: pd.DataFrame, tiers: pd.DataFrame) -> np.ndarray:
+    """$/M tokens of each tier row under :func:`price_rule` (NaN where infeasible or unpriced)."""
+    useful = tiers["accelerator"].map(rule.set_index("accelerator")["useful_gpu_hour_usd"])
+    tps = tiers["tokens_per_s_per_gpu"].to_numpy(dtype=float)
+    with np.errstate(all="ignore"):
+        c = cost_per_million_tokens(useful.to_numpy(dtype=float), tps)
+    ok = tiers["feasible"].to_numpy(dtype=bool) & np.isfinite(tps) & (tps > 0)
+    return np.where(ok, c, np.nan)
+
+
+def mode_gaps(sc: Scenario, inp: CostInputs) -> list[str]:
+    """What each shipping candidate lacks for the scenario's mode, one sentence each.
+
+    Buy mode needs a purchase price and server power; rent mode a quote in the pool (or a
+    ``cost.gpu_hour_usd`` override). Each sentence says what will be left out.
+    """
+    out = []
+    for acc in ids.shipping(sc.candidates):
+        pa = inp.per_acc.loc[acc]
+        if inp.mode == "buy":
+            lacks = []
+            if not (np.isfinite(pa["gpu_price_usd"]) or np.isfinite(pa["server_price_usd"])):
+                lacks.append("a purchase price (data/prices/purchase_prices.csv)")
+            if not np.isfinite(pa["server_power_kw"]):
+                lacks.append("server power (data/prices/facility.csv)")
+            if lacks:
+                out.append(
+                    f"candidate {acc}: no {' and no '.join(lacks)}; it is left out of the "
+                    "owned-cost comparison (give cost.server_price_usd to include it)"
+                )
+        elif inp.quotes[acc].size == 0:
+            out.append(
+                f"candidate {acc}: {NO_QUOTE} {sc.cost.rental_pool!r}; it is left out of the "
+                "rented comparison (choose another cost.rental_pool or give "
+                "cost.gpu_hour_usd)"
+            )
+    return out
+
+
+def scenario_warnings(sc: Scenario) -> list[str]:
+    """:func:`mode_gaps` for the scenario's own mode, built from ``data/`` (for ``validate``)."""
+    return mode_gaps(sc, cost_inputs(sc))
+
+
+def price_coverage(
+    quotes: pd.DataFrame, purchases: pd.DataFrame, facility: pd.DataFrame
+) -> pd.DataFrame:
+    """Per accelerator: purchase price, power and dated quotes per pool (the coverage table).
+
+    Columns: accelerator, status, purchase (basis of the per-GPU price, "" when none),
+    power (``yes``/``no``), one column per pool holding any quote (the number of quotes;
+    ``s`` marks how many are stale), and ``best_pool`` (a pool with at least two quotes).
+    """
+    q = quote_ages(quotes).assign(pool=lambda d: d["provider_class"] + "/" + d["term"])
+    pools = [p for p in ids.RENTAL_POOLS if p in set(q["pool"])]
+    rows = []
+    for acc in ids.ACCELERATORS:
+        pp = purchases[purchases["accelerator"] == acc]
+        has_power = bool(
+            ((facility["parameter"] == "server_power_kw") & (facility["accelerator"] == acc)).any()
+        )
+        rec: dict[str, Any] = {
+            "accelerator": acc,
+            "status": ids.status_of(acc),
+            "purchase": ",".join(sorted(set(pp["basis"]))) if len(pp) else "",
+            "power": "yes" if has_power else "no",
+        }
+        two = []
+        for pool in pools:
+            sel = q[(q["accelerator"] == acc) & (q["pool"] == pool)]
+            n, stale = len(sel), int(sel["stale"].sum())
+            rec[pool] = "" if n == 0 else (f"{n} ({stale} stale)" if stale else str(n))
+            if n >= 2:
+                two.append(pool)
+        rec["best_pool"] = ", ".join(two)
+        rows.append(rec)
+    return pd.DataFrame(rows)
+
+
+def coverage_markdown(cov: pd.DataFrame) -> str:
+    """The coverage table as Markdown for ``data/README.md``."""
+    head = "| " + " | ".join(f"`{c}`" if "/" in c else c for c in cov.columns) + " |"
+    lines = [
+        "## Price coverage",
+        "",
+        "<!-- Generated from data/prices/ by `python -m analysis data-readme`. -->",
+        "",
+        "Per accelerator: basis of the purchase price (`estimate`, `judgement` = ours,",
+        "unsourced), server power, and the number of dated rental quotes per pool",
+        "(provider class / term; stale = older than 9 months). `best_pool` lists the pools",
+        "with at least two quotes. Shipping parts without two quotes in any pool, or",
+        "without a sourced purchase price, are the data gaps to close next.",
+        "",
+        head,
+        "|" + "---|" * len(cov.columns),
+    ]
+    for r in cov.itertuples(index=False):
+        lines.append("| " + " | ".join(str(v) for v in r) + " |")
+    return "\n".join(lines) + "\n"
+
+
+#: Project figure each published SemiAnalysis tier is compared with, and why they differ.
+_CROSSCHECK = {
+    "owning-hyperscaler": (
+        "owned",
+        "SemiAnalysis' hyperscaler owns at its own cost of capital and PUE, with no "
+        "porting cost; ours adds the scenario's facility inputs and AMD porting.",
+    ),
+    "owning-neocloud": (
+        "owned",
+        "A neocloud giant pays more for capital and colocation than a hyperscaler; ours "
+        "uses the scenario's cost of capital and colocation price.",
+    ),
+    "rental-3y": (
+        "rented",
+        "A negotiated 3-year contract rate; ours is the median quote of the scenario's "
+        "pool (plus porting), usually a list price of a shorter term.",
+    ),
+}
+
+
+def tco_crosscheck(gpu_hour: pd.DataFrame, benchmarks: pd.DataFrame) -> pd.DataFrame:
+    """SemiAnalysis/InferenceX published $/GPU-hour beside the project's owned and rented.
+
+    Args:
+        gpu_hour: :func:`gpu_hour_cost` output (``owned_gpu_hour_usd``, ``rented_gpu_hour_usd``).
+        benchmarks: the ``tco_benchmarks`` table.
+
+    Returns:
+        One row per accelerator in ``gpu_hour`` and published tier: accelerator, tier,
+        published (USD/GPU-h), estimate flag, revision, ours (the comparable project
+        figure), ratio (ours / published) and why the two differ.
+    """
+    g = gpu_hour.set_index("accelerator")
+    b = benchmarks[benchmarks["accelerator"].isin(g.index)]
+    rows = []
+    for r in b.itertuples(index=False):
+        which, why = _CROSSCHECK[r.tier]
+        ours = float(g.at[r.accelerator, f"{which}_gpu_hour_usd"])
+        rows.append(
+            {
+                "accelerator": r.accelerator,
+                "tier": r.tier,
+                "published_usd": float(r.price_usd_per_gpu_hour),
+                "estimate": r.estimate,
+                "revision": r.revision,
+                "ours": which,
+                "ours_usd": ours,
+                "ratio": ours / float(r.price_usd_per_gpu_hour) if np.isfinite(ours) else np.nan,
+                "why": why,
+            }
+        )
+    cols = ["accelerator", "tier", "published_usd", "estimate", "revision", "ours",
+            "ours_usd", "ratio", "why"]  # fmt: skip
+    return pd.DataFrame(rows, columns=cols)
 
 
 # --- Monte Carlo -------------------------------------------------------------------------
@@ -554,6 +835,9 @@ def simulate(
         }
     )
     pos = {a: i for i, a in enumerate(accs)}
+    pp = _point_params(inp)
+    point_useful = np.asarray(paid_gpu_hour_usd(pp, inp.mode, inp.fleet_gpus)) / pp["utilization"]
+    point_useful = np.broadcast_to(point_useful, (len(accs),))
     tier_rows, summ = [], []
     if tiers is not None and not tiers.empty:
         for (ti, tname), grp in tiers.groupby(["tier_index", "tier"], sort=True):
@@ -581,6 +865,12 @@ def simulate(
                         "cost_per_mtok_p95": hi,
                     }
                 )
+            )
+            # The point figure of :func:`price_rule`, the one chapter 30 and the claims print.
+            with np.errstate(all="ignore"):
+                pt = cost_per_million_tokens(point_useful[idx], tps[:, 0])
+            tier_rows[-1]["cost_per_mtok_point"] = np.where(
+                feas[:, 0] & np.isfinite(tps[:, 0]), pt, np.nan
             )
             summ.append({"tier_index": ti, "tier": tname, **_compare(c, meta)})
     tier_df = pd.concat(tier_rows, ignore_index=True) if tier_rows else pd.DataFrame()
@@ -769,7 +1059,10 @@ def breakeven_table(sim: Simulation, inp: CostInputs) -> pd.DataFrame:
                     "statement": _statement(var, amd, nv, cur[var], val, kind),
                 }
             )
-    return pd.DataFrame(rows)
+    # Columns even without a pair (e.g. renting with no AMD quote in the pool).
+    cols = ["case", "amd", "nvidia", "variable", "current", "breakeven", "amd_cheaper_now",
+            "statement"]  # fmt: skip
+    return pd.DataFrame(rows, columns=cols)
 
 
 def _statement(var: str, amd: str, nv: str, cur: float, val: float, kind: str) -> str:
@@ -1082,7 +1375,16 @@ CLAIM_PAIRS: tuple[tuple[str, str], ...] = (
     ("MI300X", "H100-SXM"),
     ("MI325X", "H200"),
     ("MI355X", "B200"),
+    # The current generation of both vendors (8-GPU servers on each side).
+    ("MI355X", "B300"),
 )
+CLAIM_COLUMNS = (
+    "amd", "nvidia", "amd_price_per_gpu_usd", "nvidia_price_per_gpu_usd",
+    "hardware_discount_pct", "amd_owned_gpu_hour_usd", "nvidia_owned_gpu_hour_usd",
+    "owned_discount_pct", "amd_rent_median_usd", "nvidia_rent_median_usd", "rent_discount_pct",
+    "hardware_saving_per_gpu_hour_usd", "amd_porting_per_gpu_hour_usd",
+    "hidden_costs_exceed_gap",
+)  # fmt: skip
 
 
 def claim_numbers(
@@ -1132,4 +1434,5 @@ def claim_numbers(
                 "hidden_costs_exceed_gap": bool(b.at[amd, "owned_platform"] > hw[nv] - hw[amd]),
             }
         )
-    return pd.DataFrame(rows)
+    # The same columns without any pair, so the chapter's table shows an empty table.
+    return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))

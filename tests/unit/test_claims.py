@@ -63,7 +63,7 @@ def _run(rows, specs=SPECS, **kw):
         mlperf_inference=kw.pop("mi", EMPTY),
         mlperf_training=EMPTY,
         rental_quotes=kw.pop("rq", EMPTY),
-        purchase_prices=EMPTY,
+        purchase_prices=kw.pop("pp", EMPTY),
         sources=pd.DataFrame({"source_id": ["src-4"], "url": ["https://example.org/4"]}),
         **kw,
     )
@@ -194,12 +194,89 @@ def test_mlperf_ratio():
     assert "p1" in out.at["C99", "data_sources"]
 
 
+def _mi(rows):
+    """MLPerf inference rows from (accelerator, round, tokens/s per GPU)."""
+    n = len(rows)
+    return pd.DataFrame(
+        {
+            "benchmark": ["llama2-70b-99"] * n,
+            "scenario": ["Offline"] * n,
+            "accelerator": [r[0] for r in rows],
+            "availability": ["available"] * n,
+            "result_per_accelerator": [float(r[2]) for r in rows],
+            "result_id": [f"{r[1]}-{i}" for i, r in enumerate(rows)],
+            "mlperf_id": [f"m{i}" for i in range(n)],
+            "round": [r[1] for r in rows],
+            "submitter": ["x"] * n,
+            "results_path": [f"path-{r[1]}-{r[0]}" for r in rows],
+        }
+    )
+
+
+def test_mlperf_ratio_pairs_within_one_round_never_across():
+    # The best MI325X (v6.0) and the best H100 (v5.1) are from different rounds: pairing
+    # them would give 4000/2000 = 2.0x. Within v5.1 it is 2600/2000 = 1.3x.
+    mi = _mi([("MI325X", "v5.1", 2600), ("MI325X", "v6.0", 4000), ("H100-SXM", "v5.1", 2000)])
+    rows = _rows(
+        {"claimed_value": 1.3, "expect": "approx", "tolerance_pct": 5},
+        {"claimed_value": 2.0, "expect": "approx", "tolerance_pct": 5},
+        test_method="mlperf_ratio",
+        subject="MI325X",
+        reference="H100-SXM",
+        field="llama2-70b-99:Offline",
+    )
+    out = _run(rows, mi=mi).set_index("claim_id")
+    assert out.at["C99", "verdict"] == "supported"
+    assert out.at["C98", "verdict"] == "contradicted"
+    assert "round v5.1" in out.at["C99", "reasoning"]
+    assert "path-v6.0" not in out.at["C99", "data_sources"]
+
+
+def test_mlperf_ratio_uses_the_newest_common_round():
+    mi = _mi(
+        [
+            ("MI325X", "v5.1", 2600),
+            ("H100-SXM", "v5.1", 2000),
+            ("MI325X", "v6.0", 3000),
+            ("H100-SXM", "v6.0", 3000),
+        ]
+    )
+    rows = _rows(
+        {"claimed_value": 1.0, "expect": "approx", "tolerance_pct": 1},
+        test_method="mlperf_ratio",
+        subject="MI325X",
+        reference="H100-SXM",
+        field="llama2-70b-99:Offline",
+    )
+    out = _run(rows, mi=mi).set_index("claim_id")
+    assert out.at["C99", "verdict"] == "supported"
+    assert "round v6.0" in out.at["C99", "reasoning"]
+
+
+def test_mlperf_ratio_without_a_common_round_is_unverifiable():
+    mi = _mi([("MI325X", "v6.0", 4000), ("H100-SXM", "v5.1", 2000)])
+    rows = _rows(
+        {"expect": "gt"},
+        test_method="mlperf_ratio",
+        subject="MI325X",
+        reference="H100-SXM",
+        field="llama2-70b-99:Offline",
+    )
+    out = _run(rows, mi=mi).set_index("claim_id")
+    assert out.at["C99", "verdict"] == "unverifiable"
+    assert "different rounds are not compared" in out.at["C99", "reasoning"]
+
+
 def test_price_ratio():
     rq = pd.DataFrame(
         {
-            "accelerator": ["H100-SXM", "H100-SXM", "MI300X"],
-            "price_usd_per_gpu_hour": [3.0, 2.0, 1.5],
-            "source_id": ["a", "b", "c"],
+            "accelerator": ["H100-SXM", "H100-SXM", "MI300X", "MI300X"],
+            "provider_class": ["neocloud-list"] * 3 + ["hyperscaler-list"],
+            "term": ["on-demand"] * 4,
+            "price_usd_per_gpu_hour": [3.0, 2.0, 1.5, 6.0],
+            "quote_date": ["2026-11-01"] * 4,
+            "access_date": ["2026-11-30"] * 4,
+            "source_id": ["a", "b", "c", "d"],
         }
     )
     out = _run(
@@ -215,8 +292,38 @@ def test_price_ratio():
         ],
         rq=rq,
     )
+    # Only the default pool (neocloud list, on-demand) is compared: the $6 hyperscaler
+    # MI300X quote would flip the verdict if pools were mixed.
     assert out.at[0, "verdict"] == "supported"
     assert out.at[0, "data_sources"] == "a; b; c"
+
+
+def test_price_claim_on_judgement_prices_is_unverifiable():
+    pp = pd.DataFrame(
+        {
+            "accelerator": ["MI325X", "H200"],
+            "unit": ["gpu", "gpu"],
+            "price_usd_low": [14000.0, 28000.0],
+            "price_usd_high": [20000.0, 35000.0],
+            "basis": ["judgement", "judgement"],
+            "price_date": ["2026-11-30"] * 2,
+            "source_id": ["tco-judgement"] * 2,
+        }
+    )
+    out = _run(
+        [
+            _row(
+                test_method="price_ratio",
+                subject="MI325X",
+                reference="H200",
+                field="purchase_prices",
+                expect="lt",
+                tolerance_pct=0,
+            )
+        ],
+        pp=pp,
+    )
+    assert out.at[0, "verdict"] == "unverifiable"
 
 
 def test_model_output_uses_chapter_results_and_is_unverifiable_without():

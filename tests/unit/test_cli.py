@@ -101,3 +101,25 @@ def test_diff_of_identical_versions(tmp_path: Path) -> None:
 def test_diff_of_missing_folder_is_a_clean_error(tmp_path: Path) -> None:
     res = runner.invoke(app, ["diff", str(tmp_path / "nope"), str(tmp_path / "nope2")])
     assert res.exit_code == 1 and "not found" in res.output and "Traceback" not in res.output
+
+
+def test_validate_warns_on_a_candidate_without_a_quote_in_the_pool(tmp_path):
+    """A data gap is a warning (exit 0) that names the part and what will be left out."""
+    from typer.testing import CliRunner
+
+    from analysis.cli import app
+
+    f = tmp_path / "rent.yaml"
+    f.write_text(
+        "name: t\ntitle: t\ncandidates: [B300, GB300, MI355X]\n"
+        "cost: {mode: rent, rental_pool: neocloud-list/on-demand}\n",
+        encoding="utf-8",
+    )
+    res = CliRunner().invoke(app, ["validate", str(f)])
+    assert res.exit_code == 0, res.output
+    out = res.output
+    assert "warning:" in out and "candidate GB300:" in out and "no quote in this pool" in out
+    assert "left out of the rented comparison" in out
+    # B300 (Hyperstack, Nebius, RunPod) and MI355X (Vultr) have neocloud on-demand quotes;
+    # GB300 has none there (only OCI's hyperscaler list price).
+    assert "candidate B300:" not in out and "candidate MI355X:" not in out

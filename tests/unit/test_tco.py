@@ -99,19 +99,99 @@ def test_cost_falls_with_utilization_and_throughput():
     assert np.all(np.diff(per_mtok) < 0)
 
 
-def test_rental_term_filter():
-    quotes = pd.DataFrame(
+def _quotes():
+    return pd.DataFrame(
         {
-            "accelerator": ["MI300X"] * 3,
-            "term": ["on-demand", "committed-1y", "spot"],
-            "price_usd_per_gpu_hour": [2.0, 1.5, 0.5],
+            "accelerator": ["MI300X", "MI300X", "MI300X", "MI300X", "H100-SXM"],
+            "provider_class": [
+                "neocloud-list",
+                "neocloud-list",
+                "hyperscaler-list",
+                "marketplace-spot",
+                "hyperscaler-list",
+            ],
+            "term": ["on-demand", "1-year", "on-demand", "spot", "on-demand"],
+            "price_usd_per_gpu_hour": [2.0, 1.5, 6.0, 0.5, 10.0],
+            "quote_date": ["2026-11-01", "2026-10-01", "2025-12-01", "2026-11-01", "2026-11-01"],
+            "access_date": ["2026-11-30"] * 5,
+            "source_id": ["a", "b", "c", "d", "e"],
         }
     )
-    for term, expected in [("on-demand", [2.0]), ("committed", [1.5]), ("any", [2.0, 1.5])]:
-        pool, note = tco._rental_pool(quotes, "MI300X", term)
-        assert sorted(pool) == sorted(expected) and note == ""
-    pool, note = tco._rental_pool(quotes.iloc[[0, 2]], "MI300X", "committed")
-    assert list(pool) == [2.0] and "no committed quote" in note
+
+
+def test_pool_keeps_only_its_class_and_term():
+    q = _quotes()
+    for pool, expected in [
+        ("neocloud-list/on-demand", [2.0]),
+        ("neocloud-list/1-year", [1.5]),
+        ("hyperscaler-list/on-demand", [6.0]),
+        ("marketplace-spot/spot", [0.5]),
+    ]:
+        prices, _ = tco._rental_pool(q, "MI300X", pool)
+        assert list(prices) == expected, pool
+    # The hyperscaler quote is ~12 months old: kept, and flagged.
+    prices, note = tco._rental_pool(q, "MI300X", "hyperscaler-list/on-demand")
+    assert "older than 9 months" in note
+    assert tco.pool_quotes(q, "hyperscaler-list/on-demand")["stale"].tolist() == [True, False]
+
+
+def test_no_quote_in_pool_is_not_cheapest(sc):
+    """A part without a quote in the pool is left out, never priced from another pool."""
+    q = _quotes()
+    prices, note = tco._rental_pool(q, "H100-SXM", "neocloud-list/on-demand")
+    assert prices.size == 0 and note == tco.NO_QUOTE
+    rent = sc.model_copy(
+        update={
+            "candidates": ("H100-SXM", "MI300X"),
+            "cost": sc.cost.model_copy(
+                update={"mode": "rent", "rental_pool": "neocloud-list/on-demand"}
+            ),
+        }
+    )
+    inp = tco.cost_inputs(rent, quotes=q)
+    rule = tco.price_rule(rent, inp)
+    h100 = rule.set_index("accelerator").loc["H100-SXM"]
+    assert math.isnan(h100["gpu_hour_usd"]) and h100["price_note"] == tco.NO_QUOTE
+    tiers = tco.example_tiers(rent)
+    sim = tco.simulate(rent, tiers, None, inputs=inp, n=500)
+    # Only MI300X is priced, so it is the cheapest in every tier and no P(AMD cheaper).
+    assert set(sim.tier_summary["cheapest"]) == {"MI300X"}
+    assert set(sim.tier_summary["cheapest_nvidia"]) == {""}
+    assert sim.tier_summary["p_amd_cheaper"].isna().all()
+    assert any("H100-SXM" in w and tco.NO_QUOTE in w for w in tco.mode_gaps(rent, inp))
+    assert tco.breakeven_table(sim, inp).empty
+
+
+def test_point_cost_per_mtok_matches_price_rule(sc, inp):
+    tiers = tco.example_tiers(sc)
+    sim = tco.simulate(sc, tiers, None, inputs=inp, n=500)
+    rule = tco.price_rule(sc, inp)
+    expected = tco.tier_cost_point(rule, sim.tiers)
+    np.testing.assert_allclose(sim.tiers["cost_per_mtok_point"], expected, equal_nan=True)
+
+
+def test_rack_price_is_per_gpu_of_the_rack(sc):
+    gb = sc.model_copy(update={"candidates": ("GB300", "MI355X")})
+    inp = tco.cost_inputs(gb)
+    # No 8 x GPU + platform for a rack: the per-GPU rack price x 8, nothing added.
+    srv = inp.per_acc.at["GB300", "server_price_usd"]
+    assert 8 * 51400 <= srv <= 8 * 69400
+
+
+def test_purchase_rule_drops_judgement_when_sourced_only():
+    pp = pd.DataFrame(
+        {
+            "accelerator": ["H200", "B200", "B200"],
+            "unit": ["gpu", "gpu", "server_8gpu"],
+            "price_usd_low": [28000.0, 30000.0, 300000.0],
+            "price_usd_high": [35000.0, 40000.0, 400000.0],
+            "basis": ["judgement", "estimate", "estimate"],
+            "source_id": ["tco-judgement", "x", "y"],
+        }
+    )
+    price, srcs = tco.purchase_per_gpu(pp, sourced_only=True)
+    assert "H200" not in price.index
+    assert price.at["B200", "price"] == 35000.0 and srcs["B200"] == "x"
 
 
 def test_same_seed_same_results(sc, inp):
@@ -327,3 +407,24 @@ def test_tornado_shows_the_shared_top_n():
     )
     chart = charts.plot_cost_tornado(sens, "t")
     assert list(chart.layer[0].data["input"]) == list(sens["input"].head(tco.TORNADO_TOP_N))
+
+
+def test_chapters_30_and_40_print_the_same_price_for_the_same_case():
+    """evaluate_tiers (chapter 30) and simulate's point column (chapter 40) agree exactly."""
+    from analysis import inference, params, paths
+
+    for mode in ("buy", "rent"):
+        base = params.load_scenario(paths.CI_PARAMS)
+        sc = base.model_copy(update={"cost": base.cost.model_copy(update={"mode": mode})})
+        t30 = inference.evaluate_tiers(sc)
+        inp = tco.cost_inputs(sc)
+        sim = tco.simulate(sc, t30.drop(columns=["gpu_hour_usd", "cost_per_mtok_usd"]), None,
+                           inputs=inp, n=200)  # fmt: skip
+        merged = t30.merge(sim.tiers, on=["tier_index", "accelerator"])
+        assert len(merged) == len(t30)
+        np.testing.assert_allclose(
+            merged["cost_per_mtok_usd"], merged["cost_per_mtok_point"], equal_nan=True
+        )
+        rule = tco.price_rule(sc, inp).set_index("accelerator")["gpu_hour_usd"]
+        np.testing.assert_allclose(t30["gpu_hour_usd"], t30["accelerator"].map(rule))
+        assert np.isfinite(merged["cost_per_mtok_usd"]).any()

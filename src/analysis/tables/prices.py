@@ -7,29 +7,67 @@ Analytical decisions taken here:
   empirical distribution, so the spread between providers is part of the answer.
 * **Per GPU-hour.** A quote for an 8-GPU instance is divided by 8 (the ``note`` says so);
   a GB200 superchip price (two GPUs) is divided by 2.
-* **Terms.** ``on-demand`` (no commitment), ``spot`` (interruptible; kept for reference but
-  never used for a production fleet), ``reserved`` (short commitments and capacity blocks)
-  and ``committed-1y`` / ``committed-3y``. ``Cost.rental_term = committed`` uses
-  ``reserved`` and ``committed-*`` rows.
+* **Pools: provider class x term.** Every quote is classified by provider class
+  (``hyperscaler-list``: AWS, Azure, GCP, Oracle list prices; ``neocloud-list``: GPU clouds'
+  published rates; ``marketplace-spot``: marketplaces of third-party hosts and every
+  interruptible price, whoever sells it) and by term (``on-demand``, ``1-year``, ``3-year``,
+  ``spot``). A comparison only uses the quotes of one pool (the scenario's
+  ``cost.rental_pool``): hyperscaler list prices run 2-4x neocloud rates, so a pool that
+  mixes them measures the provider mix, not the hardware. Expired offers (capacity blocks
+  past their validity) and terms that fit no pool are left out.
+* **Two dates.** ``quote_date`` is the price's own date (the page's "as of", the date a
+  cited article read the provider's page); ``access_date`` is the day we read the stored
+  copy. A page that shows no date of its own gives no quote: the access date is never used
+  as a price date.
 * **Second-hand quotes are labelled.** Where the provider's own page was not available, the
-  quote comes from a dated third-party comparison and the ``note`` says so.
+  quote comes from a dated third-party comparison and the ``note`` says so; SEO aggregators
+  whose figures differ from the providers' pages, or carry no date, are not used.
 * **Purchase prices are estimates.** Vendors do not publish accelerator prices; every row
   is an analyst or press estimate (``basis = estimate``) or, where nothing public was
-  found, our judgement (``basis = judgement``, with the reasoning in ``note``).
+  found, our judgement (``basis = judgement``, with the reasoning in ``note``). Rack-scale
+  systems (GB200/GB300 NVL72) are priced per GPU of the rack (``unit = rack_per_gpu``:
+  rack price / 72, its CPUs, NVLink switches and chassis included), so no server platform
+  cost is added on top.
+* **Published TCO tiers** (SemiAnalysis / InferenceX) are kept apart from our inputs in
+  ``tco_benchmarks.csv``: they are a cross-check, never an input.
 * **Facility parameters** carry a value with a low/high range, a unit and an ``estimate``
   flag; the Monte Carlo in :mod:`analysis.tco` draws within the range.
 """
 
 from __future__ import annotations
 
+import pandas as pd
+
 from analysis import ids
 from analysis.schema import Col, Table, range_check, value_range_cols
 from analysis.tables.sources import source_id_col
 
-RENTAL_TERMS: tuple[str, ...] = ("on-demand", "spot", "reserved", "committed-1y", "committed-3y")
-PURCHASE_UNITS: tuple[str, ...] = ("gpu", "server_8gpu")
+RENTAL_TERMS: tuple[str, ...] = ids.RENTAL_TERMS
+PROVIDER_CLASSES: tuple[str, ...] = ids.PROVIDER_CLASSES
+PURCHASE_UNITS: tuple[str, ...] = ("gpu", "server_8gpu", "rack_per_gpu")
 PURCHASE_BASES: tuple[str, ...] = ("estimate", "judgement", "list")
-PROVIDER_KINDS: tuple[str, ...] = ("hyperscaler", "neocloud", "marketplace")
+#: SemiAnalysis' published TCO tiers, as InferenceX names them (costh, costn, costr).
+TCO_TIERS: tuple[str, ...] = ("owning-hyperscaler", "owning-neocloud", "rental-3y")
+
+
+def _spot_is_marketplace(df: pd.DataFrame) -> list[str]:
+    """An interruptible price is never a list price: ``spot`` quotes are ``marketplace-spot``."""
+    bad = (df["term"] == "spot") & (df["provider_class"] != "marketplace-spot")
+    return [
+        f"row {i + 2}, column 'provider_class': a spot quote must be classed "
+        f"`marketplace-spot` (got {df.at[i, 'provider_class']!r})"
+        for i in df.index[bad]
+    ]
+
+
+def _quote_not_after_access(df: pd.DataFrame) -> list[str]:
+    """A price cannot be dated after the day we read it."""
+    bad = df["quote_date"].astype(str) > df["access_date"].astype(str)
+    return [
+        f"row {i + 2}, column 'quote_date': {df.at[i, 'quote_date']} is after the access "
+        f"date {df.at[i, 'access_date']}"
+        for i in df.index[bad]
+    ]
 
 
 def _accelerator_col(description: str) -> Col:
@@ -47,15 +85,21 @@ RENTAL_QUOTES = Table(
     columns=(
         Col("provider", "str", "Cloud provider as it names itself (e.g. `AWS`, `Lambda`)."),
         Col(
-            "provider_kind",
+            "provider_class",
             "str",
-            "Hyperscaler, GPU neocloud, or marketplace.",
-            isin=PROVIDER_KINDS,
+            "Hyperscaler list price, neocloud list price, or marketplace/spot (every "
+            "interruptible price is `marketplace-spot`).",
+            isin=PROVIDER_CLASSES,
         ),
         Col("instance", "str", "Instance type, shape or product name as published."),
         _accelerator_col("Canonical accelerator id (see `analysis.ids`)."),
         Col("gpus_per_instance", "int", "GPUs in the quoted instance.", unit="GPU", ge=1),
-        Col("term", "str", "Commitment term of the price.", isin=RENTAL_TERMS),
+        Col(
+            "term",
+            "str",
+            "Commitment term of the price (`spot` = interruptible).",
+            isin=RENTAL_TERMS,
+        ),
         Col(
             "price_usd_per_gpu_hour",
             "float",
@@ -66,12 +110,14 @@ RENTAL_QUOTES = Table(
         Col(
             "quote_date",
             "date",
-            "Date the price was published or last verified on the page "
-            "(the access date where the page shows none).",
+            "The price's own date: as of when the page (or the article that read it) states "
+            "it; never the access date. Quotes older than 9 months are flagged in the report.",
         ),
+        Col("access_date", "date", "Day we read the stored copy of the source."),
         source_id_col("Row in `sources.csv` the quote is taken from."),
         Col("note", "str", "Region, how the per-GPU price was derived, caveats.", required=False),
     ),
+    checks=(_spot_is_marketplace, _quote_not_after_access),
 )
 
 PURCHASE_PRICES = Table(
@@ -87,7 +133,8 @@ PURCHASE_PRICES = Table(
         Col(
             "unit",
             "str",
-            "What the price buys: one GPU (module) or one 8-GPU server.",
+            "What the price buys: one GPU (module), one 8-GPU server, or one GPU's share of "
+            "a rack-scale system (rack price / GPUs, CPUs and switches included).",
             isin=PURCHASE_UNITS,
         ),
         Col("price_usd_low", "float", "Low end of the estimate.", unit="USD", gt=0),
@@ -142,4 +189,37 @@ FACILITY = Table(
     checks=(range_check("value", "low", "high"),),
 )
 
-TABLES = (RENTAL_QUOTES, PURCHASE_PRICES, FACILITY)
+TCO_BENCHMARKS = Table(
+    name="tco_benchmarks",
+    path="prices/tco_benchmarks.csv",
+    description=(
+        "Published all-in cost per GPU-hour from SemiAnalysis' AI Cloud TCO model as "
+        "InferenceX uses it (owning as a hyperscaler, owning as a neocloud, 3-year rental), "
+        "one row per accelerator, tier and revision of the published constants. A "
+        "cross-check beside the project's own owned and rented figures, never an input."
+    ),
+    key=("accelerator", "tier", "revision"),
+    columns=(
+        _accelerator_col("Canonical accelerator id."),
+        Col("tier", "str", "SemiAnalysis TCO tier.", isin=TCO_TIERS),
+        Col(
+            "price_usd_per_gpu_hour",
+            "float",
+            "Published all-in cost per GPU-hour.",
+            unit="USD/GPU-h",
+            gt=0,
+        ),
+        Col(
+            "estimate",
+            "str",
+            "`yes` where the publisher marks the figure as a placeholder or derivation.",
+            isin=("yes", "no"),
+        ),
+        Col("revision", "str", "Commit of the published constants file."),
+        Col("value_date", "date", "Date of the pricing survey the constants come from."),
+        source_id_col("Row in `sources.csv`."),
+        Col("note", "str", "How the publisher derived it, caveats.", required=False),
+    ),
+)
+
+TABLES = (RENTAL_QUOTES, PURCHASE_PRICES, FACILITY, TCO_BENCHMARKS)
