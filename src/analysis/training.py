@@ -78,6 +78,14 @@ PP_INTERLEAVE = 4  # register: A-training-pp-interleave
 #: 1 = ZeRO-1 (optimizer state sharded over DP); 3 = FSDP / ZeRO-3 (weights, gradients and
 #: optimizer state sharded; 1.5x the gradient traffic: Rajbhandari et al. 2020, sec. 7).
 ZERO_CHOICES: tuple[int, ...] = (1, 3)
+#: Context-parallel sizes (Megatron CP / ring attention; Llama 3 used CP 16 at 131K context).
+CP_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16)
+#: Shortest sequence chunk per CP rank worth splitting for (assumption: below about 1K
+#: tokens the ring steps cannot hide behind the attention compute).
+MIN_CP_CHUNK_TOKENS = 1024
+#: Microbatches per DP rank of the unconstrained per-GPU reference (enough that the
+#: pipeline bubble and the once-per-step gradient traffic amortize).
+REFERENCE_MICROBATCHES = 64
 #: 0 = selective recomputation (Korthikanti et al. 2022), 1 = full recomputation.
 RECOMPUTE_CHOICES: tuple[int, ...] = (0, 1)
 
@@ -96,6 +104,15 @@ LINK_EFFICIENCY = 0.80  # register: A-training-link-efficiency
 #: Assumption: fraction of the last microbatch's backward pass that hides the gradient
 #: reduction (bucketed, overlapped reduce as in PyTorch DDP / Megatron distributed optimizer).
 DP_OVERLAP = 0.8  # register: A-training-dp-overlap
+#: Assumption: latency of one collective step on the scale-up fabric and across nodes
+#: (NCCL/RCCL small-message latency: a few microseconds per NVLink/xGMI ring step, about
+#: 10-20 us per inter-node tree level on 400G RDMA).
+COLLECTIVE_LATENCY_UP_S = 5e-6  # register: A-training-latency-up
+COLLECTIVE_LATENCY_OUT_S = 15e-6  # register: A-training-latency-out
+#: Gradient bucket of the data-parallel reduction (PyTorch DDP's default bucket is 25 MB,
+#: Megatron's distributed optimizer uses about 40M parameters per bucket); one collective
+#: per bucket.
+DP_BUCKET_BYTES = 40e6
 #: Optimizer step: bytes of HBM traffic per locally held parameter (read + write of the
 #: 16-byte state plus the gradient), assumption.
 OPTIMIZER_BYTES_PER_PARAM = 36.0  # register: A-training-optimizer-bytes
@@ -364,11 +381,19 @@ def flops_per_token(arch: Mapping[str, float], seq_len: int, *, lora: bool = Fal
 def _layouts(domain: int) -> dict[str, np.ndarray]:
     # Cached per scale-up domain size; the arrays are read-only (shared between calls).
     grid = np.array(
-        np.meshgrid(TP_CHOICES, PP_CHOICES, ZERO_CHOICES, RECOMPUTE_CHOICES, indexing="ij")
-    ).reshape(4, -1)
+        np.meshgrid(
+            TP_CHOICES,
+            PP_CHOICES,
+            CP_CHOICES,
+            ZERO_CHOICES,
+            RECOMPUTE_CHOICES,
+            (0, 1),
+            indexing="ij",
+        )
+    ).reshape(6, -1)
     keep = grid[0] <= max(1, domain)
     out = {}
-    for k, g in zip(("tp", "pp", "zero", "rc"), grid, strict=True):
+    for k, g in zip(("tp", "pp", "cp", "zero", "rc", "epw"), grid, strict=True):
         a = g[keep].astype(float)
         a.flags.writeable = False
         out[k] = a
@@ -382,6 +407,59 @@ def _as_float(spec: Mapping[str, Any], key: str) -> float:
     return float(v)
 
 
+def ffn_width(arch: Mapping[str, float]) -> tuple[float, float]:
+    """(FFN width per expert, experts active per token) implied by the parameter counts.
+
+    Per layer a SwiGLU block holds ``3 h F`` weights and attention ``2 h d + 2 h d_kv``
+    (query and output, key and value with grouped heads); embeddings and the output layer
+    hold ``2 V h``. The FFN width is what is left, per active expert.
+
+    >>> a = {"total_params_b": 70.55, "active_params_b": 70.55, "layers": 80,
+    ...      "hidden_size": 8192, "attention_heads": 64, "kv_heads": 8, "head_dim": 128,
+    ...      "vocab_size": 128256}
+    >>> round(ffn_width(a)[0])  # Llama 3.1 70B: 28,672 published
+    28685
+    """
+    L, h = arch["layers"], arch["hidden_size"]
+    d_q = arch["attention_heads"] * arch["head_dim"]
+    d_kv = arch.get("kv_heads", arch["attention_heads"]) * arch["head_dim"]
+    k_act = max(1.0, arch.get("active_experts", 1.0))
+    per_layer = (arch["active_params_b"] * 1e9 - 2.0 * arch["vocab_size"] * h) / max(L, 1.0)
+    mlp = max(per_layer - 2.0 * h * d_q - 2.0 * h * d_kv, h)
+    return mlp / (3.0 * h * k_act), k_act
+
+
+def activation_bytes_per_token(arch: Mapping[str, float], *, full_recompute: bool) -> float:
+    """Activation bytes one layer keeps per token for the backward pass (bf16, before TP/CP).
+
+    Korthikanti et al. 2022 (Table 2) count ``34 s h`` for a GeLU MLP of width ``4h`` with
+    dropout and the ``5 a s^2`` attention scores. Llama-style blocks have no dropout, flash
+    attention recomputes the scores (that is the "selective" recomputation), and the MLP is
+    SwiGLU, so the same accounting gives, in bytes per token:
+
+    * attention: norm input 2h, QKV input 2h, Q 2h, K and V 2 d_kv each, output 2h
+      -> ``8 h + 4 d_kv``;
+    * MLP: norm input 2h, FC1 input 2h, gate and up outputs 2F each, the product 2F
+      -> ``4 h + 6 F`` (per active expert for MoE: ``k (2h + 6 F_e)`` plus 2h for the router).
+
+    With sequence parallelism every term is divided by TP (and by CP, which splits the
+    sequence). Full recomputation keeps only the layer input, ``2 h``.
+
+    >>> a = {"total_params_b": 70.55, "active_params_b": 70.55, "layers": 80,
+    ...      "hidden_size": 8192, "attention_heads": 64, "kv_heads": 8, "head_dim": 128,
+    ...      "vocab_size": 128256}
+    >>> round(activation_bytes_per_token(a, full_recompute=False) / 8192, 1)  # x h
+    34.0
+    """
+    h = arch["hidden_size"]
+    if full_recompute:
+        return 2.0 * h
+    d_kv = arch.get("kv_heads", arch["attention_heads"]) * arch["head_dim"]
+    f, k_act = ffn_width(arch)
+    mlp = 4.0 * h + 6.0 * f if k_act <= 1 else 2.0 * h + k_act * (2.0 * h + 6.0 * f)
+    return 8.0 * h + 4.0 * d_kv + mlp
+
+
 def evaluate_layouts(
     spec: Mapping[str, Any],
     arch: Mapping[str, float],
@@ -392,23 +470,32 @@ def evaluate_layouts(
     batch_seqs: np.ndarray | float,
     efficiency: float | np.ndarray,
     lora: bool = False,
+    unconstrained: bool = False,
 ) -> dict[str, np.ndarray]:
     """Step time of every layout at every GPU count; the best feasible one per count.
 
-    ``efficiency`` may also be an array with one value per GPU count (the calibration
-    evaluates many candidate efficiencies at one count in a single call).
+    A layout is TP x PP x CP x DP with interleaved 1F1B (virtual stages), ZeRO-1 or FSDP,
+    selective or full recomputation; MoE models add expert parallelism over the data-parallel
+    ranks. ``efficiency`` may be an array with one value per GPU count (the calibration
+    evaluates many candidate efficiencies at once). ``unconstrained=True`` drops the memory
+    limit and the batch limit (each DP rank gets :data:`REFERENCE_MICROBATCHES`
+    microbatches): the per-GPU reference of the scaling curves.
 
     Returns arrays over GPU counts: ``tokens_per_s_per_gpu`` (NaN when infeasible),
-    ``step_s``, ``tp``, ``pp``, ``dp``, ``zero``, ``recompute``, ``memory_gb``,
-    ``mfu`` (achieved model FLOPs utilization), ``reason`` ("" when feasible) and the
-    time components of the chosen layout (``t_compute``, ``t_tp``, ``t_bubble``,
-    ``t_dp_exposed``, ``t_other``).
+    ``step_s``, ``tp``, ``pp``, ``cp``, ``dp``, ``ep``, ``vp``, ``zero``, ``recompute``,
+    ``memory_gb``, ``mfu``, ``reason`` ("" when feasible) and the chosen layout's step-time
+    terms: ``t_compute`` (at the model's FLOPs), ``t_recompute``, ``t_tp`` (TP and CP
+    collectives), ``t_moe`` (all-to-all), ``t_bubble``, ``t_pp`` (point-to-point),
+    ``t_dp_exposed``, ``t_latency`` (per-collective latency), ``t_optimizer``; ``t_other``
+    is ``t_pp + t_optimizer`` (kept for older callers).
     """
     n = np.atleast_1d(np.asarray(n_gpus, dtype=float))[None, :]
     b = np.broadcast_to(np.asarray(batch_seqs, dtype=float), n.shape[1:])[None, :]
     domain = int(_as_float(spec, "scaleup_domain_gpus"))
     lay = _layouts(domain)
-    tp, pp, zero, rc = (lay[k][:, None] for k in ("tp", "pp", "zero", "rc"))
+    tp, pp, cp, zero, rc, epw = (
+        lay[k][:, None] for k in ("tp", "pp", "cp", "zero", "rc", "epw")
+    )
     peak = peak_tflops(spec, precision) * 1e12
     mem_usable = _as_float(spec, "memory_gb") * 1e9 * USABLE_MEMORY_FRACTION
     hbm = _as_float(spec, "memory_bw_tbps") * 1e12
@@ -418,64 +505,97 @@ def evaluate_layouts(
 
     L, h = arch["layers"], arch["hidden_size"]
     d_attn = arch["attention_heads"] * arch["head_dim"]
+    d_kv = arch.get("kv_heads", arch["attention_heads"]) * arch["head_dim"]
     n_total, n_active = arch["total_params_b"] * 1e9, arch["active_params_b"] * 1e9
     experts, k_act = arch.get("experts", 1.0), arch.get("active_experts", 1.0)
     moe = experts > 1
     # Split parameters into shared and per-expert parts from total and active counts.
     per_expert = (n_total - n_active) / (experts - k_act) if moe else 0.0
     shared = n_total - experts * per_expert
+    act_sel = activation_bytes_per_token(arch, full_recompute=False)
+    act_full = activation_bytes_per_token(arch, full_recompute=True)
 
     with np.errstate(divide="ignore", invalid="ignore"):
-        dp = n / (tp * pp)
+        mp = tp * pp * cp
+        dp = n / mp
         dp_int = np.isclose(dp, np.round(dp)) & (dp >= 1)
         dp = np.where(dp_int, np.round(dp), np.nan)
-        ep = np.minimum(experts, dp) if moe else np.ones_like(dp)
+        # Megatron shards the optimizer and reduces gradients over DP x CP (CP ranks hold
+        # the same weights); experts are spread over the DP ranks.
+        dpc = dp * cp
+        # EP either stays inside the scale-up domain (a2a over NVLink/xGMI) or spans every
+        # DP rank (fewer experts per GPU, a2a over the scale-out network): both are searched
+        ep_in = np.maximum(1.0, np.minimum(dp, np.floor(domain / (tp * cp))))
+        ep = np.minimum(experts, np.where(epw == 1, dp, ep_in)) if moe else np.ones_like(dp)
         params_local = (shared + experts * per_expert / ep) / (tp * pp)
-        m = np.ceil(b / dp)  # microbatches of one sequence per DP rank and step
+        if unconstrained:
+            m = np.full_like(dp, float(REFERENCE_MICROBATCHES))
+            tokens_step = m * dp * seq_len
+        else:
+            m = np.ceil(b / dp)  # microbatches of one sequence per DP rank and step
+            tokens_step = b * seq_len
+        # interleaved 1F1B (Narayanan et al. 2021, sec. 2.2): v model chunks per stage
+        v = np.where(pp > 1, np.clip(np.floor(L / pp), 1, PP_INTERLEAVE), 1.0)
         # ---- memory per GPU
         trainable = LORA_TRAINABLE_FRACTION if lora else 1.0
-        shard = np.where(zero == 3, dp, 1.0)
+        shard = np.where(zero == 3, dpc, 1.0)
         weights = BYTES_WEIGHT * params_local / shard
         grads = BYTES_GRAD * trainable * params_local / shard
-        optim = BYTES_OPTIM * trainable * params_local / dp
-        act_per_layer = np.where(rc == 1, ACT_BYTES_FULL, ACT_BYTES_SELECTIVE) * seq_len * h / tp
-        # 1F1B keeps PP microbatches in flight on the first stage: L/PP layers x PP.
-        acts = act_per_layer * L * np.minimum(m, pp) / pp
+        optim = BYTES_OPTIM * trainable * params_local / dpc
+        act_tok = np.where(rc == 1, act_full, act_sel) * seq_len / (tp * cp)
+        # 1F1B keeps up to PP microbatches in flight on the first stage (L/PP layers each);
+        # interleaving adds (PP - 1) / (PP v) of that (Narayanan et al. 2021, sec. 2.2.2).
+        inflight = np.minimum(m, pp) * np.where(pp > 1, 1.0 + (pp - 1.0) / (pp * v), 1.0)
+        acts = act_tok * L / pp * inflight
         # fp32 logits (4 bytes per vocabulary entry per token), vocabulary-parallel over TP
-        logits = 4.0 * seq_len * arch["vocab_size"] / tp
+        logits = 4.0 * seq_len / cp * arch["vocab_size"] / tp
         # FSDP holds two layers' weights unsharded: the one computing and the one prefetched
         gathered = np.where(zero == 3, 2.0 * BYTES_WEIGHT * params_local / max(L, 1.0) * pp, 0.0)
         mem = weights + grads + optim + acts + logits + gathered
-        # ---- compute
+        # ---- compute (per GPU and step)
         f_model = flops_per_token(arch, seq_len, lora=lora)
         f_extra = 2.0 * n_active + 4.0 * L * d_attn * seq_len  # one more forward pass
-        f_hw = f_model + rc * f_extra
-        t_comp = m * seq_len * f_hw / (tp * pp) / (peak * efficiency)
+        per_gpu_tokens = m * seq_len / (tp * pp * cp)
+        t_comp = per_gpu_tokens * f_model / (peak * efficiency)
+        t_recomp = rc * per_gpu_tokens * f_extra / (peak * efficiency)
+        t_work = t_comp + t_recomp
         # backward share of the model FLOPs: 4N of 6N (LoRA: 2N of 4N, no weight gradients)
         bwd_frac = (2.0 if lora else 4.0) / (4.0 if lora else 6.0)
-        # ---- tensor parallel: 4 all-reduces of s*h bf16 per layer and microbatch
-        # (2 forward, 2 backward; +2 when the forward is recomputed), ring cost 2(t-1)/t.
+        tp_up = tp <= domain  # TP never leaves the scale-up domain (layout filter)
+        cp_inside = tp * cp <= domain
+        bw_cp = np.where(cp_inside, bw_up, bw_out)
+        # ---- tensor parallel (sequence parallel): 4 all-gather/reduce-scatter pairs of
+        # s h bf16 per layer and microbatch (2 forward, 2 backward; +2 when the forward is
+        # recomputed); ring cost (t-1)/t per pass, so 2 (t-1)/t per pair.
         n_ar = 4.0 + 2.0 * rc
-        t_tp = n_ar * (L / pp) * m * 2.0 * (tp - 1) / tp * seq_len * h * 2.0 / bw_up
-        # ---- MoE all-to-all (dispatch + combine, forward and backward) over EP ranks
+        s_loc = seq_len / cp
+        t_tp = n_ar * (L / pp) * m * 2.0 * (tp - 1) / tp * s_loc * h * 2.0 / bw_up
+        # ---- context parallel: ring attention passes K and V (2 d_kv bf16 per token) around
+        # the CP ring, cp-1 steps forward and twice that backward (dK, dV), overlapped with
+        # the attention compute of the same layer (Megatron CP, NVIDIA TE docs).
+        kv_bytes = 2.0 * s_loc * d_kv * 2.0 / tp
+        cp_comm = 3.0 * (cp - 1) * kv_bytes * (L / pp) * m / bw_cp
+        attn_share = (12.0 * L * d_attn * seq_len) / f_model
+        t_cp = np.maximum(0.0, cp_comm - attn_share * t_comp)
+        # ---- MoE all-to-all (dispatch + combine, forward and backward) over EP ranks,
+        # inside the scale-up domain when the EP group fits there, else over scale-out
         if moe:
-            ep_inside = ep * tp <= domain
+            ep_inside = ep * tp * cp <= domain
             bw_ep = np.where(ep_inside, bw_up, bw_out)
-            t_a2a = 4.0 * (L / pp) * m * seq_len * h * 2.0 * k_act / tp * (ep - 1) / ep / bw_ep
+            t_a2a = 4.0 * (L / pp) * m * s_loc * h * 2.0 * k_act / tp * (ep - 1) / ep / bw_ep
         else:
+            ep_inside = np.ones_like(tp, dtype=bool)
             t_a2a = np.zeros_like(t_tp)
-        # ---- pipeline: bubble (1F1B) and point-to-point activations
-        # interleaved 1F1B (Narayanan et al. 2021, sec. 2.2.2): v model chunks per stage
-        # divide the bubble by v and multiply the point-to-point traffic by v
-        v = np.where(pp > 1, np.clip(np.floor(L / pp), 1, PP_INTERLEAVE), 1.0)
-        t_mb = (t_comp + t_tp + t_a2a) / m
+        # ---- pipeline: bubble (interleaved 1F1B divides it by v) and point-to-point
+        # activations (v times the traffic)
+        t_mb = (t_work + t_tp + t_cp + t_a2a) / m
         t_bubble = (pp - 1) / v * t_mb
         bw_pp = np.where(n > domain, bw_out, bw_up)
-        t_pp = np.where(pp > 1, 2.0 * v * m * seq_len * h * 2.0 / tp / bw_pp, 0.0)
+        t_pp = np.where(pp > 1, 2.0 * v * m * s_loc * h * 2.0 / tp / bw_pp, 0.0)
         # ---- data parallel: hierarchical collectives (reduce-scatter / all-gather inside
         # the scale-up domain, the 1/d_in shard across the scale-out network).
-        d_in = np.clip(np.floor(domain / tp), 1, dp)
-        d_out = np.ceil(dp / d_in)
+        d_in = np.clip(np.floor(domain / (tp * cp)), 1, dpc)
+        d_out = np.ceil(dpc / d_in)
 
         def ring_pass(nbytes: np.ndarray) -> np.ndarray:
             # one reduce-scatter or all-gather pass of nbytes per GPU (ring, per level)
@@ -483,25 +603,42 @@ def evaluate_layouts(
 
         g = BYTES_GRAD * trainable * params_local
         w = BYTES_WEIGHT * params_local
-        # gradients: reduce-scatter + all-gather (= all-reduce), once per step, hidden
-        # behind the backward pass of the last microbatch
-        t_grad = 2.0 * ring_pass(g)
-        window = DP_OVERLAP * bwd_frac * t_comp / m
-        # FSDP also all-gathers the weights for forward and backward of every microbatch
-        # (prefetched: hidden behind that microbatch's compute)
-        t_gather = np.where(zero == 3, 2.0 * m * ring_pass(w), 0.0)
+        # ZeRO-1: gradients reduce-scattered and parameters all-gathered once per step, hidden
+        # behind the backward pass of the last microbatch. FSDP: weights all-gathered for the
+        # forward and the backward of every microbatch and gradients reduce-scattered after
+        # every microbatch's backward (they are sharded, so they cannot be accumulated
+        # unreduced), each hidden behind that microbatch's compute.
+        t_grad = np.where(zero == 3, 0.0, 2.0 * ring_pass(g))
+        window = DP_OVERLAP * bwd_frac * t_work / m
+        t_fsdp = np.where(zero == 3, m * (2.0 * ring_pass(w) + ring_pass(g)), 0.0)
         t_dp_exp = np.maximum(0.0, t_grad - window) + np.maximum(
-            0.0, t_gather - DP_OVERLAP * t_comp
+            0.0, t_fsdp - DP_OVERLAP * t_work
         )
+        # ---- latency per collective (alpha): ring steps inside the domain, a tree across
+        # nodes (NCCL/RCCL); counted for the TP/CP/EP collectives on the critical path, the
+        # pipeline sends, the FSDP per-layer collectives and the step's gradient buckets
+        a_up, a_out = COLLECTIVE_LATENCY_UP_S, COLLECTIVE_LATENCY_OUT_S
+        lat_tp = n_ar * (L / pp) * m * 2.0 * (tp - 1) * a_up
+        lat_cp = 3.0 * (cp - 1) * (L / pp) * m * np.where(cp_inside, a_up, a_out)
+        lat_ep = (4.0 * (L / pp) * m * np.where(ep_inside, a_up, a_out)) if moe else 0.0
+        lat_pp = np.where(pp > 1, 2.0 * v * m * np.where(n > domain, a_out, a_up), 0.0)
+        lat_dp1 = 2.0 * (d_in - 1) * a_up + 2.0 * np.log2(np.maximum(d_out, 1.0)) * a_out
+        n_buckets = np.ceil(g / DP_BUCKET_BYTES)
+        lat_dp = np.where(zero == 3, 3.0 * (L / pp) * m, 2.0 * n_buckets) * lat_dp1
+        t_lat = lat_tp + lat_cp + lat_ep + lat_pp + lat_dp
         # ---- optimizer step (memory bound)
         t_opt = OPTIMIZER_BYTES_PER_PARAM * trainable * params_local / shard / hbm
-        step = t_comp + t_tp + t_a2a + t_bubble + t_pp + t_dp_exp + t_opt
+        step = t_work + t_tp + t_cp + t_a2a + t_bubble + t_pp + t_dp_exp + t_lat + t_opt
 
-        ok_batch = dp_int & (dp <= b)
-        ok_heads = tp <= arch["attention_heads"]
+        ok_batch = dp_int & ((dp <= b) | unconstrained)
+        ok_heads = (tp <= arch["attention_heads"]) & tp_up
         ok_pp = pp <= L
-        ok_mem = mem <= mem_usable
-        feasible = ok_batch & ok_heads & ok_pp & ok_mem
+        # CP splits the sequence into 2 cp chunks (load-balanced causal ring); keep >= 1K
+        ok_cp = seq_len / cp >= MIN_CP_CHUNK_TOKENS
+        ok_mem = (mem <= mem_usable) | unconstrained
+        # dense models: the EP choice is moot, keep one copy of each layout
+        shape_ok = dp_int & ok_heads & ok_pp & ok_cp & (moe | (epw == 0))
+        feasible = shape_ok & ok_batch & ok_mem
         score = np.where(feasible, step, np.inf)
 
     best = np.argmin(score, axis=0)
@@ -513,16 +650,16 @@ def evaluate_layouts(
         return np.where(any_ok, a[best, cols], np.nan)
 
     step_b = pick(step)
-    tokens = b[0] * seq_len
+    tokens = pick(tokens_step)
     thr = tokens / (step_b * n[0])
     mfu = thr * f_model / peak
     reasons = []
-    min_mem = np.nanmin(np.where(ok_batch & ok_heads & ok_pp, mem, np.inf), axis=0)
+    min_mem = np.nanmin(np.where(shape_ok & ok_batch, mem, np.inf), axis=0)
     for j in range(n.shape[1]):
         if any_ok[j]:
             reasons.append("")
-        elif not (dp_int & ok_heads & ok_pp)[:, j].any():
-            reasons.append(f"{int(n[0, j])} GPUs cannot be split into TP x PP x DP")
+        elif not shape_ok[:, j].any():
+            reasons.append(f"{int(n[0, j])} GPUs cannot be split into TP x PP x CP x DP")
         elif not ok_batch[:, j].any():
             reasons.append(
                 f"global batch of {b[0, j]:.0f} sequences is smaller than the "
@@ -539,32 +676,47 @@ def evaluate_layouts(
         "step_s": step_b,
         "tp": pick(tp),
         "pp": pick(pp),
+        "cp": pick(cp),
         "dp": pick(dp),
+        "ep": pick(ep),
+        "vp": pick(v),
         "zero": pick(zero),
         "recompute": pick(rc),
         "memory_gb": pick(mem) / 1e9,
         "mfu": mfu,
         "t_compute": pick(t_comp),
-        "t_tp": pick(t_tp + t_a2a),
+        "t_recompute": pick(t_recomp),
+        "t_tp": pick(t_tp + t_cp),
+        "t_moe": pick(t_a2a),
         "t_bubble": pick(t_bubble),
+        "t_pp": pick(t_pp),
         "t_dp_exposed": pick(t_dp_exp),
+        "t_latency": pick(t_lat),
+        "t_optimizer": pick(t_opt),
         "t_other": pick(t_pp + t_opt),
         "feasible": any_ok,
         "reason": np.array(reasons, dtype=object),
     }
 
 
-def layout_label(tp: float, pp: float, dp: float, zero: float, recompute: float) -> str:
+def layout_label(
+    tp: float, pp: float, dp: float, zero: float, recompute: float, cp: float = 1.0
+) -> str:
     """Human-readable layout, e.g. ``"TP8 PP4 DP32 ZeRO-1 sel-recompute"``.
+
+    CP appears only when the sequence is split (``cp > 1``).
 
     >>> layout_label(8, 4, 32, 1, 0)
     'TP8 PP4 DP32 ZeRO-1 sel-recompute'
+    >>> layout_label(8, 16, 8, 1, 0, cp=16)
+    'TP8 PP16 CP16 DP8 ZeRO-1 sel-recompute'
     """
     if any(math.isnan(float(x)) for x in (tp, pp, dp)):
         return ""
     zero_s = "FSDP" if int(zero) == 3 else "ZeRO-1"
     rc_s = "full-recompute" if int(recompute) == 1 else "sel-recompute"
-    return f"TP{int(tp)} PP{int(pp)} DP{int(dp)} {zero_s} {rc_s}"
+    cp_s = f" CP{int(cp)}" if not math.isnan(float(cp)) and int(cp) > 1 else ""
+    return f"TP{int(tp)} PP{int(pp)}{cp_s} DP{int(dp)} {zero_s} {rc_s}"
 
 
 # --------------------------------------------------------------------------------------
@@ -823,6 +975,439 @@ def clear_caches() -> None:
 
 
 # --------------------------------------------------------------------------------------
+# Efficiency v2: per-row fits on pre-training and LoRA, pooled per vendor x generation x
+# kind, shrunk; precision factors from each part's peaks and a per-vendor measured speedup
+# --------------------------------------------------------------------------------------
+
+KINDS = ("pretrain", "lora")
+#: Pseudo-cells of the shrinkage prior (assumption): a vendor x generation x kind group
+#: with one fitted cell sits halfway between that cell and its vendor's mean.
+SHRINK_CELLS = 1.0  # register: A-training-shrink-cells
+#: Weight of a same vendor x generation cell of the other kind (LoRA for pre-training and
+#: back), after the measured kind offset (assumption: it informs, but less than own kind).
+OTHER_KIND_WEIGHT = 0.5  # register: A-training-other-kind-weight
+#: AMD's FP8-over-BF16 speedup relative to NVIDIA's, from AMD's own MI355X vs B200
+#: training ratios (ROCm 7 training blog, 2025-12-02: Llama 3 70B BF16 1.16x, FP8 1.00x;
+#: Llama 3 8B BF16 1.02x, FP8 1.08x): sqrt((1.00/1.16) x (1.08/1.02)) = 0.955.
+AMD_FP8_SPEEDUP_RELATIVE = 0.955  # register: A-training-amd-fp8-speedup-relative
+_FIT_ROUNDS_V2 = 4
+
+
+def generation_of(spec: Mapping[str, Any]) -> str:
+    """The part's architecture generation (spec column ``architecture``), e.g. ``Hopper``."""
+    g = spec.get("architecture")
+    return str(g) if g is not None and not pd.isna(g) else str(spec.get("accelerator"))
+
+
+def precision_factor(
+    spec: Mapping[str, Any], precision: str, speedups: Mapping[str, float] | None = None
+) -> float:
+    """Efficiency at ``precision`` over the FP8-relative efficiency of the same part.
+
+    The realized speedup over FP8 (``speedups[precision]``: ``bf16`` below 1, ``fp4`` above)
+    divided by the part's own peak ratio: a part whose FP4 peak is 3x its FP8 peak and that
+    runs FP4 1.3x faster keeps 1.3 / 3 of its FP8 efficiency. ``speedups`` defaults to the
+    registered assumptions (:data:`FP8_OVER_BF16_SPEEDUP`, :data:`FP4_OVER_FP8_SPEEDUP`).
+
+    >>> spec = {"bf16_dense_tflops": 2500.0, "fp8_dense_tflops": 5000.0,
+    ...         "fp4_dense_tflops": 15000.0}
+    >>> round(precision_factor(spec, "fp4", {"fp4": 1.3}), 4)
+    0.4333
+    """
+    _check_precision(precision)
+    if precision == "fp8":
+        return 1.0
+    s = dict(speedups or {})
+    default = 1.0 / FP8_OVER_BF16_SPEEDUP if precision == "bf16" else FP4_OVER_FP8_SPEEDUP
+    ratio = float(s.get(precision, default))
+    return ratio * peak_tflops(spec, "fp8") / peak_tflops(spec, precision)
+
+
+def training_observations(
+    mlperf: pd.DataFrame | None = None,
+    published: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Every measured training throughput the model is fitted and checked on, one row each.
+
+    MLPerf Training submissions become tokens/s per GPU with the RCP tokens to converge at
+    the policy batch (:func:`mlperf_batch_size`); published rows keep their own batch and
+    precision (Meta's TFLOPs/GPU become tokens/s with :func:`flops_per_token`).
+    Columns: origin, source, round, benchmark, accelerator, vendor, generation, kind, model,
+    precision, n_gpus, seq_len, batch_seqs, measured_tps (tokens/s per GPU), measured_min.
+    """
+    specs = _load_specs() if specs is None else specs
+    rows = mlperf_rows(mlperf)
+    out = []
+    for r in rows.itertuples(index=False):
+        bm = _benchmark(str(r.benchmark))
+        b = float(mlperf_batch_size(str(r.benchmark), r.n_gpus)[0])
+        tokens = float(mlperf_tokens(str(r.benchmark), b)[0])
+        out.append(
+            {
+                "origin": "mlperf",
+                "source": f"mlperf-training-{r.round}",
+                "round": r.round,
+                "benchmark": r.benchmark,
+                "accelerator": r.accelerator,
+                "model": bm.model,
+                "kind": "lora" if bm.lora else "pretrain",
+                "precision": MLPERF_PRECISION,
+                "n_gpus": int(r.n_gpus),
+                "seq_len": bm.seq_len,
+                "batch_seqs": b,
+                "measured_tps": tokens / (r.measured_min * 60.0) / r.n_gpus,
+                "measured_min": float(r.measured_min),
+            }
+        )
+    pub = _load_published() if published is None else published
+    for r in pub.itertuples(index=False):
+        tps = r.tokens_per_s_per_gpu
+        if r.tokens_derived == "yes":
+            tps = r.model_tflops_per_gpu * 1e12 / flops_per_token(model_arch(r.model), r.seq_len)
+        out.append(
+            {
+                "origin": "published",
+                "source": r.source,
+                "round": "",
+                "benchmark": "",
+                "accelerator": r.accelerator,
+                "model": r.model,
+                "kind": "pretrain",
+                "precision": r.precision,
+                "n_gpus": int(r.n_gpus),
+                "seq_len": int(r.seq_len),
+                "batch_seqs": float(r.global_batch_seqs),
+                "measured_tps": float(tps),
+                "measured_min": math.nan,
+            }
+        )
+    df = pd.DataFrame(out)
+    meta = {a: spec_row(a, specs) for a in df["accelerator"].unique()}
+    df.insert(5, "vendor", df["accelerator"].map(lambda a: meta[a]["vendor"]))
+    df.insert(6, "generation", df["accelerator"].map(lambda a: generation_of(meta[a])))
+    return df
+
+
+def _load_published() -> pd.DataFrame:
+    from analysis import data
+
+    return data.load_published_training()
+
+
+_EVAL_KEYS = ["accelerator", "model", "seq_len", "precision", "kind"]
+
+
+def _predict_tps(
+    obs: pd.DataFrame, efficiency: np.ndarray, specs: pd.DataFrame | None, models: pd.DataFrame | None
+) -> np.ndarray:
+    """Modelled tokens/s per GPU for each observation at its own efficiency (vectorized)."""
+    out = np.full(len(obs), np.nan)
+    eff = np.asarray(efficiency, dtype=float)
+    for key, idx in obs.groupby(_EVAL_KEYS, sort=False).indices.items():
+        acc, model, seq, prec, kind = key
+        sub = obs.iloc[idx]
+        res = evaluate_layouts(
+            spec_row(acc, specs),
+            model_arch(model, models),
+            sub["n_gpus"].to_numpy(),
+            precision=prec,
+            seq_len=int(seq),
+            batch_seqs=sub["batch_seqs"].to_numpy(),
+            efficiency=eff[idx],
+            lora=kind == "lora",
+        )
+        out[idx] = res["tokens_per_s_per_gpu"]
+    return out
+
+
+def fit_row_efficiencies(
+    obs: pd.DataFrame, specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """``obs`` plus ``efficiency``: the fraction of peak at which the model reproduces each row.
+
+    Throughput rises strictly with efficiency, so each root is unique; all rows of one
+    accelerator x model x precision are searched together, :data:`_FIT_POINTS` candidates
+    per row and round in one vectorized call (each round narrows the log bracket 64-fold;
+    four rounds reach 1e-7 of it). Rows infeasible at any efficiency get NaN.
+    """
+    eff = np.full(len(obs), np.nan)
+    k = _FIT_POINTS
+    steps = np.arange(1, k + 1) / (k + 1)
+    for key, idx in obs.groupby(_EVAL_KEYS, sort=False).indices.items():
+        acc, model, seq, prec, kind = key
+        sub = obs.iloc[idx]
+        spec, arch = spec_row(acc, specs), model_arch(model, models)
+        target = sub["measured_tps"].to_numpy()
+        lo = np.full(len(idx), math.log(0.01))
+        hi = np.full(len(idx), math.log(3.0))
+        counts = np.repeat(sub["n_gpus"].to_numpy(), k)
+        batch = np.repeat(sub["batch_seqs"].to_numpy(), k)
+        for _ in range(_FIT_ROUNDS_V2):
+            grid = lo[:, None] + (hi - lo)[:, None] * steps[None, :]
+            res = evaluate_layouts(
+                spec,
+                arch,
+                counts,
+                precision=prec,
+                seq_len=int(seq),
+                batch_seqs=batch,
+                efficiency=np.exp(grid).ravel(),
+                lora=kind == "lora",
+            )
+            thr = np.nan_to_num(res["tokens_per_s_per_gpu"], nan=0.0).reshape(len(idx), k)
+            slow = thr < target[:, None]  # True below the root, then False
+            j = np.where(slow.all(axis=1), k, np.argmin(slow, axis=1))
+            rows = np.arange(len(idx))
+            new_lo = np.where(j > 0, grid[rows, np.maximum(j - 1, 0)], lo)
+            new_hi = np.where(j < k, grid[rows, np.minimum(j, k - 1)], hi)
+            lo, hi = new_lo, new_hi
+        e = np.exp(0.5 * (lo + hi))
+        feasible = np.isfinite(
+            evaluate_layouts(
+                spec,
+                arch,
+                sub["n_gpus"].to_numpy(),
+                precision=prec,
+                seq_len=int(seq),
+                batch_seqs=sub["batch_seqs"].to_numpy(),
+                efficiency=3.0,
+                lora=kind == "lora",
+            )["tokens_per_s_per_gpu"]
+        )
+        eff[idx] = np.where(feasible, e, np.nan)
+    return obs.assign(efficiency=eff)
+
+
+def measured_speedups(obs: pd.DataFrame, vendor: str) -> tuple[dict[str, float], str]:
+    """Realized speedup over FP8 per precision for ``vendor``, and where it comes from.
+
+    Measured from published rows of the same source, system, model, GPU count and sequence
+    at two precisions (the best recipe at each precision: FP8-CS vs MXFP8 take the faster).
+    A vendor without pairs takes NVIDIA's measured speedup (AMD's FP8/BF16 scaled by
+    :data:`AMD_FP8_SPEEDUP_RELATIVE`); without any pairs, the registered assumptions.
+    """
+    pub = obs.loc[obs["origin"] == "published"]
+    keys = ["source", "accelerator", "model", "n_gpus", "seq_len"]
+    best = pub.groupby([*keys, "vendor", "precision"], as_index=False)["measured_tps"].max()
+    wide = best.pivot_table(index=[*keys, "vendor"], columns="precision", values="measured_tps")
+    out: dict[str, float] = {}
+    notes = []
+    for prec, num, den in (("bf16", "bf16", "fp8"), ("fp4", "fp4", "fp8")):
+        if num not in wide or den not in wide:
+            mine = nv = pd.Series(dtype=float)
+        else:
+            ratios = (wide[num] / wide[den]).dropna()
+            vend = ratios.index.get_level_values("vendor")
+            mine, nv = ratios[vend == vendor], ratios[vend == "NVIDIA"]
+        if len(mine):
+            out[prec] = float(np.exp(np.log(mine).mean()))
+            notes.append(f"{prec} measured ({len(mine)} pairs)")
+        elif len(nv):
+            r = float(np.exp(np.log(nv).mean()))
+            if prec == "bf16" and vendor == "AMD":
+                r = 1.0 / (AMD_FP8_SPEEDUP_RELATIVE / r)
+            out[prec] = r
+            notes.append(f"{prec} from NVIDIA's {len(nv)} pairs")
+        else:
+            notes.append(f"{prec} assumed")
+    return out, "; ".join(notes)
+
+
+def _fp8_equivalent(fitted: pd.DataFrame, specs: pd.DataFrame | None) -> pd.DataFrame:
+    # log efficiency converted to FP8-relative terms with each vendor's speedups
+    ok = fitted.loc[np.isfinite(fitted["efficiency"])].copy()
+    speed = {v: measured_speedups(fitted, v)[0] for v in ok["vendor"].unique()}
+    factors = [
+        precision_factor(spec_row(a, specs), p, speed[v])
+        for a, p, v in zip(ok["accelerator"], ok["precision"], ok["vendor"], strict=True)
+    ]
+    ok["x"] = np.log(ok["efficiency"].to_numpy() / np.asarray(factors))
+    # one cell per accelerator x model x kind x origin: many submissions of one cell (H100
+    # LoRA has dozens) must not outweigh a cell with one published row
+    return ok.groupby(
+        ["vendor", "generation", "kind", "accelerator", "model", "origin"], as_index=False
+    )["x"].mean()
+
+
+def estimate_efficiency(
+    fitted: pd.DataFrame,
+    spec: Mapping[str, Any],
+    *,
+    kind: str,
+    precision: str,
+    specs: pd.DataFrame | None = None,
+) -> tuple[float, str]:
+    """Efficiency (fraction of ``precision`` peak) for a part from fitted rows, and its source.
+
+    In FP8-equivalent log efficiency: the part's own cells shrunk toward its vendor x
+    generation mean, that shrunk toward the vendor's mean (:data:`SHRINK_CELLS` pseudo-cells), which is itself
+    shrunk toward the mean of all cells; cells of the other kind count with
+    :data:`OTHER_KIND_WEIGHT` after the measured pre-training/LoRA offset (the mean gap of the
+    vendor x generation groups that have both). Then converted to ``precision`` with
+    :func:`precision_factor` and the vendor's :func:`measured_speedups`.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown workload kind {kind!r}; allowed: 'pretrain', 'lora'")
+    cells = _fp8_equivalent(fitted, specs)
+    if cells.empty:
+        raise ValueError("no fitted training rows to estimate an efficiency from")
+    vendor, gen = spec.get("vendor"), generation_of(spec)
+    by = cells.groupby(["vendor", "generation", "kind"])["x"].mean().unstack("kind")
+    gaps = (by.get("pretrain") - by.get("lora")).dropna() if set(KINDS) <= set(by) else []
+    offset = float(np.mean(gaps)) if len(gaps) else 0.0
+    sign = np.where(cells["kind"] == kind, 0.0, np.where(kind == "pretrain", 1.0, -1.0))
+    x_adj = cells["x"].to_numpy() + sign * offset
+    w = np.where(cells["kind"] == kind, 1.0, OTHER_KIND_WEIGHT)
+    k = SHRINK_CELLS
+    m0 = float(np.average(x_adj, weights=w))
+    mv_mask = (cells["vendor"] == vendor).to_numpy()
+    m_v = (np.sum(w[mv_mask] * x_adj[mv_mask]) + k * m0) / (w[mv_mask].sum() + k)
+    g_mask = mv_mask & (cells["generation"] == gen).to_numpy()
+    m_g = (np.sum(w[g_mask] * x_adj[g_mask]) + k * m_v) / (w[g_mask].sum() + k)
+    # the part itself last: MI325X is an MI300X with more HBM and power, and runs faster
+    a_mask = g_mask & (cells["accelerator"] == spec.get("accelerator")).to_numpy()
+    x = (np.sum(w[a_mask] * x_adj[a_mask]) + k * m_g) / (w[a_mask].sum() + k)
+    speed, speed_note = measured_speedups(fitted, str(vendor))
+    e = math.exp(x) * precision_factor(spec, precision, speed)
+    n_own = int((g_mask & (cells["kind"] == kind).to_numpy()).sum())
+    n_oth = int(g_mask.sum()) - n_own
+    n_v = int(mv_mask.sum())
+    source = (
+        f"{vendor} {gen} {kind}: {n_own} own cells, {n_oth} of the other kind, shrunk to "
+        f"{n_v} {vendor} cells; {speed_note}"
+    )
+    return min(MAX_EFFICIENCY, e), source
+
+
+#: Per-process cache of the default v2 calibration: (data cache generation, fitted rows).
+_FITTED: dict[str, tuple[int, pd.DataFrame]] = {}
+
+
+def fitted_observations() -> pd.DataFrame:
+    """The project's observations with fitted efficiencies (cached per process; a copy)."""
+    return _fitted_cached().copy()
+
+
+def _fitted_cached() -> pd.DataFrame:
+    gen = _generation()
+    hit = _FITTED.get("default")
+    if hit is None or hit[0] != gen:
+        hit = (gen, fit_row_efficiencies(training_observations()))
+        _FITTED["default"] = hit
+    return hit[1]
+
+
+VALIDATION_SCHEMES: tuple[str, ...] = (
+    "mlperf: leave one vendor x benchmark out",
+    "mlperf: leave one GPU count out",
+    "published: leave one source out",
+)
+
+
+def validate_training_model(
+    fitted: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Out-of-sample predictions of every observation under each validation scheme.
+
+    Each fold refits the pooled efficiency without the held-out rows (the per-row fits are
+    local to their rows, so only the pooling changes) and predicts those rows:
+    MLPerf rows leaving out a whole vendor x benchmark, or one accelerator x benchmark x GPU
+    count; published rows leaving out one source (publisher) at a time, fitted on MLPerf and
+    the other sources. ``err_pct`` is on throughput: 100 x (predicted / measured - 1),
+    negative when the model is too slow. ``fold_rows`` counts the rows the fold fitted on
+    (never including the predicted one).
+    """
+    fitted = _fitted_cached() if fitted is None else fitted
+    folds: list[tuple[str, str, np.ndarray]] = []
+    ml = (fitted["origin"] == "mlperf").to_numpy()
+    for (v, bm), idx in fitted.loc[ml].groupby(["vendor", "benchmark"]).indices.items():
+        held = np.flatnonzero(ml)[idx]
+        folds.append((VALIDATION_SCHEMES[0], f"{v} x {bm}", held))
+    for (a, bm, n), idx in fitted.loc[ml].groupby(["accelerator", "benchmark", "n_gpus"]).indices.items():
+        folds.append((VALIDATION_SCHEMES[1], f"{a} x {bm} x {n}", np.flatnonzero(ml)[idx]))
+    pub = (fitted["origin"] == "published").to_numpy()
+    for s, idx in fitted.loc[pub].groupby("source").indices.items():
+        folds.append((VALIDATION_SCHEMES[2], str(s), np.flatnonzero(pub)[idx]))
+    rows, effs, meta = [], [], []
+    for scheme, fold, held in folds:
+        train = fitted.drop(index=fitted.index[held])
+        cache: dict[tuple[str, str, str], tuple[float, str]] = {}
+        for i in held:
+            r = fitted.iloc[i]
+            key = (r["accelerator"], r["kind"], r["precision"])
+            if key not in cache:
+                cache[key] = estimate_efficiency(
+                    train, spec_row(r["accelerator"], specs), kind=r["kind"],
+                    precision=r["precision"], specs=specs,
+                )
+            rows.append(i)
+            effs.append(cache[key][0])
+            meta.append((scheme, fold, len(train), cache[key][1]))
+    out = fitted.iloc[rows].reset_index(drop=True)
+    pred = _predict_tps(out, np.asarray(effs), specs, models)
+    out.insert(0, "scheme", [m[0] for m in meta])
+    out.insert(1, "fold", [m[1] for m in meta])
+    out["fold_rows"] = [m[2] for m in meta]
+    out["predicted_efficiency"] = effs
+    out["efficiency_from"] = [m[3] for m in meta]
+    out["predicted_tps"] = pred
+    out["err_pct"] = 100.0 * (pred / out["measured_tps"] - 1.0)
+    return out
+
+
+def validation_scheme_summary(pred: pd.DataFrame) -> pd.DataFrame:
+    """Median absolute and signed error (%) per scheme and vendor, and over each scheme."""
+    ok = pred.loc[pred["err_pct"].notna()]
+    out = []
+    for scheme, g in ok.groupby("scheme", sort=False):
+        for name, gg in [*g.groupby("vendor", sort=True), ("overall", g)]:
+            out.append(
+                {
+                    "scheme": scheme,
+                    "group": name,
+                    "n": len(gg),
+                    "median_abs_err_pct": float(gg["err_pct"].abs().median()),
+                    "median_err_pct": float(gg["err_pct"].median()),
+                }
+            )
+    return pd.DataFrame(out)
+
+
+def ratio_errors(pred: pd.DataFrame) -> pd.DataFrame:
+    """Error of the AMD/NVIDIA throughput ratio, per scheme, benchmark and GPU count.
+
+    For every MLPerf benchmark and GPU count where both vendors have held-out predictions,
+    each AMD part is paired with each NVIDIA part: measured ratio of the median throughputs
+    against the predicted ratio; ``ratio_err_pct`` = 100 x (predicted / measured - 1).
+    """
+    ok = pred.loc[(pred["origin"] == "mlperf") & pred["err_pct"].notna()]
+    med = ok.groupby(["scheme", "benchmark", "n_gpus", "vendor", "accelerator"], as_index=False)[
+        ["measured_tps", "predicted_tps"]
+    ].median()
+    amd, nv = med.loc[med["vendor"] == "AMD"], med.loc[med["vendor"] == "NVIDIA"]
+    pair = amd.merge(nv, on=["scheme", "benchmark", "n_gpus"], suffixes=("_amd", "_nv"))
+    pair["measured_ratio"] = pair["measured_tps_amd"] / pair["measured_tps_nv"]
+    pair["predicted_ratio"] = pair["predicted_tps_amd"] / pair["predicted_tps_nv"]
+    pair["ratio_err_pct"] = 100.0 * (pair["predicted_ratio"] / pair["measured_ratio"] - 1.0)
+    return pair[
+        ["scheme", "benchmark", "n_gpus", "accelerator_amd", "accelerator_nv",
+         "measured_ratio", "predicted_ratio", "ratio_err_pct"]
+    ].reset_index(drop=True)
+
+
+def ratio_error_summary(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Median absolute and signed AMD/NVIDIA ratio error (%) per scheme."""
+    return pairs.groupby("scheme", as_index=False, sort=False).agg(
+        pairs=("ratio_err_pct", "size"),
+        median_abs_ratio_err_pct=("ratio_err_pct", lambda s: float(s.abs().median())),
+        median_ratio_err_pct=("ratio_err_pct", "median"),
+    )
+
+
+# --------------------------------------------------------------------------------------
 # Public API
 # --------------------------------------------------------------------------------------
 
@@ -908,7 +1493,9 @@ def scaling_curve(
     )
     df["layout"] = [
         layout_label(*v)
-        for v in zip(res["tp"], res["pp"], res["dp"], res["zero"], res["recompute"], strict=True)
+        for v in zip(
+            res["tp"], res["pp"], res["dp"], res["zero"], res["recompute"], res["cp"], strict=True
+        )
     ]
     return df
 
