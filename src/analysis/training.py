@@ -934,7 +934,8 @@ def resolve_efficiency(
         raise ValueError(ids.unknown_id_message("accelerator", accelerator, ids.ACCELERATORS))
     if kind not in {"pretrain", "lora"}:
         raise ValueError(f"unknown workload kind {kind!r}; allowed: 'pretrain', 'lora'")
-    fits = _fits_cached() if fits is None else fits
+    if fits is None:
+        return pretrain_efficiency(accelerator, precision, kind=kind)
     fits = fits.loc[np.isfinite(fits["efficiency"])]
     pre = fits.loc[fits["benchmark"].isin(PRETRAIN_BENCHMARKS)]
     lor = fits.loc[fits["benchmark"] == "llama2_70b_lora"]
@@ -1451,7 +1452,9 @@ def scaling_curve(
     spec = _apply_overrides(spec_row(accelerator, specs), spec_overrides)
     arch = model_arch(model, models)
     if efficiency is None:
-        efficiency, _ = resolve_efficiency(accelerator, precision=precision, fits=fits)
+        efficiency, _ = resolve_efficiency(
+            accelerator, kind="pretrain", precision=precision, fits=fits
+        )
     counts = np.asarray(sorted({int(c) for c in gpu_counts}), dtype=float)
     b = global_batch_tokens / seq_len
     res = evaluate_layouts(
@@ -1488,6 +1491,11 @@ def scaling_curve(
             "t_bubble": res["t_bubble"],
             "t_dp_exposed": res["t_dp_exposed"],
             "t_other": res["t_other"],
+            "t_recompute": res["t_recompute"],
+            "t_moe": res["t_moe"],
+            "t_pp": res["t_pp"],
+            "t_latency": res["t_latency"],
+            "t_optimizer": res["t_optimizer"],
             "reason": res["reason"],
         }
     )
@@ -1795,7 +1803,7 @@ def evaluate_training(
     out = []
     for acc in sc.accelerators:
         spec = spec_row(acc, specs)
-        eff, source = resolve_efficiency(acc, precision=tr.precision, fits=fits)
+        eff, source = resolve_efficiency(acc, kind="pretrain", precision=tr.precision, fits=fits)
         df = scaling_curve(
             acc,
             tr.model,
@@ -1808,8 +1816,16 @@ def evaluate_training(
             models=models,
             fits=fits,
         )
-        row = df.loc[df["n_gpus"] == tr.cluster_gpus].iloc[0]
+        at = df.loc[df["n_gpus"] == tr.cluster_gpus]
+        row = at.iloc[0]
         thr = float(row["tokens_per_s_per_gpu"]) if row["feasible"] else math.nan
+        # scaling efficiency against the unconstrained per-GPU reference (uncapped), and the
+        # overhead term that costs the most there
+        ref = reference_throughput(
+            spec, model_arch(tr.model, models), precision=tr.precision, seq_len=tr.seq_len,
+            efficiency=eff,
+        )
+        limit = _limit_names(at, 1.0 / ref)[0]
         hours = tr.tokens / (thr * tr.cluster_gpus) / 3600.0 if row["feasible"] else math.nan
         out.append(
             {
@@ -1820,7 +1836,8 @@ def evaluate_training(
                 "feasible": bool(row["feasible"]),
                 "layout": row["layout"],
                 "mfu": float(row["mfu"]),
-                "scaling_efficiency": float(row["scaling_efficiency"]),
+                "scaling_efficiency": thr / ref,
+                "limit": limit if row["feasible"] else "",
                 "tokens_per_s_per_gpu": thr,
                 "time_to_train_hours": hours,
                 "gpu_hours": hours * tr.cluster_gpus,
@@ -1884,7 +1901,7 @@ def what_if_table(
     out = []
     for acc in sc.accelerators:
         spec = spec_row(acc, specs)
-        eff, _ = resolve_efficiency(acc, precision=tr.precision, fits=fits)
+        eff, _ = resolve_efficiency(acc, kind="pretrain", precision=tr.precision, fits=fits)
         base = math.nan
         for name, ov in WHAT_IFS:
             df = scaling_curve(
@@ -1931,7 +1948,7 @@ def scaling_curves(
     specs = _load_specs() if specs is None else specs
     frames = []
     for acc in sc.accelerators:
-        eff, _ = resolve_efficiency(acc, precision=tr.precision, fits=fits)
+        eff, _ = resolve_efficiency(acc, kind="pretrain", precision=tr.precision, fits=fits)
         df = scaling_curve(
             acc,
             tr.model,
@@ -1977,6 +1994,229 @@ def what_if_matrix(what_ifs: pd.DataFrame) -> pd.DataFrame:
     {'H200': {'as shipped': 0.0, 'scale-out 400 Gb/s': -2.5}}
     """
     return what_ifs.pivot_table(index="accelerator", columns="what_if", values="change_pct")
+
+
+# --------------------------------------------------------------------------------------
+# Public API v2: throughput per GPU, its details, and scaling against a reference
+# --------------------------------------------------------------------------------------
+
+#: Step-time overhead terms and the limit each one names (the chapter's "which limit bites").
+LIMIT_TERMS: tuple[tuple[str, str], ...] = (
+    ("t_recompute", "memory (recomputation forced by HBM capacity)"),
+    ("t_tp", "exposed tensor/context-parallel communication"),
+    ("t_moe", "exposed MoE all-to-all"),
+    ("t_bubble", "pipeline bubble (too few microbatches per rank: the batch)"),
+    ("t_pp", "pipeline point-to-point traffic"),
+    ("t_dp_exposed", "exposed data-parallel communication"),
+    ("t_latency", "collective latency"),
+    ("t_optimizer", "optimizer step"),
+)
+
+
+def pretrain_efficiency(
+    accelerator: str,
+    precision: str,
+    *,
+    kind: str = "pretrain",
+    fitted: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+) -> tuple[float, str]:
+    """Pooled efficiency for a part's pre-training (or LoRA) at ``precision``, and its source."""
+    fitted = _fitted_cached() if fitted is None else fitted
+    return estimate_efficiency(
+        fitted, spec_row(accelerator, specs), kind=kind, precision=precision, specs=specs
+    )
+
+
+def throughput_details(
+    accelerator: str,
+    model: str,
+    n_gpus: int,
+    *,
+    precision: str,
+    seq_len: int = 8192,
+    global_batch_tokens: float,
+    efficiency: float | None = None,
+    spec_overrides: Mapping[str, float] | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    fitted: pd.DataFrame | None = None,
+) -> dict[str, Any]:
+    """:func:`throughput_per_gpu` with its layout, MFU, memory and step-time terms.
+
+    Keys: accelerator, model, n_gpus, precision, tokens_per_s_per_gpu, layout, tp, pp, cp,
+    dp, ep, vp, zero, recompute, memory_gb, mfu, step_s, the ``t_*`` terms of
+    :func:`evaluate_layouts` (seconds per step), efficiency and efficiency_from; raises
+    ValueError with the reason when no layout is feasible.
+    """
+    if int(n_gpus) < 1:
+        raise ValueError(f"n_gpus must be a positive integer, got {n_gpus!r}")
+    if not global_batch_tokens or global_batch_tokens <= 0:
+        raise ValueError(f"global_batch_tokens must be positive, got {global_batch_tokens!r}")
+    spec = _apply_overrides(spec_row(accelerator, specs), spec_overrides)
+    arch = model_arch(model, models)
+    source = "given"
+    if efficiency is None:
+        efficiency, source = pretrain_efficiency(
+            accelerator, precision, fitted=fitted, specs=specs
+        )
+    res = evaluate_layouts(
+        spec,
+        arch,
+        [int(n_gpus)],
+        precision=precision,
+        seq_len=int(seq_len),
+        batch_seqs=global_batch_tokens / seq_len,
+        efficiency=efficiency,
+    )
+    if not res["feasible"][0]:
+        raise ValueError(
+            f"{model} on {n_gpus} x {accelerator} ({precision}) is infeasible: {res['reason'][0]}"
+        )
+    out: dict[str, Any] = {
+        "accelerator": accelerator,
+        "model": model,
+        "n_gpus": int(n_gpus),
+        "precision": precision,
+    }
+    for k, v in res.items():
+        if k not in {"n_gpus", "feasible", "reason"}:
+            out[k] = float(v[0])
+    out["layout"] = layout_label(
+        res["tp"][0], res["pp"][0], res["dp"][0], res["zero"][0], res["recompute"][0], res["cp"][0]
+    )
+    out["efficiency"] = float(efficiency)
+    out["efficiency_from"] = source
+    return out
+
+
+def throughput_per_gpu(
+    accelerator: str,
+    model: str,
+    n_gpus: int,
+    *,
+    precision: str,
+    seq_len: int = 8192,
+    global_batch_tokens: float,
+    **kwargs: Any,
+) -> float:
+    """Tokens/s per GPU of pre-training at the best feasible layout (public contract).
+
+    The efficiency is the part's pooled pre-training fit (:func:`pretrain_efficiency`);
+    ValueError with the reason when no layout fits (memory, batch, GPU count).
+    """
+    return float(
+        throughput_details(
+            accelerator,
+            model,
+            n_gpus,
+            precision=precision,
+            seq_len=seq_len,
+            global_batch_tokens=global_batch_tokens,
+            **kwargs,
+        )["tokens_per_s_per_gpu"]
+    )
+
+
+def reference_throughput(
+    spec: Mapping[str, Any], arch: Mapping[str, float], *, precision: str, seq_len: int,
+    efficiency: float,
+) -> float:
+    """Unconstrained per-GPU reference: best layout on one node, memory and batch unlimited.
+
+    The ceiling the scaling curves are measured against: one node's scale-up domain,
+    :data:`REFERENCE_MICROBATCHES` microbatches per rank, no HBM limit (so no forced
+    recomputation). A curve below it has lost to batch, bubble, communication or memory.
+    """
+    res = evaluate_layouts(
+        spec, arch, [NODE_GPUS], precision=precision, seq_len=seq_len, batch_seqs=1.0,
+        efficiency=efficiency, unconstrained=True,
+    )
+    return float(res["tokens_per_s_per_gpu"][0])
+
+
+def _limit_names(df: pd.DataFrame, ref_step_per_token: float) -> list[str]:
+    # the overhead term with the largest share of the step (per token, over the reference)
+    terms = np.column_stack([df[t].to_numpy(dtype=float) for t, _ in LIMIT_TERMS])
+    tokens = (df["tokens_per_s_per_gpu"] * df["step_s"]).to_numpy(dtype=float)
+    per_tok = terms / tokens[:, None]
+    out = []
+    for j in range(len(df)):
+        if not np.isfinite(per_tok[j]).all():
+            out.append("infeasible")
+            continue
+        out.append(LIMIT_TERMS[int(np.argmax(per_tok[j]))][1])
+    return out
+
+
+def scaling_study(
+    accelerator: str,
+    model: str,
+    *,
+    precision: str,
+    seq_len: int,
+    global_batch_tokens: float,
+    cluster_gpus: int,
+    gpu_counts: tuple[int, ...] = CURVE_GPU_COUNTS,
+    efficiency: float | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Weak and strong scaling of one part against its unconstrained per-GPU reference.
+
+    ``strong``: the scenario's global batch at every count (fewer microbatches per rank as
+    the count grows). ``weak``: tokens per GPU held at the scenario's
+    (``global_batch_tokens / cluster_gpus``), so the global batch grows with the count.
+    ``efficiency_vs_reference`` = tokens/s per GPU over :func:`reference_throughput`,
+    uncapped; ``limit`` names the overhead term with the largest share of the step there.
+    """
+    spec = spec_row(accelerator, specs)
+    arch = model_arch(model, models)
+    if efficiency is None:
+        efficiency, _ = pretrain_efficiency(accelerator, precision, specs=specs)
+    counts = np.asarray(sorted({int(c) for c in gpu_counts} | {int(cluster_gpus)}), dtype=float)
+    ref = reference_throughput(spec, arch, precision=precision, seq_len=seq_len, efficiency=efficiency)
+    per_gpu = global_batch_tokens / cluster_gpus
+    frames = []
+    for mode, batch in (
+        ("strong", np.full_like(counts, global_batch_tokens / seq_len)),
+        ("weak", np.maximum(1.0, np.round(per_gpu * counts / seq_len))),
+    ):
+        res = evaluate_layouts(
+            spec, arch, counts, precision=precision, seq_len=seq_len, batch_seqs=batch,
+            efficiency=efficiency,
+        )
+        df = pd.DataFrame({k: v for k, v in res.items() if k != "n_gpus"})
+        df.insert(0, "n_gpus", counts.astype(int))
+        df.insert(0, "mode", mode)
+        df.insert(0, "accelerator", accelerator)
+        df["global_batch_seqs"] = batch
+        df["reference_tps"] = ref
+        df["efficiency_vs_reference"] = df["tokens_per_s_per_gpu"] / ref
+        df["limit"] = _limit_names(df, 1.0 / ref)
+        df["layout"] = [
+            layout_label(*v)
+            for v in zip(df["tp"], df["pp"], df["dp"], df["zero"], df["recompute"], df["cp"], strict=True)
+        ]
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def scaling_studies(sc: Any, *, specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None) -> pd.DataFrame:
+    """:func:`scaling_study` for every accelerator of the scenario (vendor and status added)."""
+    tr = sc.training
+    frames = []
+    for acc in sc.accelerators:
+        spec = spec_row(acc, specs)
+        df = scaling_study(
+            acc, tr.model, precision=tr.precision, seq_len=tr.seq_len,
+            global_batch_tokens=tr.global_batch_tokens, cluster_gpus=tr.cluster_gpus,
+            specs=specs, models=models,
+        )
+        df.insert(1, "vendor", spec.get("vendor"))
+        df.insert(2, "status", spec.get("status"))
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
 
 
 def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
