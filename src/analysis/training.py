@@ -1084,6 +1084,7 @@ def training_observations(
             }
         )
     df = pd.DataFrame(out)
+    df["moe"] = [model_arch(m).get("experts", 1.0) > 1 for m in df["model"]]
     meta = {a: spec_row(a, specs) for a in df["accelerator"].unique()}
     df.insert(5, "vendor", df["accelerator"].map(lambda a: meta[a]["vendor"]))
     df.insert(6, "generation", df["accelerator"].map(lambda a: generation_of(meta[a])))
@@ -1364,7 +1365,8 @@ def validation_scheme_summary(pred: pd.DataFrame) -> pd.DataFrame:
     ok = pred.loc[pred["err_pct"].notna()]
     out = []
     for scheme, g in ok.groupby("scheme", sort=False):
-        for name, gg in [*g.groupby("vendor", sort=True), ("overall", g)]:
+        fam = [("dense", g.loc[~g["moe"]]), ("MoE", g.loc[g["moe"]])] if g["moe"].any() else []
+        for name, gg in [*g.groupby("vendor", sort=True), *fam, ("overall", g)]:
             out.append(
                 {
                     "scheme": scheme,
