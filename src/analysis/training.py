@@ -493,9 +493,7 @@ def evaluate_layouts(
     b = np.broadcast_to(np.asarray(batch_seqs, dtype=float), n.shape[1:])[None, :]
     domain = int(_as_float(spec, "scaleup_domain_gpus"))
     lay = _layouts(domain)
-    tp, pp, cp, zero, rc, epw = (
-        lay[k][:, None] for k in ("tp", "pp", "cp", "zero", "rc", "epw")
-    )
+    tp, pp, cp, zero, rc, epw = (lay[k][:, None] for k in ("tp", "pp", "cp", "zero", "rc", "epw"))
     peak = peak_tflops(spec, precision) * 1e12
     mem_usable = _as_float(spec, "memory_gb") * 1e9 * USABLE_MEMORY_FRACTION
     hbm = _as_float(spec, "memory_bw_tbps") * 1e12
@@ -611,9 +609,7 @@ def evaluate_layouts(
         t_grad = np.where(zero == 3, 0.0, 2.0 * ring_pass(g))
         window = DP_OVERLAP * bwd_frac * t_work / m
         t_fsdp = np.where(zero == 3, m * (2.0 * ring_pass(w) + ring_pass(g)), 0.0)
-        t_dp_exp = np.maximum(0.0, t_grad - window) + np.maximum(
-            0.0, t_fsdp - DP_OVERLAP * t_work
-        )
+        t_dp_exp = np.maximum(0.0, t_grad - window) + np.maximum(0.0, t_fsdp - DP_OVERLAP * t_work)
         # ---- latency per collective (alpha): ring steps inside the domain, a tree across
         # nodes (NCCL/RCCL); counted for the TP/CP/EP collectives on the critical path, the
         # pipeline sends, the FSDP per-layer collectives and the step's gradient buckets
@@ -972,6 +968,7 @@ def _fits_cached() -> pd.DataFrame:
 def clear_caches() -> None:
     """Forget the cached calibration and table lookups (benchmarks of cold runs use it)."""
     _FITS.clear()
+    _FITTED.clear()
     _ROW_MEMO.clear()
 
 
@@ -1101,7 +1098,10 @@ _EVAL_KEYS = ["accelerator", "model", "seq_len", "precision", "kind"]
 
 
 def _predict_tps(
-    obs: pd.DataFrame, efficiency: np.ndarray, specs: pd.DataFrame | None, models: pd.DataFrame | None
+    obs: pd.DataFrame,
+    efficiency: np.ndarray,
+    specs: pd.DataFrame | None,
+    models: pd.DataFrame | None,
 ) -> np.ndarray:
     """Modelled tokens/s per GPU for each observation at its own efficiency (vectorized)."""
     out = np.full(len(obs), np.nan)
@@ -1243,8 +1243,8 @@ def estimate_efficiency(
     """Efficiency (fraction of ``precision`` peak) for a part from fitted rows, and its source.
 
     In FP8-equivalent log efficiency: the part's own cells shrunk toward its vendor x
-    generation mean, that shrunk toward the vendor's mean (:data:`SHRINK_CELLS` pseudo-cells), which is itself
-    shrunk toward the mean of all cells; cells of the other kind count with
+    generation mean, that toward the vendor's mean, that toward the mean of all cells
+    (:data:`SHRINK_CELLS` pseudo-cells at each level); cells of the other kind count with
     :data:`OTHER_KIND_WEIGHT` after the measured pre-training/LoRA offset (the mean gap of the
     vendor x generation groups that have both). Then converted to ``precision`` with
     :func:`precision_factor` and the vendor's :func:`measured_speedups`.
@@ -1328,7 +1328,9 @@ def validate_training_model(
     for (v, bm), idx in fitted.loc[ml].groupby(["vendor", "benchmark"]).indices.items():
         held = np.flatnonzero(ml)[idx]
         folds.append((VALIDATION_SCHEMES[0], f"{v} x {bm}", held))
-    for (a, bm, n), idx in fitted.loc[ml].groupby(["accelerator", "benchmark", "n_gpus"]).indices.items():
+    for (a, bm, n), idx in (
+        fitted.loc[ml].groupby(["accelerator", "benchmark", "n_gpus"]).indices.items()
+    ):
         folds.append((VALIDATION_SCHEMES[1], f"{a} x {bm} x {n}", np.flatnonzero(ml)[idx]))
     pub = (fitted["origin"] == "published").to_numpy()
     for s, idx in fitted.loc[pub].groupby("source").indices.items():
@@ -1342,8 +1344,11 @@ def validate_training_model(
             key = (r["accelerator"], r["kind"], r["precision"])
             if key not in cache:
                 cache[key] = estimate_efficiency(
-                    train, spec_row(r["accelerator"], specs), kind=r["kind"],
-                    precision=r["precision"], specs=specs,
+                    train,
+                    spec_row(r["accelerator"], specs),
+                    kind=r["kind"],
+                    precision=r["precision"],
+                    specs=specs,
                 )
             rows.append(i)
             effs.append(cache[key][0])
@@ -1396,8 +1401,16 @@ def ratio_errors(pred: pd.DataFrame) -> pd.DataFrame:
     pair["predicted_ratio"] = pair["predicted_tps_amd"] / pair["predicted_tps_nv"]
     pair["ratio_err_pct"] = 100.0 * (pair["predicted_ratio"] / pair["measured_ratio"] - 1.0)
     return pair[
-        ["scheme", "benchmark", "n_gpus", "accelerator_amd", "accelerator_nv",
-         "measured_ratio", "predicted_ratio", "ratio_err_pct"]
+        [
+            "scheme",
+            "benchmark",
+            "n_gpus",
+            "accelerator_amd",
+            "accelerator_nv",
+            "measured_ratio",
+            "predicted_ratio",
+            "ratio_err_pct",
+        ]
     ].reset_index(drop=True)
 
 
@@ -1824,7 +1837,10 @@ def evaluate_training(
         # scaling efficiency against the unconstrained per-GPU reference (uncapped), and the
         # overhead term that costs the most there
         ref = reference_throughput(
-            spec, model_arch(tr.model, models), precision=tr.precision, seq_len=tr.seq_len,
+            spec,
+            model_arch(tr.model, models),
+            precision=tr.precision,
+            seq_len=tr.seq_len,
             efficiency=eff,
         )
         limit = _limit_names(at, 1.0 / ref)[0]
@@ -2059,9 +2075,7 @@ def throughput_details(
     arch = model_arch(model, models)
     source = "given"
     if efficiency is None:
-        efficiency, source = pretrain_efficiency(
-            accelerator, precision, fitted=fitted, specs=specs
-        )
+        efficiency, source = pretrain_efficiency(accelerator, precision, fitted=fitted, specs=specs)
     res = evaluate_layouts(
         spec,
         arch,
@@ -2121,7 +2135,11 @@ def throughput_per_gpu(
 
 
 def reference_throughput(
-    spec: Mapping[str, Any], arch: Mapping[str, float], *, precision: str, seq_len: int,
+    spec: Mapping[str, Any],
+    arch: Mapping[str, float],
+    *,
+    precision: str,
+    seq_len: int,
     efficiency: float,
 ) -> float:
     """Unconstrained per-GPU reference: best layout on one node, memory and batch unlimited.
@@ -2131,8 +2149,14 @@ def reference_throughput(
     recomputation). A curve below it has lost to batch, bubble, communication or memory.
     """
     res = evaluate_layouts(
-        spec, arch, [NODE_GPUS], precision=precision, seq_len=seq_len, batch_seqs=1.0,
-        efficiency=efficiency, unconstrained=True,
+        spec,
+        arch,
+        [NODE_GPUS],
+        precision=precision,
+        seq_len=seq_len,
+        batch_seqs=1.0,
+        efficiency=efficiency,
+        unconstrained=True,
     )
     return float(res["tokens_per_s_per_gpu"][0])
 
@@ -2177,7 +2201,9 @@ def scaling_study(
     if efficiency is None:
         efficiency, _ = pretrain_efficiency(accelerator, precision, specs=specs)
     counts = np.asarray(sorted({int(c) for c in gpu_counts} | {int(cluster_gpus)}), dtype=float)
-    ref = reference_throughput(spec, arch, precision=precision, seq_len=seq_len, efficiency=efficiency)
+    ref = reference_throughput(
+        spec, arch, precision=precision, seq_len=seq_len, efficiency=efficiency
+    )
     per_gpu = global_batch_tokens / cluster_gpus
     frames = []
     for mode, batch in (
@@ -2185,7 +2211,12 @@ def scaling_study(
         ("weak", np.maximum(1.0, np.round(per_gpu * counts / seq_len))),
     ):
         res = evaluate_layouts(
-            spec, arch, counts, precision=precision, seq_len=seq_len, batch_seqs=batch,
+            spec,
+            arch,
+            counts,
+            precision=precision,
+            seq_len=seq_len,
+            batch_seqs=batch,
             efficiency=efficiency,
         )
         df = pd.DataFrame({k: v for k, v in res.items() if k != "n_gpus"})
@@ -2198,22 +2229,31 @@ def scaling_study(
         df["limit"] = _limit_names(df, 1.0 / ref)
         df["layout"] = [
             layout_label(*v)
-            for v in zip(df["tp"], df["pp"], df["dp"], df["zero"], df["recompute"], df["cp"], strict=True)
+            for v in zip(
+                df["tp"], df["pp"], df["dp"], df["zero"], df["recompute"], df["cp"], strict=True
+            )
         ]
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
 
 
-def scaling_studies(sc: Any, *, specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None) -> pd.DataFrame:
+def scaling_studies(
+    sc: Any, *, specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """:func:`scaling_study` for every accelerator of the scenario (vendor and status added)."""
     tr = sc.training
     frames = []
     for acc in sc.accelerators:
         spec = spec_row(acc, specs)
         df = scaling_study(
-            acc, tr.model, precision=tr.precision, seq_len=tr.seq_len,
-            global_batch_tokens=tr.global_batch_tokens, cluster_gpus=tr.cluster_gpus,
-            specs=specs, models=models,
+            acc,
+            tr.model,
+            precision=tr.precision,
+            seq_len=tr.seq_len,
+            global_batch_tokens=tr.global_batch_tokens,
+            cluster_gpus=tr.cluster_gpus,
+            specs=specs,
+            models=models,
         )
         df.insert(1, "vendor", spec.get("vendor"))
         df.insert(2, "status", spec.get("status"))
@@ -2264,6 +2304,9 @@ def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
             0.5,
         ),
         ("training: fit_efficiencies() (MLPerf calibration), cold", cold(fit_efficiencies), 0.5),
+        # v2: per-row fits of every MLPerf and published row, then three hold-out schemes
+        ("training: fitted_observations(), cold (v2 calibration)", cold(fitted_observations), 3.0),
+        ("training: validate_training_model(), calibration cached", validate_training_model, 2.0),
         (
             "training: validate_against_mlperf(), cold (calibration included)",
             cold(validate_against_mlperf),

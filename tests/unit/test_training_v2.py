@@ -69,7 +69,11 @@ def test_fp4_factor_uses_the_parts_own_peak_ratio() -> None:
 
 def test_405b_layout_search_picks_pipeline_parallelism_when_it_fits() -> None:
     d = training.throughput_details(
-        "H100-SXM", "llama3.1-405b", 8192, precision="bf16", global_batch_tokens=16e6,
+        "H100-SXM",
+        "llama3.1-405b",
+        8192,
+        precision="bf16",
+        global_batch_tokens=16e6,
         efficiency=0.5,
     )
     assert d["pp"] >= 8  # pipeline parallelism, as in the published run (TP8 PP16)
@@ -105,8 +109,12 @@ def test_throughput_contract_and_infeasible_reason() -> None:
 
 def test_scaling_not_capped_and_limit_named() -> None:
     st = training.scaling_study(
-        "H100-SXM", "llama3.1-70b", precision="bf16", seq_len=8192,
-        global_batch_tokens=16e6, cluster_gpus=1024,
+        "H100-SXM",
+        "llama3.1-70b",
+        precision="bf16",
+        seq_len=8192,
+        global_batch_tokens=16e6,
+        cluster_gpus=1024,
     )
     assert set(st["mode"]) == {"weak", "strong"}
     strong = st.loc[(st["mode"] == "strong") & (st["n_gpus"] == 1024)].iloc[0]

@@ -308,7 +308,6 @@ MLPERF_TRAINING = Table(
 )
 
 
-
 #: Sources of ``published_training`` (one hold-out group each in the validation).
 PUBLISHED_TRAINING_SOURCES: tuple[str, ...] = ("meta-llama3-herd", "nvidia-megatron-bridge-perf")
 
@@ -346,7 +345,12 @@ PUBLISHED_TRAINING = Table(
     ),
     key=("source", "document", "system", "model", "precision_raw", "n_gpus", "seq_len"),
     columns=(
-        Col("source", "str", "Hold-out group: one publisher's document", isin=PUBLISHED_TRAINING_SOURCES),
+        Col(
+            "source",
+            "str",
+            "Hold-out group: one publisher's document",
+            isin=PUBLISHED_TRAINING_SOURCES,
+        ),
         Col("url", "str", "Where the table is published", pattern=r"^https://"),
         Col("document", "str", "Document and section (e.g. the NeMo container release)"),
         Col("publisher", "str", "Who published the figure"),
@@ -373,7 +377,14 @@ PUBLISHED_TRAINING = Table(
         Col("cp", "int", "Context-parallel size as published", ge=1),
         Col("vp", "int", "Virtual pipeline stages as published", required=False, ge=1),
         Col("ep", "int", "Expert-parallel size as published", required=False, ge=1),
-        Col("fsdp", "int", "1 = FSDP, 0 = data parallel with distributed optimizer", isin=None, ge=0, le=1),
+        Col(
+            "fsdp",
+            "int",
+            "1 = FSDP, 0 = data parallel with distributed optimizer",
+            isin=None,
+            ge=0,
+            le=1,
+        ),
         Col(
             "tokens_per_s_per_gpu",
             "float",
@@ -390,7 +401,12 @@ PUBLISHED_TRAINING = Table(
             required=False,
             gt=0,
         ),
-        Col("tokens_derived", "str", "'yes' when tokens/s must be derived from TFLOPs", isin=("yes", "no")),
+        Col(
+            "tokens_derived",
+            "str",
+            "'yes' when tokens/s must be derived from TFLOPs",
+            isin=("yes", "no"),
+        ),
         Col("note", "str", "What a reader must know about this row", required=False),
     ),
     checks=(_check_published_tokens,),
