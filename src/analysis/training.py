@@ -1131,9 +1131,9 @@ def fit_row_efficiencies(
     """``obs`` plus ``efficiency``: the fraction of peak at which the model reproduces each row.
 
     Throughput rises strictly with efficiency, so each root is unique; all rows of one
-    accelerator x model x precision are searched together, :data:`_FIT_POINTS_V2` candidates
-    per row and round in one vectorized call (:data:`_FIT_POINTS_V2` candidates, each
-    round narrows the log bracket 16-fold; six rounds reach 6e-8 of it). Rows infeasible at any efficiency get NaN.
+    accelerator x model x precision are searched together, :data:`_FIT_POINTS_V2`
+    candidates per row and round in one vectorized call (each round narrows the log bracket
+    16-fold; six rounds reach 6e-8 of it). Rows infeasible at any efficiency get NaN.
     """
     eff = np.full(len(obs), np.nan)
     k = _FIT_POINTS_V2
