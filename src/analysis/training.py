@@ -116,6 +116,16 @@ DP_BUCKET_BYTES = 40e6
 #: Optimizer step: bytes of HBM traffic per locally held parameter (read + write of the
 #: 16-byte state plus the gradient), assumption.
 OPTIMIZER_BYTES_PER_PARAM = 36.0  # register: A-training-optimizer-bytes
+#: Bytes per GEMM operand element at each training precision (the tensor-core input format:
+#: FP8 recipes feed 1-byte copies of the weights, NVFP4/MXFP4 half a byte plus scales).
+PRECISION_BYTES: dict[str, float] = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5}
+#: Assumption: HBM passes over the ``k`` routed copies of each token's hidden vector in one
+#: MoE layer, forward and backward together, outside the GEMMs: the permutation into
+#: per-expert order, staging and receiving the all-to-all buffers, the un-permutation and
+#: the weighted combine (about 6 forward, mirrored in the backward pass; Megatron-Core
+#: ``moe_permute``/``moe_unpermute`` and DeepEP buffers). Memory-bound, so precision does not
+#: speed it up.
+MOE_PERMUTE_PASSES = 12.0  # register: A-training-moe-permute-passes
 #: LoRA trainable fraction (rank 16 adapters on the attention projections of Llama 2 70B,
 #: MLPerf reference: about 0.1% of the parameters).
 LORA_TRAINABLE_FRACTION = 0.001
@@ -485,7 +495,8 @@ def evaluate_layouts(
     ``step_s``, ``tp``, ``pp``, ``cp``, ``dp``, ``ep``, ``vp``, ``zero``, ``recompute``,
     ``memory_gb``, ``mfu``, ``reason`` ("" when feasible) and the chosen layout's step-time
     terms: ``t_compute`` (at the model's FLOPs), ``t_recompute``, ``t_tp`` (TP and CP
-    collectives), ``t_moe`` (all-to-all), ``t_bubble``, ``t_pp`` (point-to-point),
+    collectives), ``t_moe`` (all-to-all), ``t_moe_kernels`` (grouped-GEMM weight reads
+    beyond their compute and token permutation), ``t_bubble``, ``t_pp`` (point-to-point),
     ``t_dp_exposed``, ``t_latency`` (per-collective latency), ``t_optimizer``; ``t_other``
     is ``t_pp + t_optimizer`` (kept for older callers).
     """
@@ -584,9 +595,25 @@ def evaluate_layouts(
         else:
             ep_inside = np.ones_like(tp, dtype=bool)
             t_a2a = np.zeros_like(t_tp)
+        # ---- MoE kernels (no fitted parameter). (1) Grouped expert GEMMs are a roofline:
+        # each GPU's E/ep experts see m_e = s_loc * ep * k / E tokens per microbatch, and
+        # their weights are read three times (forward, data and weight gradient); below
+        # m_e ~ peak / HBM bandwidth the GEMMs wait on weight reads, the exposed part is
+        # the excess over their compute. (2) Token permutation, all-to-all staging and the
+        # combine stream the k routed copies through HBM (:data:`MOE_PERMUTE_PASSES`).
+        if moe:
+            expert_share = (6.0 if not lora else 4.0) * k_act * per_expert / f_model
+            t_exp_comp = t_comp * expert_share
+            w_bytes = 3.0 * PRECISION_BYTES[precision] * experts * per_expert / (ep * tp * pp)
+            t_gg = np.maximum(0.0, m * w_bytes / hbm - t_exp_comp)
+            tok_gpu = s_loc / tp
+            t_perm = m * (L / pp) * tok_gpu * MOE_PERMUTE_PASSES * k_act * h * 2.0 / hbm
+            t_moe_k = t_gg + t_perm
+        else:
+            t_moe_k = np.zeros_like(t_tp)
         # ---- pipeline: bubble (interleaved 1F1B divides it by v) and point-to-point
         # activations (v times the traffic)
-        t_mb = (t_work + t_tp + t_cp + t_a2a) / m
+        t_mb = (t_work + t_tp + t_cp + t_a2a + t_moe_k) / m
         t_bubble = (pp - 1) / v * t_mb
         bw_pp = np.where(n > domain, bw_out, bw_up)
         t_pp = np.where(pp > 1, 2.0 * v * m * s_loc * h * 2.0 / tp / bw_pp, 0.0)
@@ -624,7 +651,7 @@ def evaluate_layouts(
         t_lat = lat_tp + lat_cp + lat_ep + lat_pp + lat_dp
         # ---- optimizer step (memory bound)
         t_opt = OPTIMIZER_BYTES_PER_PARAM * trainable * params_local / shard / hbm
-        step = t_work + t_tp + t_cp + t_a2a + t_bubble + t_pp + t_dp_exp + t_lat + t_opt
+        step = t_work + t_tp + t_cp + t_a2a + t_moe_k + t_bubble + t_pp + t_dp_exp + t_lat + t_opt
 
         ok_batch = dp_int & ((dp <= b) | unconstrained)
         ok_heads = (tp <= arch["attention_heads"]) & tp_up
@@ -684,6 +711,7 @@ def evaluate_layouts(
         "t_recompute": pick(t_recomp),
         "t_tp": pick(t_tp + t_cp),
         "t_moe": pick(t_a2a),
+        "t_moe_kernels": pick(t_moe_k),
         "t_bubble": pick(t_bubble),
         "t_pp": pick(t_pp),
         "t_dp_exposed": pick(t_dp_exp),
@@ -1184,35 +1212,59 @@ def fit_row_efficiencies(
 
 
 def measured_speedups(obs: pd.DataFrame, vendor: str) -> tuple[dict[str, float], str]:
-    """Realized speedup over FP8 per precision for ``vendor``, and where it comes from.
+    """Realized GEMM speedup over FP8 per precision for ``vendor``, and where it comes from.
 
     Measured from published rows of the same source, system, model, GPU count and sequence
     at two precisions (the best recipe at each precision: FP8-CS vs MXFP8 take the faster).
-    A vendor without pairs takes NVIDIA's measured speedup (AMD's FP8/BF16 scaled by
-    :data:`AMD_FP8_SPEEDUP_RELATIVE`); without any pairs, the registered assumptions.
+    When ``obs`` carries fitted efficiencies the speedup is that of the *compute term*:
+    ``(eff_p x peak_p) / (eff_fp8 x peak_fp8)``, so the precision-independent parts of the
+    step (communication, bubble, MoE token permutation) do not dilute it; otherwise the raw
+    throughput ratio. Dense pairs are used where the vendor has any (a dense step is almost
+    all GEMM, the cleanest measurement); only without them the MoE pairs. A vendor without
+    pairs takes NVIDIA's speedup (AMD's FP8/BF16 scaled by :data:`AMD_FP8_SPEEDUP_RELATIVE`);
+    without any pairs, the registered assumptions.
     """
-    pub = obs.loc[obs["origin"] == "published"]
-    keys = ["source", "accelerator", "model", "n_gpus", "seq_len"]
-    best = pub.groupby([*keys, "vendor", "precision"], as_index=False)["measured_tps"].max()
-    wide = best.pivot_table(index=[*keys, "vendor"], columns="precision", values="measured_tps")
+    pub = obs.loc[obs["origin"] == "published"].copy()
+    if "efficiency" in pub:
+        peaks = {
+            (a, p): peak_tflops(spec_row(a), p)
+            for a, p in set(zip(pub["accelerator"], pub["precision"], strict=True))
+        }
+        pk = [peaks[(a, p)] for a, p in zip(pub["accelerator"], pub["precision"], strict=True)]
+        pub["rate"] = pub["efficiency"].to_numpy(dtype=float) * np.asarray(pk)
+    else:
+        pub["rate"] = pub["measured_tps"]
+    moe = pub["moe"] if "moe" in pub else pd.Series(False, index=pub.index)
+    pub["family"] = np.where(moe.to_numpy(dtype=bool), "MoE", "dense")
+    keys = ["source", "accelerator", "model", "n_gpus", "seq_len", "family", "vendor"]
+    best = pub.groupby([*keys, "precision"], as_index=False)["rate"].max()
+    wide = best.pivot_table(index=keys, columns="precision", values="rate")
     out: dict[str, float] = {}
     notes = []
+
+    def pick(r: pd.Series, who: str) -> tuple[pd.Series, str]:
+        r = r[r.index.get_level_values("vendor") == who]
+        fam = r.index.get_level_values("family")
+        dense = r[fam == "dense"]
+        return (dense, "dense") if len(dense) else (r, "MoE")
+
     for prec, num, den in (("bf16", "bf16", "fp8"), ("fp4", "fp4", "fp8")):
-        if num not in wide or den not in wide:
-            mine = nv = pd.Series(dtype=float)
-        else:
-            ratios = (wide[num] / wide[den]).dropna()
-            vend = ratios.index.get_level_values("vendor")
-            mine, nv = ratios[vend == vendor], ratios[vend == "NVIDIA"]
+        ratios = (
+            (wide[num] / wide[den]).dropna()
+            if num in wide and den in wide
+            else pd.Series(dtype=float, index=pd.MultiIndex.from_tuples([], names=keys))
+        )
+        mine, fam_m = pick(ratios, vendor)
+        nv, fam_n = pick(ratios, "NVIDIA")
         if len(mine):
             out[prec] = float(np.exp(np.log(mine).mean()))
-            notes.append(f"{prec} measured ({len(mine)} pairs)")
+            notes.append(f"{prec} measured ({len(mine)} {fam_m} pairs)")
         elif len(nv):
             r = float(np.exp(np.log(nv).mean()))
             if prec == "bf16" and vendor == "AMD":
                 r = 1.0 / (AMD_FP8_SPEEDUP_RELATIVE / r)
             out[prec] = r
-            notes.append(f"{prec} from NVIDIA's {len(nv)} pairs")
+            notes.append(f"{prec} from NVIDIA's {len(nv)} {fam_n} pairs")
         else:
             notes.append(f"{prec} assumed")
     return out, "; ".join(notes)
@@ -1510,6 +1562,7 @@ def scaling_curve(
             "t_other": res["t_other"],
             "t_recompute": res["t_recompute"],
             "t_moe": res["t_moe"],
+            "t_moe_kernels": res["t_moe_kernels"],
             "t_pp": res["t_pp"],
             "t_latency": res["t_latency"],
             "t_optimizer": res["t_optimizer"],
@@ -2025,6 +2078,7 @@ LIMIT_TERMS: tuple[tuple[str, str], ...] = (
     ("t_recompute", "memory (recomputation forced by HBM capacity)"),
     ("t_tp", "exposed tensor/context-parallel communication"),
     ("t_moe", "exposed MoE all-to-all"),
+    ("t_moe_kernels", "MoE grouped GEMMs and token permutation"),
     ("t_bubble", "pipeline bubble (too few microbatches per rank: the batch)"),
     ("t_pp", "pipeline point-to-point traffic"),
     ("t_dp_exposed", "exposed data-parallel communication"),
