@@ -172,8 +172,9 @@ print(f"Fastest shipping candidate: {winner['winner']} ({winner['vendor']}), "
 # recomputation, less tensor parallelism). That gain relieves memory pressure; it is not
 # scaling, so it does not count as efficiency above 100%. The scale-out gap therefore
 # shows up only at the counts where the capped curve leaves 1, often beyond the scenario's
-# cluster size; the key results therefore also give the efficiency at 16,384 GPUs
-# (`scaling_eff_16384_*`) next to the one at the cluster size (`scaling_eff_*`).
+# cluster size. The key results (`scaling_eff_*` at the cluster size, `scaling_eff_16384_*`
+# at 16,384 GPUs) use the uncapped strong-scaling efficiency against each part's
+# unconstrained reference (next section), not this capped curve.
 
 # %%
 curves = training.scaling_curves(sc)
@@ -236,4 +237,5 @@ charts.table(training.what_if_matrix(wi), "training-what-ifs", decimals=1,
 # ## Key results
 
 # %%
-results.show_key_results("20-training-scaling", training.key_results(ev, summary, curves))
+results.show_key_results("20-training-scaling",
+                         training.key_results(ev, summary, curves, studies))

@@ -2378,19 +2378,30 @@ def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
 
 
 def key_results(
-    ev: pd.DataFrame, summary: pd.DataFrame, curves: pd.DataFrame | None = None
+    ev: pd.DataFrame,
+    summary: pd.DataFrame,
+    curves: pd.DataFrame | None = None,
+    studies: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The chapter's key results (contracts.md, ``20-training-scaling``).
 
-    ``ev`` from :func:`evaluate_training`, ``summary`` from :func:`validation_summary`,
-    ``curves`` (optional) from :func:`scaling_curves`: adds ``scaling_eff_16384_{ACC}``,
-    the scaling efficiency at the curves' largest count (16,384 GPUs), so the report shows
-    where the scale-out gap appears beyond the scenario's cluster size.
-    Infeasible candidates get None for their numbers.
+    ``ev`` from :func:`evaluate_training`, ``summary`` from :func:`validation_summary`.
+    ``scaling_eff_{N}_{ACC}`` is the efficiency at the largest count N (16,384 GPUs) so the
+    report shows the scale-out gap beyond the scenario's cluster. With ``studies``
+    (:func:`scaling_studies`) it is the *strong-scaling* efficiency against the part's
+    unconstrained per-GPU reference, uncapped (the same definition as ``scaling_eff_{ACC}``
+    at the cluster size); otherwise, for older callers, the capped ratio of ``curves``
+    (:func:`scaling_curves`). Infeasible candidates get None for their numbers.
     """
     out: dict[str, Any] = {}
     top = None
-    if curves is not None and len(curves):
+    col = "scaling_efficiency"
+    if studies is not None and len(studies):
+        strong = studies.loc[studies["mode"] == "strong"]
+        n_max = int(strong["n_gpus"].max())
+        top = strong.loc[strong["n_gpus"] == n_max].set_index("accelerator")
+        col = "efficiency_vs_reference"
+    elif curves is not None and len(curves):
         n_max = int(curves["n_gpus"].max())
         top = curves.loc[curves["n_gpus"] == n_max].set_index("accelerator")
     for r in ev.itertuples(index=False):
@@ -2400,7 +2411,7 @@ def key_results(
         out[f"scaling_eff_{r.accelerator}"] = float(r.scaling_efficiency) if ok else None
         if top is not None:
             eff = (
-                float(top.at[r.accelerator, "scaling_efficiency"])
+                float(top.at[r.accelerator, col])
                 if r.accelerator in top.index and bool(top.at[r.accelerator, "feasible"])
                 else math.nan
             )
