@@ -47,6 +47,7 @@ __all__ = [
     "load_mlperf_inference",
     "load_mlperf_training",
     "load_models",
+    "load_published_training",
     "load_purchase_prices",
     "load_rental_quotes",
     "load_sources",
@@ -487,6 +488,11 @@ def load_mlperf_inference() -> pd.DataFrame:
 def load_mlperf_training() -> pd.DataFrame:
     """MLPerf Training LLM results (``benchmarks/mlperf_training.csv``)."""
     return load_table("mlperf_training")
+
+
+def load_published_training() -> pd.DataFrame:
+    """Published pre-training throughput tables (``benchmarks/published_training.csv``)."""
+    return load_table("published_training")
 
 
 def load_rental_quotes() -> pd.DataFrame:

@@ -31,3 +31,21 @@ def print_model_validation(console: Console) -> None:
         _print_frame(console, f"Inference model vs MLPerf Inference ({label})", summary)
     summary = training.validation_summary(training.validate_against_mlperf())
     _print_frame(console, "Training model vs MLPerf Training (held-out GPU counts)", summary)
+    print_training_validation(console)
+
+
+def print_training_validation(console: Console) -> None:
+    """The training model's out-of-sample schemes (issue 13): per scheme and vendor, ratio."""
+    from analysis import training
+
+    pred = training.validate_training_model()
+    _print_frame(
+        console,
+        "Training model: out-of-sample error of tokens/s per GPU, per scheme and vendor",
+        training.validation_scheme_summary(pred),
+    )
+    _print_frame(
+        console,
+        "Training model: AMD/NVIDIA throughput ratio error on MLPerf, per scheme",
+        training.ratio_error_summary(training.ratio_errors(pred)),
+    )

@@ -117,9 +117,9 @@ def test_batch_smaller_than_dp_is_infeasible(fits: pd.DataFrame) -> None:
     row = curve.iloc[0]
     if not row["feasible"]:
         assert "global batch" in row["reason"] or "memory" in row["reason"]
-    else:  # TP x PP absorbs the GPUs: DP must not exceed the batch
-        tp, pp = (int(x[2:]) for x in row["layout"].split()[:2])
-        assert 16384 // (tp * pp) <= 64
+    else:  # TP x PP x CP absorbs the GPUs: DP must not exceed the batch
+        dp = next(int(x[2:]) for x in row["layout"].split() if x.startswith("DP"))
+        assert dp <= 64
 
 
 @pytest.mark.parametrize(

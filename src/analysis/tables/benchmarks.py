@@ -307,4 +307,109 @@ MLPERF_TRAINING = Table(
     checks=(_check_accelerator_vendor, _check_total_accelerators),
 )
 
-TABLES = (MLPERF_INFERENCE, MLPERF_TRAINING)
+
+#: Sources of ``published_training`` (one hold-out group each in the validation).
+PUBLISHED_TRAINING_SOURCES: tuple[str, ...] = ("meta-llama3-herd", "nvidia-megatron-bridge-perf")
+
+
+def _check_published_tokens(df: pd.DataFrame) -> list[str]:
+    """A measured row has its tokens/s; a derived one has TFLOPs and no tokens/s."""
+    derived = df["tokens_derived"] == "yes"
+    bad = df.index[
+        (~derived & df["tokens_per_s_per_gpu"].isna())
+        | (derived & (df["tokens_per_s_per_gpu"].notna() | df["model_tflops_per_gpu"].isna()))
+    ]
+    return [
+        f"row {i + 2}: tokens_per_s_per_gpu must be given unless tokens_derived is 'yes' "
+        "(then model_tflops_per_gpu is the published figure)"
+        for i in bad[:10]
+    ]
+
+
+PUBLISHED_TRAINING = Table(
+    name="published_training",
+    path="benchmarks/published_training.csv",
+    description=(
+        "Published pre-training throughput from the framework vendors' own performance tables "
+        "and papers, one row per published configuration, each citing its document, URL, "
+        "document date and access date. Transcribed by hand from the sources (numbers as "
+        "published; nothing estimated). NVIDIA: Megatron Bridge performance summary archive "
+        "(NeMo 25.11 and 26.02 containers; Llama 3 8B/70B, Llama 3.1 405B, DeepSeek-V3, "
+        "GPT-OSS 120B on DGX H100, B200, B300, GB200, GB300). Meta: The Llama 3 Herd of Models "
+        "(Grattafiori et al. 2024), Table 4, the 8K-context stage of the 405B run on 8,192 and "
+        "16,384 H100 (tokens/s per GPU DERIVED from the published TFLOPs/GPU with the model's "
+        "FLOPs per token; see `tokens_derived`). AMD: no absolute per-GPU pre-training "
+        "throughput table was found (AMD's ROCm 7 training blog gives only ratios to B200); "
+        "none is included. Llama 3 8B/70B rows use the Llama 3.1 ids (same architecture); "
+        "DeepSeek-V3 rows use `deepseek-r1` (same architecture)."
+    ),
+    key=("source", "document", "system", "model", "precision_raw", "n_gpus", "seq_len"),
+    columns=(
+        Col(
+            "source",
+            "str",
+            "Hold-out group: one publisher's document",
+            isin=PUBLISHED_TRAINING_SOURCES,
+        ),
+        Col("url", "str", "Where the table is published", pattern=r"^https://"),
+        Col("document", "str", "Document and section (e.g. the NeMo container release)"),
+        Col("publisher", "str", "Who published the figure"),
+        Col(
+            "document_date",
+            "str",
+            "Date of the document: the paper's arXiv date, or the month of the NeMo container "
+            "release the table is labelled with (26.02 = 2026-02)",
+            pattern=r"^\d{4}-\d{2}(-\d{2})?$",
+        ),
+        Col("accessed", "date", "Day the source was read"),
+        Col("framework", "str", "Training framework and release as published"),
+        Col("system", "str", "System as published"),
+        Col("accelerator", "str", "Canonical accelerator id", isin=ids.ACCELERATORS),
+        Col("vendor", "str", "Accelerator vendor", isin=ids.VENDORS),
+        Col("model", "str", "Canonical model id (architecture trained)", isin=ids.MODELS),
+        Col("precision", "str", "Canonical training precision", isin=ids.PRECISIONS),
+        Col("precision_raw", "str", "Precision recipe as published (FP8-CS, MXFP8, NVFP4, BF16)"),
+        Col("n_gpus", "int", "GPUs in the run", unit="GPUs", ge=1),
+        Col("global_batch_seqs", "int", "Global batch size", unit="sequences", ge=1),
+        Col("seq_len", "int", "Sequence length", unit="tokens", ge=1),
+        Col("tp", "int", "Tensor-parallel size as published", ge=1),
+        Col("pp", "int", "Pipeline-parallel size as published", ge=1),
+        Col("cp", "int", "Context-parallel size as published", ge=1),
+        Col("vp", "int", "Virtual pipeline stages as published", required=False, ge=1),
+        Col("ep", "int", "Expert-parallel size as published", required=False, ge=1),
+        Col(
+            "fsdp",
+            "int",
+            "1 = FSDP, 0 = data parallel with distributed optimizer",
+            isin=None,
+            ge=0,
+            le=1,
+        ),
+        Col(
+            "tokens_per_s_per_gpu",
+            "float",
+            "Published training throughput per GPU (empty when only TFLOPs are published)",
+            unit="tokens/s/GPU",
+            required=False,
+            gt=0,
+        ),
+        Col(
+            "model_tflops_per_gpu",
+            "float",
+            "Published model TFLOP/s per GPU (the publisher's own FLOPs accounting)",
+            unit="TFLOP/s/GPU",
+            required=False,
+            gt=0,
+        ),
+        Col(
+            "tokens_derived",
+            "str",
+            "'yes' when tokens/s must be derived from TFLOPs",
+            isin=("yes", "no"),
+        ),
+        Col("note", "str", "What a reader must know about this row", required=False),
+    ),
+    checks=(_check_published_tokens,),
+)
+
+TABLES = (MLPERF_INFERENCE, MLPERF_TRAINING, PUBLISHED_TRAINING)

@@ -1,0 +1,461 @@
+"""Efficiency calibration v2: per-row fits, pooling and shrinkage, precision factors.
+
+Analytical decisions: every measured row (MLPerf and published pre-training) gets the
+efficiency at which the step-time model reproduces it; cells are pooled part -> vendor x
+generation -> vendor -> all with :data:`SHRINK_CELLS` pseudo-cells per level, the other
+workload kind weighted :data:`OTHER_KIND_WEIGHT` after the measured kind offset; precision
+factors come from each part's own peaks and the vendor's measured compute-term speedup.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis import ids
+from analysis.training.mlperf import (
+    _FITS,
+    _precision_factor,
+    mlperf_batch_size,
+    mlperf_rows,
+    mlperf_tokens,
+)
+from analysis.training.model import (
+    _ROW_MEMO,
+    FP4_OVER_FP8_SPEEDUP,
+    FP8_OVER_BF16_SPEEDUP,
+    MAX_EFFICIENCY,
+    MLPERF_PRECISION,
+    PRETRAIN_BENCHMARKS,
+    PROXY,
+    _benchmark,
+    _check_precision,
+    _generation,
+    _load_specs,
+    flops_per_token,
+    model_arch,
+    peak_tflops,
+    spec_row,
+)
+from analysis.training.step import evaluate_layouts
+
+
+def resolve_efficiency(
+    accelerator: str,
+    *,
+    kind: str = "lora",
+    precision: str = "bf16",
+    fits: pd.DataFrame | None = None,
+) -> tuple[float, str]:
+    """Compute efficiency (fraction of ``precision`` peak) for an accelerator, and its source.
+
+    ``kind="lora"`` (the default, used for every scenario) takes the accelerator's
+    ``llama2_70b_lora`` fit: the one benchmark both vendors submitted, on one node, by many
+    submitters, so the comparison is like for like. Pre-training fits (``kind="pretrain"``)
+    come from 256-512 GPU submissions whose memory-forced layouts the model does not capture
+    well (see the chapter), so they are used only to predict those benchmarks. Parts without
+    a fit take their :data:`PROXY`'s (recursively), and say so.
+    """
+    if accelerator not in ids.ACCELERATORS:
+        raise ValueError(ids.unknown_id_message("accelerator", accelerator, ids.ACCELERATORS))
+    if kind not in {"pretrain", "lora"}:
+        raise ValueError(f"unknown workload kind {kind!r}; allowed: 'pretrain', 'lora'")
+    if fits is None:
+        return pretrain_efficiency(accelerator, precision, kind=kind)
+    fits = fits.loc[np.isfinite(fits["efficiency"])]
+    pre = fits.loc[fits["benchmark"].isin(PRETRAIN_BENCHMARKS)]
+    lor = fits.loc[fits["benchmark"] == "llama2_70b_lora"]
+    factor = _precision_factor(precision)
+    # a pre-training request falls back to the LoRA fit of the same part before a proxy
+    order = ((pre, "pretrain"), (lor, "lora")) if kind == "pretrain" else ((lor, "lora"),)
+    seen: list[str] = []
+    acc = accelerator
+    while acc not in seen:
+        tag = "" if acc == accelerator else f"proxy {acc}: "
+        for frame, name in order:
+            mine = frame.loc[frame["accelerator"] == acc, "efficiency"]
+            if len(mine):
+                return min(MAX_EFFICIENCY, float(mine.median()) * factor), f"{tag}{name} fit"
+        seen.append(acc)
+        acc = PROXY.get(acc, acc)
+    raise ValueError(f"no MLPerf Training fit for {accelerator} or any proxy of it")
+
+
+def clear_caches() -> None:
+    """Forget the cached calibration and table lookups (benchmarks of cold runs use it)."""
+    _FITS.clear()
+    _FITTED.clear()
+    _ROW_MEMO.clear()
+
+
+# --------------------------------------------------------------------------------------
+# Efficiency v2: per-row fits on pre-training and LoRA, pooled per vendor x generation x
+# kind, shrunk; precision factors from each part's peaks and a per-vendor measured speedup
+# --------------------------------------------------------------------------------------
+
+KINDS = ("pretrain", "lora")
+#: Pseudo-cells of the shrinkage prior (assumption): a vendor x generation x kind group
+#: with one fitted cell sits halfway between that cell and its vendor's mean.
+SHRINK_CELLS = 1.0  # register: A-training-shrink-cells
+#: Weight of a same vendor x generation cell of the other kind (LoRA for pre-training and
+#: back), after the measured kind offset (assumption: it informs, but less than own kind).
+OTHER_KIND_WEIGHT = 0.5  # register: A-training-other-kind-weight
+#: AMD's FP8-over-BF16 speedup relative to NVIDIA's, from AMD's own MI355X vs B200
+#: training ratios (ROCm 7 training blog, 2025-12-02: Llama 3 70B BF16 1.16x, FP8 1.00x;
+#: Llama 3 8B BF16 1.02x, FP8 1.08x): sqrt((1.00/1.16) x (1.08/1.02)) = 0.955.
+AMD_FP8_SPEEDUP_RELATIVE = 0.955  # register: A-training-amd-fp8-speedup-relative
+#: Per-row root search: 15 candidates per round, 6 rounds narrow the log bracket 16**6-fold
+#: (1.7e7, finer than the data); fewer, narrower calls than the 63 x 4 of the old search.
+_FIT_POINTS_V2, _FIT_ROUNDS_V2 = 15, 6
+
+
+def generation_of(spec: Mapping[str, Any]) -> str:
+    """The part's architecture generation (spec column ``architecture``), e.g. ``Hopper``."""
+    g = spec.get("architecture")
+    return str(g) if g is not None and not pd.isna(g) else str(spec.get("accelerator"))
+
+
+def precision_factor(
+    spec: Mapping[str, Any], precision: str, speedups: Mapping[str, float] | None = None
+) -> float:
+    """Efficiency at ``precision`` over the FP8-relative efficiency of the same part.
+
+    The realized speedup over FP8 (``speedups[precision]``: ``bf16`` below 1, ``fp4`` above)
+    divided by the part's own peak ratio: a part whose FP4 peak is 3x its FP8 peak and that
+    runs FP4 1.3x faster keeps 1.3 / 3 of its FP8 efficiency. ``speedups`` defaults to the
+    registered assumptions (:data:`FP8_OVER_BF16_SPEEDUP`, :data:`FP4_OVER_FP8_SPEEDUP`).
+
+    >>> spec = {"bf16_dense_tflops": 2500.0, "fp8_dense_tflops": 5000.0,
+    ...         "fp4_dense_tflops": 15000.0}
+    >>> round(precision_factor(spec, "fp4", {"fp4": 1.3}), 4)
+    0.4333
+    """
+    _check_precision(precision)
+    if precision == "fp8":
+        return 1.0
+    s = dict(speedups or {})
+    default = 1.0 / FP8_OVER_BF16_SPEEDUP if precision == "bf16" else FP4_OVER_FP8_SPEEDUP
+    ratio = float(s.get(precision, default))
+    return ratio * peak_tflops(spec, "fp8") / peak_tflops(spec, precision)
+
+
+def training_observations(
+    mlperf: pd.DataFrame | None = None,
+    published: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Every measured training throughput the model is fitted and checked on, one row each.
+
+    MLPerf Training submissions become tokens/s per GPU with the RCP tokens to converge at
+    the policy batch (:func:`mlperf_batch_size`); published rows keep their own batch and
+    precision (Meta's TFLOPs/GPU become tokens/s with :func:`flops_per_token`).
+    Columns: origin, source, round, benchmark, accelerator, vendor, generation, kind, model,
+    precision, n_gpus, seq_len, batch_seqs, measured_tps (tokens/s per GPU), measured_min.
+    """
+    specs = _load_specs() if specs is None else specs
+    rows = mlperf_rows(mlperf)
+    out = []
+    for r in rows.itertuples(index=False):
+        bm = _benchmark(str(r.benchmark))
+        b = float(mlperf_batch_size(str(r.benchmark), r.n_gpus)[0])
+        tokens = float(mlperf_tokens(str(r.benchmark), b)[0])
+        out.append(
+            {
+                "origin": "mlperf",
+                "source": f"mlperf-training-{r.round}",
+                "round": r.round,
+                "benchmark": r.benchmark,
+                "accelerator": r.accelerator,
+                "model": bm.model,
+                "kind": "lora" if bm.lora else "pretrain",
+                "precision": MLPERF_PRECISION,
+                "n_gpus": int(r.n_gpus),
+                "seq_len": bm.seq_len,
+                "batch_seqs": b,
+                "measured_tps": tokens / (r.measured_min * 60.0) / r.n_gpus,
+                "measured_min": float(r.measured_min),
+            }
+        )
+    pub = _load_published() if published is None else published
+    for r in pub.itertuples(index=False):
+        tps = r.tokens_per_s_per_gpu
+        if r.tokens_derived == "yes":
+            tps = r.model_tflops_per_gpu * 1e12 / flops_per_token(model_arch(r.model), r.seq_len)
+        out.append(
+            {
+                "origin": "published",
+                "source": r.source,
+                "round": "",
+                "benchmark": "",
+                "accelerator": r.accelerator,
+                "model": r.model,
+                "kind": "pretrain",
+                "precision": r.precision,
+                "n_gpus": int(r.n_gpus),
+                "seq_len": int(r.seq_len),
+                "batch_seqs": float(r.global_batch_seqs),
+                "measured_tps": float(tps),
+                "measured_min": math.nan,
+            }
+        )
+    df = pd.DataFrame(out)
+    df["moe"] = [model_arch(m).get("experts", 1.0) > 1 for m in df["model"]]
+    meta = {a: spec_row(a, specs) for a in df["accelerator"].unique()}
+    df.insert(5, "vendor", df["accelerator"].map(lambda a: meta[a]["vendor"]))
+    df.insert(6, "generation", df["accelerator"].map(lambda a: generation_of(meta[a])))
+    return df
+
+
+def _load_published() -> pd.DataFrame:
+    from analysis import data
+
+    return data.load_published_training()
+
+
+_EVAL_KEYS = ["accelerator", "model", "seq_len", "precision", "kind"]
+
+
+def _predict_tps(
+    obs: pd.DataFrame,
+    efficiency: np.ndarray,
+    specs: pd.DataFrame | None,
+    models: pd.DataFrame | None,
+) -> np.ndarray:
+    """Modelled tokens/s per GPU for each observation at its own efficiency (vectorized)."""
+    out = np.full(len(obs), np.nan)
+    eff = np.asarray(efficiency, dtype=float)
+    for key, idx in obs.groupby(_EVAL_KEYS, sort=False).indices.items():
+        acc, model, seq, prec, kind = key
+        sub = obs.iloc[idx]
+        res = evaluate_layouts(
+            spec_row(acc, specs),
+            model_arch(model, models),
+            sub["n_gpus"].to_numpy(),
+            precision=prec,
+            seq_len=int(seq),
+            batch_seqs=sub["batch_seqs"].to_numpy(),
+            efficiency=eff[idx],
+            lora=kind == "lora",
+        )
+        out[idx] = res["tokens_per_s_per_gpu"]
+    return out
+
+
+def fit_row_efficiencies(
+    obs: pd.DataFrame, specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """``obs`` plus ``efficiency``: the fraction of peak at which the model reproduces each row.
+
+    Throughput rises strictly with efficiency, so each root is unique; all rows of one
+    accelerator x model x precision are searched together, :data:`_FIT_POINTS_V2`
+    candidates per row and round in one vectorized call (each round narrows the log bracket
+    16-fold; six rounds reach 6e-8 of it). Rows infeasible at any efficiency get NaN.
+    """
+    eff = np.full(len(obs), np.nan)
+    k = _FIT_POINTS_V2
+    steps = np.arange(1, k + 1) / (k + 1)
+    for key, idx in obs.groupby(_EVAL_KEYS, sort=False).indices.items():
+        acc, model, seq, prec, kind = key
+        sub = obs.iloc[idx]
+        spec, arch = spec_row(acc, specs), model_arch(model, models)
+        target = sub["measured_tps"].to_numpy()
+        lo = np.full(len(idx), math.log(0.01))
+        hi = np.full(len(idx), math.log(3.0))
+        counts = np.repeat(sub["n_gpus"].to_numpy(), k)
+        batch = np.repeat(sub["batch_seqs"].to_numpy(), k)
+        for _ in range(_FIT_ROUNDS_V2):
+            grid = lo[:, None] + (hi - lo)[:, None] * steps[None, :]
+            res = evaluate_layouts(
+                spec,
+                arch,
+                counts,
+                precision=prec,
+                seq_len=int(seq),
+                batch_seqs=batch,
+                efficiency=np.exp(grid).ravel(),
+                lora=kind == "lora",
+            )
+            thr = np.nan_to_num(res["tokens_per_s_per_gpu"], nan=0.0).reshape(len(idx), k)
+            slow = thr < target[:, None]  # True below the root, then False
+            j = np.where(slow.all(axis=1), k, np.argmin(slow, axis=1))
+            rows = np.arange(len(idx))
+            new_lo = np.where(j > 0, grid[rows, np.maximum(j - 1, 0)], lo)
+            new_hi = np.where(j < k, grid[rows, np.minimum(j, k - 1)], hi)
+            lo, hi = new_lo, new_hi
+        e = np.exp(0.5 * (lo + hi))
+        feasible = np.isfinite(
+            evaluate_layouts(
+                spec,
+                arch,
+                sub["n_gpus"].to_numpy(),
+                precision=prec,
+                seq_len=int(seq),
+                batch_seqs=sub["batch_seqs"].to_numpy(),
+                efficiency=3.0,
+                lora=kind == "lora",
+            )["tokens_per_s_per_gpu"]
+        )
+        eff[idx] = np.where(feasible, e, np.nan)
+    return obs.assign(efficiency=eff)
+
+
+def measured_speedups(obs: pd.DataFrame, vendor: str) -> tuple[dict[str, float], str]:
+    """Realized GEMM speedup over FP8 per precision for ``vendor``, and where it comes from.
+
+    Measured from published rows of the same source, system, model, GPU count and sequence
+    at two precisions (the best recipe at each precision: FP8-CS vs MXFP8 take the faster).
+    When ``obs`` carries fitted efficiencies the speedup is that of the *compute term*:
+    ``(eff_p x peak_p) / (eff_fp8 x peak_fp8)``, so the precision-independent parts of the
+    step (communication, bubble, MoE token permutation) do not dilute it; otherwise the raw
+    throughput ratio. Dense pairs are used where the vendor has any (a dense step is almost
+    all GEMM, the cleanest measurement); only without them the MoE pairs. A vendor without
+    pairs takes NVIDIA's speedup (AMD's FP8/BF16 scaled by :data:`AMD_FP8_SPEEDUP_RELATIVE`);
+    without any pairs, the registered assumptions.
+    """
+    pub = obs.loc[obs["origin"] == "published"].copy()
+    if "efficiency" in pub:
+        peaks = {
+            (a, p): peak_tflops(spec_row(a), p)
+            for a, p in set(zip(pub["accelerator"], pub["precision"], strict=True))
+        }
+        pk = [peaks[(a, p)] for a, p in zip(pub["accelerator"], pub["precision"], strict=True)]
+        pub["rate"] = pub["efficiency"].to_numpy(dtype=float) * np.asarray(pk)
+    else:
+        pub["rate"] = pub["measured_tps"]
+    moe = pub["moe"] if "moe" in pub else pd.Series(False, index=pub.index)
+    pub["family"] = np.where(moe.to_numpy(dtype=bool), "MoE", "dense")
+    keys = ["source", "accelerator", "model", "n_gpus", "seq_len", "family", "vendor"]
+    best = pub.groupby([*keys, "precision"], as_index=False)["rate"].max()
+    wide = best.pivot_table(index=keys, columns="precision", values="rate")
+    out: dict[str, float] = {}
+    notes = []
+
+    def pick(r: pd.Series, who: str) -> tuple[pd.Series, str]:
+        r = r[r.index.get_level_values("vendor") == who]
+        fam = r.index.get_level_values("family")
+        dense = r[fam == "dense"]
+        return (dense, "dense") if len(dense) else (r, "MoE")
+
+    for prec, num, den in (("bf16", "bf16", "fp8"), ("fp4", "fp4", "fp8")):
+        ratios = (
+            (wide[num] / wide[den]).dropna()
+            if num in wide and den in wide
+            else pd.Series(dtype=float, index=pd.MultiIndex.from_tuples([], names=keys))
+        )
+        mine, fam_m = pick(ratios, vendor)
+        nv, fam_n = pick(ratios, "NVIDIA")
+        if len(mine):
+            out[prec] = float(np.exp(np.log(mine).mean()))
+            notes.append(f"{prec} measured ({len(mine)} {fam_m} pairs)")
+        elif len(nv):
+            r = float(np.exp(np.log(nv).mean()))
+            if prec == "bf16" and vendor == "AMD":
+                r = 1.0 / (AMD_FP8_SPEEDUP_RELATIVE / r)
+            out[prec] = r
+            notes.append(f"{prec} from NVIDIA's {len(nv)} {fam_n} pairs")
+        else:
+            notes.append(f"{prec} assumed")
+    return out, "; ".join(notes)
+
+
+def _fp8_equivalent(fitted: pd.DataFrame, specs: pd.DataFrame | None) -> pd.DataFrame:
+    # log efficiency converted to FP8-relative terms with each vendor's speedups
+    ok = fitted.loc[np.isfinite(fitted["efficiency"])].copy()
+    speed = {v: measured_speedups(fitted, v)[0] for v in ok["vendor"].unique()}
+    factors = [
+        precision_factor(spec_row(a, specs), p, speed[v])
+        for a, p, v in zip(ok["accelerator"], ok["precision"], ok["vendor"], strict=True)
+    ]
+    ok["x"] = np.log(ok["efficiency"].to_numpy() / np.asarray(factors))
+    # one cell per accelerator x model x kind x origin: many submissions of one cell (H100
+    # LoRA has dozens) must not outweigh a cell with one published row
+    return ok.groupby(
+        ["vendor", "generation", "kind", "accelerator", "model", "origin"], as_index=False
+    )["x"].mean()
+
+
+def estimate_efficiency(
+    fitted: pd.DataFrame,
+    spec: Mapping[str, Any],
+    *,
+    kind: str,
+    precision: str,
+    specs: pd.DataFrame | None = None,
+) -> tuple[float, str]:
+    """Efficiency (fraction of ``precision`` peak) for a part from fitted rows, and its source.
+
+    In FP8-equivalent log efficiency: the part's own cells shrunk toward its vendor x
+    generation mean, that toward the vendor's mean, that toward the mean of all cells
+    (:data:`SHRINK_CELLS` pseudo-cells at each level); cells of the other kind count with
+    :data:`OTHER_KIND_WEIGHT` after the measured pre-training/LoRA offset (the mean gap of the
+    vendor x generation groups that have both). Then converted to ``precision`` with
+    :func:`precision_factor` and the vendor's :func:`measured_speedups`.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown workload kind {kind!r}; allowed: 'pretrain', 'lora'")
+    cells = _fp8_equivalent(fitted, specs)
+    if cells.empty:
+        raise ValueError("no fitted training rows to estimate an efficiency from")
+    vendor, gen = spec.get("vendor"), generation_of(spec)
+    by = cells.groupby(["vendor", "generation", "kind"])["x"].mean().unstack("kind")
+    gaps = (by.get("pretrain") - by.get("lora")).dropna() if set(KINDS) <= set(by) else []
+    offset = float(np.mean(gaps)) if len(gaps) else 0.0
+    sign = np.where(cells["kind"] == kind, 0.0, np.where(kind == "pretrain", 1.0, -1.0))
+    x_adj = cells["x"].to_numpy() + sign * offset
+    w = np.where(cells["kind"] == kind, 1.0, OTHER_KIND_WEIGHT)
+    k = SHRINK_CELLS
+    m0 = float(np.average(x_adj, weights=w))
+    mv_mask = (cells["vendor"] == vendor).to_numpy()
+    m_v = (np.sum(w[mv_mask] * x_adj[mv_mask]) + k * m0) / (w[mv_mask].sum() + k)
+    g_mask = mv_mask & (cells["generation"] == gen).to_numpy()
+    m_g = (np.sum(w[g_mask] * x_adj[g_mask]) + k * m_v) / (w[g_mask].sum() + k)
+    # the part itself last: MI325X is an MI300X with more HBM and power, and runs faster
+    a_mask = g_mask & (cells["accelerator"] == spec.get("accelerator")).to_numpy()
+    x = (np.sum(w[a_mask] * x_adj[a_mask]) + k * m_g) / (w[a_mask].sum() + k)
+    speed, speed_note = measured_speedups(fitted, str(vendor))
+    e = math.exp(x) * precision_factor(spec, precision, speed)
+    n_own = int((g_mask & (cells["kind"] == kind).to_numpy()).sum())
+    n_oth = int(g_mask.sum()) - n_own
+    n_v = int(mv_mask.sum())
+    source = (
+        f"{vendor} {gen} {kind}: {n_own} own cells, {n_oth} of the other kind, shrunk to "
+        f"{n_v} {vendor} cells; {speed_note}"
+    )
+    return min(MAX_EFFICIENCY, e), source
+
+
+#: Per-process cache of the default v2 calibration: (data cache generation, fitted rows).
+_FITTED: dict[str, tuple[int, pd.DataFrame]] = {}
+
+
+def fitted_observations() -> pd.DataFrame:
+    """The project's observations with fitted efficiencies (cached per process; a copy)."""
+    return _fitted_cached().copy()
+
+
+def _fitted_cached() -> pd.DataFrame:
+    gen = _generation()
+    hit = _FITTED.get("default")
+    if hit is None or hit[0] != gen:
+        hit = (gen, fit_row_efficiencies(training_observations()))
+        _FITTED["default"] = hit
+    return hit[1]
+
+
+def pretrain_efficiency(
+    accelerator: str,
+    precision: str,
+    *,
+    kind: str = "pretrain",
+    fitted: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+) -> tuple[float, str]:
+    """Pooled efficiency for a part's pre-training (or LoRA) at ``precision``, and its source."""
+    fitted = _fitted_cached() if fitted is None else fitted
+    return estimate_efficiency(
+        fitted, spec_row(accelerator, specs), kind=kind, precision=precision, specs=specs
+    )

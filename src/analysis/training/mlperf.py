@@ -1,0 +1,393 @@
+"""MLPerf Training: batch policy, tokens to converge, per-benchmark fits and predictions.
+
+Analytical decisions: MLPerf reports time to train, so tokens come from the reference
+convergence points at the policy batch (:func:`mlperf_batch_size`); every v4.0-v5.0 LLM
+submission is modelled at FP8; the per-accelerator x benchmark fit (at the smallest count of
+at least one node) predicts the other counts of the same pair (``validate_against_mlperf``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.training.model import (
+    BENCHMARKS,
+    FP4_OVER_FP8_SPEEDUP,
+    FP8_OVER_BF16_SPEEDUP,
+    MLPERF_PRECISION,
+    NODE_GPUS,
+    _benchmark,
+    _check_precision,
+    _generation,
+    _load_mlperf,
+    _load_specs,
+    model_arch,
+    spec_row,
+)
+from analysis.training.step import evaluate_layouts
+
+
+def mlperf_batch_size(benchmark: str, n_gpus: int | np.ndarray) -> np.ndarray:
+    """Global batch (sequences) assumed for an MLPerf submission on ``n_gpus`` GPUs.
+
+    >>> [int(mlperf_batch_size("llama2_70b_lora", n)[0]) for n in (8, 1024)]
+    [8, 128]
+    >>> int(mlperf_batch_size("llama2_70b_lora", 64)[0])
+    32
+    """
+    bm = _benchmark(benchmark)
+    raw = np.atleast_1d(np.asarray(n_gpus, dtype=float)) * bm.seqs_per_gpu
+    return np.clip(np.round(raw), bm.rcp_batch[0], bm.rcp_batch[-1])
+
+
+def mlperf_tokens(benchmark: str, batch_seqs: np.ndarray | float) -> np.ndarray:
+    """Tokens to converge at a global batch: log-log interpolation of the RCP means."""
+    bm = _benchmark(benchmark)
+    x = np.log(np.atleast_1d(np.asarray(batch_seqs, dtype=float)))
+    return np.exp(np.interp(x, np.log(bm.rcp_batch), np.log(bm.rcp_tokens)))
+
+
+def _mlperf_layouts(
+    spec: Mapping[str, Any],
+    arch: Mapping[str, float],
+    benchmark: str,
+    n_gpus: np.ndarray,
+    efficiency: float | np.ndarray,
+    precision: str,
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    # The benchmark's global batch (:func:`mlperf_batch_size`) and its best layouts.
+    bm = _benchmark(benchmark)
+    b = mlperf_batch_size(benchmark, n_gpus)
+    res = evaluate_layouts(
+        spec,
+        arch,
+        n_gpus,
+        precision=precision,
+        seq_len=bm.seq_len,
+        batch_seqs=b,
+        efficiency=efficiency,
+        lora=bm.lora,
+    )
+    return b, res
+
+
+def _mlperf_minutes(
+    spec: Mapping[str, Any],
+    arch: Mapping[str, float],
+    benchmark: str,
+    n_gpus: np.ndarray,
+    efficiency: float | np.ndarray,
+    precision: str,
+) -> np.ndarray:
+    b, res = _mlperf_layouts(spec, arch, benchmark, n_gpus, efficiency, precision)
+    thr = res["tokens_per_s_per_gpu"] * np.asarray(n_gpus, dtype=float)
+    return mlperf_tokens(benchmark, b) / thr / 60.0
+
+
+#: Root search of the calibration: candidate efficiencies per vectorized call and rounds.
+#: Each round narrows the bracket 64-fold; 9 rounds reach 64**-9 = 2**-54 of the initial
+#: log-space bracket (as fine as 50+ bisection steps) in 10 model calls instead of 51.
+_FIT_POINTS, _FIT_ROUNDS = 63, 9
+
+
+def _fit_one(
+    spec: Mapping[str, Any],
+    arch: Mapping[str, float],
+    benchmark: str,
+    n: int,
+    minutes: float,
+    precision: str,
+) -> float:
+    """Efficiency at which the model reproduces ``minutes`` (bracketing search in log space).
+
+    Predicted time falls strictly monotonically with efficiency, so the root is unique; each
+    round evaluates :data:`_FIT_POINTS` efficiencies across the bracket in one vectorized
+    call and keeps the sub-interval where the prediction crosses ``minutes``. Roots outside
+    [0.01, 3] converge to the nearer bound.
+    """
+    lo, hi = math.log(0.01), math.log(3.0)
+    counts = np.full(_FIT_POINTS, int(n))
+
+    def pred(log_e: np.ndarray) -> np.ndarray:
+        v = _mlperf_minutes(spec, arch, benchmark, counts[: len(log_e)], np.exp(log_e), precision)
+        return np.where(np.isfinite(v), v, math.inf)
+
+    if not math.isfinite(pred(np.array([hi]))[0]):
+        return math.nan  # infeasible at this count whatever the efficiency
+    steps = np.arange(1, _FIT_POINTS + 1) / (_FIT_POINTS + 1)
+    for _ in range(_FIT_ROUNDS):
+        grid = lo + (hi - lo) * steps
+        above = pred(grid) > minutes  # True below the root (too slow), then False
+        k = int(np.argmin(above)) if not above.all() else _FIT_POINTS
+        lo, hi = (grid[k - 1] if k > 0 else lo), (grid[k] if k < _FIT_POINTS else hi)
+    return math.exp(0.5 * (lo + hi))
+
+
+def mlperf_rows(mlperf: pd.DataFrame | None = None) -> pd.DataFrame:
+    """MLPerf Training rows the model uses: canonical accelerator, known benchmark, a time."""
+    df = _load_mlperf() if mlperf is None else mlperf
+    keep = (
+        df["accelerator"].notna()
+        & (df["accelerator"].astype(str) != "")
+        & df["benchmark"].isin(list(BENCHMARKS))
+        & df["time_to_train_min"].notna()
+    )
+    if "division" in df.columns:
+        keep &= df["division"] == "closed"
+    out = df.loc[
+        keep,
+        [
+            "round",
+            "submitter",
+            "system",
+            "accelerator",
+            "vendor",
+            "benchmark",
+            "total_accelerators",
+            "time_to_train_min",
+        ],
+    ].copy()
+    out = out.rename(columns={"total_accelerators": "n_gpus", "time_to_train_min": "measured_min"})
+    out["n_gpus"] = out["n_gpus"].astype(int)
+    out["measured_min"] = out["measured_min"].astype(float)
+    return out.reset_index(drop=True)
+
+
+def fit_efficiencies(
+    mlperf: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Fitted compute efficiency per accelerator and benchmark at its calibration count.
+
+    The calibration count is the smallest submitted count of at least one node
+    (:data:`NODE_GPUS`), else the smallest submitted count. With every argument ``None``
+    (the project's own tables) the fit runs once per process (until
+    :func:`analysis.data.clear_cache`) and callers get a copy.
+
+    Columns: accelerator, vendor, benchmark, n_gpus, n_submissions, measured_min (median
+    there), efficiency (fraction of FP8 peak while computing), mfu (achieved end-to-end
+    model FLOPs utilization at that point, FP8 peak).
+    """
+    if mlperf is None and specs is None and models is None:
+        return _fits_cached().copy()
+    return _fit_efficiencies(mlperf, specs, models)
+
+
+def _fit_efficiencies(
+    mlperf: pd.DataFrame | None, specs: pd.DataFrame | None, models: pd.DataFrame | None
+) -> pd.DataFrame:
+    rows = mlperf_rows(mlperf)
+    specs = _load_specs() if specs is None else specs
+    out = []
+    for (acc, bench), grp in rows.groupby(["accelerator", "benchmark"], sort=True):
+        counts = grp["n_gpus"]
+        n0 = int(counts[counts >= NODE_GPUS].min() if (counts >= NODE_GPUS).any() else counts.min())
+        at = grp.loc[grp["n_gpus"] == n0, "measured_min"]
+        spec = spec_row(str(acc), specs)
+        arch = model_arch(_benchmark(str(bench)).model, models)
+        t = float(at.median())
+        e = _fit_one(spec, arch, str(bench), n0, t, MLPERF_PRECISION)
+        mfu = math.nan
+        if math.isfinite(e):
+            _, res = _mlperf_layouts(spec, arch, str(bench), np.array([n0]), e, MLPERF_PRECISION)
+            mfu = float(res["mfu"][0])
+        out.append(
+            {
+                "accelerator": acc,
+                "vendor": grp["vendor"].iloc[0],
+                "benchmark": bench,
+                "n_gpus": n0,
+                "n_submissions": len(at),
+                "measured_min": t,
+                "efficiency": e,
+                "mfu": mfu,
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def _precision_factor(precision: str) -> float:
+    """Efficiency at ``precision`` relative to the FP8-relative fitted efficiency."""
+    _check_precision(precision)
+    if precision == "bf16":
+        return 2.0 / FP8_OVER_BF16_SPEEDUP
+    if precision == "fp4":
+        return FP4_OVER_FP8_SPEEDUP / 2.0
+    return 1.0
+
+
+#: Per-process cache of the default calibration: (data cache generation, fits).
+_FITS: dict[str, tuple[int, pd.DataFrame]] = {}
+
+
+def _fits_cached() -> pd.DataFrame:
+    """The default calibration (shared frame: do not modify), fitted once per process."""
+    gen = _generation()
+    hit = _FITS.get("default")
+    if hit is None or hit[0] != gen:
+        hit = (gen, _fit_efficiencies(None, None, None))
+        _FITS["default"] = hit
+    return hit[1]
+
+
+def predict_mlperf(
+    accelerator: str,
+    benchmark: str,
+    n_gpus: int,
+    *,
+    precision: str = MLPERF_PRECISION,
+    fits: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+) -> float:
+    """Predicted MLPerf Training time to train in minutes on ``n_gpus`` accelerators."""
+    # the pooled fallback lives in calibration, which builds on this module's fits
+    from analysis.training.calibration import resolve_efficiency
+
+    bm = _benchmark(benchmark)
+    spec = spec_row(accelerator, specs)
+    arch = model_arch(bm.model, models)
+    fits = _fits_cached() if fits is None else fits
+    own = fits.loc[
+        (fits["accelerator"] == accelerator)
+        & (fits["benchmark"] == benchmark)
+        & np.isfinite(fits["efficiency"]),
+        "efficiency",
+    ]
+    if len(own):
+        eff = float(own.iloc[0]) * _precision_factor(precision)
+    else:
+        eff, _ = resolve_efficiency(
+            accelerator, kind="lora" if bm.lora else "pretrain", precision=precision, fits=fits
+        )
+    counts = np.array([int(n_gpus)])
+    minutes = _mlperf_minutes(spec, arch, benchmark, counts, eff, precision)[0]
+    if not np.isfinite(minutes):
+        _, res = _mlperf_layouts(spec, arch, benchmark, counts, eff, precision)
+        raise ValueError(
+            f"{benchmark} on {n_gpus} x {accelerator} is infeasible: {res['reason'][0]}"
+        )
+    return float(minutes)
+
+
+def validate_against_mlperf(
+    mlperf: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Held-out predictions: every submission at a GPU count other than the calibration one.
+
+    Columns: round, accelerator, vendor, benchmark, n_gpus, measured_min, predicted_min,
+    err_pct (signed, predicted vs measured), holdout (True for held-out rows; the
+    calibration rows are included with holdout=False for reference), submitter, system,
+    measured_scaling / predicted_scaling (per-GPU throughput relative to the calibration
+    point).
+    """
+    rows = mlperf_rows(mlperf)
+    fits = fit_efficiencies(mlperf=mlperf, specs=specs, models=models)
+    # One vectorized model call per (accelerator, benchmark): every submitted count and the
+    # calibration count at the fitted efficiency (what predict_mlperf computes one by one).
+    fitted = {
+        (f.accelerator, f.benchmark): f
+        for f in fits.itertuples(index=False)
+        if np.isfinite(f.efficiency)
+    }
+    predicted: dict[tuple[str, str], dict[int, float]] = {}
+    for (acc, bench), grp in rows.groupby(["accelerator", "benchmark"], sort=False):
+        fr = fitted.get((acc, bench))
+        if fr is None:
+            continue
+        counts = np.array(sorted(set(grp["n_gpus"].astype(int)) | {int(fr.n_gpus)}))
+        eff = float(fr.efficiency) * _precision_factor(MLPERF_PRECISION)
+        minutes = _mlperf_minutes(
+            spec_row(str(acc), specs),
+            model_arch(_benchmark(str(bench)).model, models),
+            str(bench),
+            counts,
+            eff,
+            MLPERF_PRECISION,
+        )
+        predicted[(acc, bench)] = {
+            int(c): float(m) if np.isfinite(m) else math.nan
+            for c, m in zip(counts, minutes, strict=True)
+        }
+    out = []
+    for r in rows.itertuples(index=False):
+        fr = fitted.get((r.accelerator, r.benchmark))
+        if fr is None:
+            continue
+        by_n = predicted[(r.accelerator, r.benchmark)]
+        pred = by_n[int(r.n_gpus)]
+        t0_pred = by_n[int(fr.n_gpus)]
+        n_ratio = r.n_gpus / fr.n_gpus
+        out.append(
+            {
+                "round": r.round,
+                "accelerator": r.accelerator,
+                "vendor": r.vendor,
+                "benchmark": r.benchmark,
+                "n_gpus": r.n_gpus,
+                "measured_min": r.measured_min,
+                "predicted_min": pred,
+                "err_pct": 100.0 * (pred - r.measured_min) / r.measured_min,
+                "holdout": bool(r.n_gpus != fr.n_gpus),
+                "submitter": r.submitter,
+                "system": r.system,
+                "calibration_n_gpus": int(fr.n_gpus),
+                "measured_scaling": fr.measured_min / (r.measured_min * n_ratio),
+                "predicted_scaling": t0_pred / (pred * n_ratio),
+            }
+        )
+    df = pd.DataFrame(out)
+    return df.sort_values(["benchmark", "accelerator", "n_gpus", "round"]).reset_index(drop=True)
+
+
+def validation_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Median absolute error (%) of the held-out predictions, per vendor and overall."""
+    held = df.loc[df["holdout"] & df["err_pct"].notna()]
+    groups = [*held.groupby("vendor", sort=True), ("overall", held)]
+    # the median of no rows is NaN, so an empty hold-out set gives an overall row of NaN
+    return pd.DataFrame(
+        [
+            {
+                "group": name,
+                "n": len(g),
+                "median_abs_err_pct": float(g["err_pct"].abs().median()),
+                "median_err_pct": float(g["err_pct"].median()),
+            }
+            for name, g in groups
+        ]
+    )
+
+
+def overall_error(summary: pd.DataFrame) -> float:
+    """The overall median absolute error (%) of a :func:`validation_summary` table.
+
+    The headline figure quoted next to the training winner; NaN when the table has no
+    ``overall`` row.
+
+    >>> s = pd.DataFrame({"group": ["AMD", "overall"], "median_abs_err_pct": [20.0, 12.5]})
+    >>> overall_error(s)
+    12.5
+    """
+    overall = summary.loc[summary["group"] == "overall", "median_abs_err_pct"]
+    return float(overall.iloc[0]) if len(overall) else math.nan
+
+
+def validation_detail(df: pd.DataFrame) -> pd.DataFrame:
+    """Held-out errors per benchmark and accelerator: rows, median signed and absolute error.
+
+    Signed error is positive when the model is too slow (predicted time above measured).
+    """
+    held = df.loc[df["holdout"] & df["err_pct"].notna()]
+    return held.groupby(["benchmark", "accelerator", "vendor"], as_index=False).agg(
+        rows=("err_pct", "size"),
+        median_err_pct=("err_pct", "median"),
+        median_abs_err_pct=("err_pct", lambda s: s.abs().median()),
+    )

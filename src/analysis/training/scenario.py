@@ -1,0 +1,381 @@
+"""The scenario's training job: evaluation, winner, what-ifs, key results, bench cases.
+
+Analytical decisions: a scenario's job uses the part's pooled pre-training efficiency at the
+scenario's precision; its scaling efficiency is strong scaling against the part's
+unconstrained reference, uncapped, with the limiting term named; the what-ifs change one
+interconnect property of every candidate at the cluster size.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+
+from analysis import ids
+from analysis.training.calibration import clear_caches, fitted_observations, resolve_efficiency
+from analysis.training.mlperf import _fits_cached, fit_efficiencies, validate_against_mlperf
+from analysis.training.model import (
+    CURVE_GPU_COUNTS,
+    _load_models,
+    _load_specs,
+    model_arch,
+    spec_row,
+)
+from analysis.training.scaling import (
+    _baseline_counts,
+    _limit_names,
+    reference_throughput,
+    scaling_curve,
+    scaling_study,
+)
+from analysis.training.validation import validate_training_model
+
+
+def evaluate_training(
+    sc: Any,
+    *,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    fits: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """One row per accelerator in ``sc.accelerators`` for the scenario's training job.
+
+    Columns (contracts.md): accelerator, vendor, status, n_gpus, feasible, layout, mfu,
+    scaling_efficiency, tokens_per_s_per_gpu, time_to_train_hours, gpu_hours, reason; plus
+    efficiency and mfu_source (where the efficiency comes from).
+    """
+    tr = sc.training
+    specs = _load_specs() if specs is None else specs
+    counts = _baseline_counts(tr.cluster_gpus)
+    out = []
+    for acc in sc.accelerators:
+        spec = spec_row(acc, specs)
+        eff, source = resolve_efficiency(acc, kind="pretrain", precision=tr.precision, fits=fits)
+        df = scaling_curve(
+            acc,
+            tr.model,
+            precision=tr.precision,
+            gpu_counts=counts,
+            seq_len=tr.seq_len,
+            global_batch_tokens=tr.global_batch_tokens,
+            efficiency=eff,
+            specs=specs,
+            models=models,
+            fits=fits,
+        )
+        at = df.loc[df["n_gpus"] == tr.cluster_gpus]
+        row = at.iloc[0]
+        thr = float(row["tokens_per_s_per_gpu"]) if row["feasible"] else math.nan
+        # scaling efficiency against the unconstrained per-GPU reference (uncapped), and the
+        # overhead term that costs the most there
+        ref = reference_throughput(
+            spec,
+            model_arch(tr.model, models),
+            precision=tr.precision,
+            seq_len=tr.seq_len,
+            efficiency=eff,
+        )
+        limit = _limit_names(at, 1.0 / ref)[0]
+        hours = tr.tokens / (thr * tr.cluster_gpus) / 3600.0 if row["feasible"] else math.nan
+        out.append(
+            {
+                "accelerator": acc,
+                "vendor": spec.get("vendor"),
+                "status": spec.get("status"),
+                "n_gpus": tr.cluster_gpus,
+                "feasible": bool(row["feasible"]),
+                "layout": row["layout"],
+                "mfu": float(row["mfu"]),
+                "scaling_efficiency": thr / ref,
+                "limit": limit if row["feasible"] else "",
+                "tokens_per_s_per_gpu": thr,
+                "time_to_train_hours": hours,
+                "gpu_hours": hours * tr.cluster_gpus,
+                "reason": row["reason"],
+                "efficiency": eff,
+                "mfu_source": source,
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def training_winner(ev: pd.DataFrame) -> dict[str, Any]:
+    """Shipping winner (shortest time to train) and its margin over the other vendor's best.
+
+    ``margin_pct`` = winner's tokens/s per GPU over the best feasible shipping part of the
+    other vendor, minus 100 (NaN when the other vendor has none).
+    """
+    ship = ev.loc[(ev["status"] == "shipping") & ev["feasible"]]
+    if ship.empty:
+        return {"winner": "", "vendor": "", "margin_pct": math.nan}
+    best = ship.sort_values(["time_to_train_hours", "accelerator"]).iloc[0]
+    other = ship.loc[ship["vendor"] != best["vendor"]]
+    margin = (
+        100.0 * (best["tokens_per_s_per_gpu"] / other["tokens_per_s_per_gpu"].max() - 1.0)
+        if len(other)
+        else math.nan
+    )
+    return {"winner": best["accelerator"], "vendor": best["vendor"], "margin_pct": margin}
+
+
+#: What-ifs that isolate the article's interconnect claims (seed article): NVLink 6
+#: "3.6 TB/s per GPU" belongs to Vera Rubin (announced), "UALink 300 GB/s" is not a shipping
+#: MI3xx figure; scale-up domain 8 vs 72; scale-out 400 vs 800 Gb/s per GPU.
+WHAT_IFS: tuple[tuple[str, dict[str, float]], ...] = (
+    ("as shipped", {}),
+    ("scale-up domain 8", {"scaleup_domain_gpus": 8}),
+    ("scale-up domain 72", {"scaleup_domain_gpus": 72}),
+    ("scale-up 3.6 TB/s (NVLink 6 claim)", {"scaleup_bw_gbps": 3600}),
+    ("scale-up 300 GB/s (article's UALink figure)", {"scaleup_bw_gbps": 300}),
+    ("scale-out 400 Gb/s", {"scaleout_gbps_per_gpu": 400}),
+    ("scale-out 800 Gb/s", {"scaleout_gbps_per_gpu": 800}),
+)
+
+
+def what_if_table(
+    sc: Any,
+    *,
+    n_gpus: int | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    fits: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Tokens/s per GPU and time to train under each interconnect what-if, per candidate.
+
+    Columns: accelerator, vendor, what_if, feasible, tokens_per_s_per_gpu,
+    time_to_train_hours, change_pct (throughput vs as shipped), layout.
+    """
+    tr = sc.training
+    n = int(n_gpus or tr.cluster_gpus)
+    specs = _load_specs() if specs is None else specs
+    out = []
+    for acc in sc.accelerators:
+        spec = spec_row(acc, specs)
+        eff, _ = resolve_efficiency(acc, kind="pretrain", precision=tr.precision, fits=fits)
+        base = math.nan
+        for name, ov in WHAT_IFS:
+            df = scaling_curve(
+                acc,
+                tr.model,
+                precision=tr.precision,
+                gpu_counts=[n],
+                seq_len=tr.seq_len,
+                global_batch_tokens=tr.global_batch_tokens,
+                efficiency=eff,
+                spec_overrides=ov,
+                specs=specs,
+                models=models,
+            )
+            r = df.iloc[0]
+            thr = float(r["tokens_per_s_per_gpu"])
+            if not ov:
+                base = thr
+            out.append(
+                {
+                    "accelerator": acc,
+                    "vendor": spec.get("vendor"),
+                    "what_if": name,
+                    "feasible": bool(r["feasible"]),
+                    "tokens_per_s_per_gpu": thr,
+                    "time_to_train_hours": tr.tokens / (thr * n) / 3600.0,
+                    "change_pct": 100.0 * (thr / base - 1.0),
+                    "layout": r["layout"],
+                }
+            )
+    return pd.DataFrame(out)
+
+
+def scaling_curves(
+    sc: Any,
+    *,
+    gpu_counts: tuple[int, ...] = CURVE_GPU_COUNTS,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    fits: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Scaling curves (one node to 16,384 GPUs) for every accelerator of the scenario."""
+    tr = sc.training
+    specs = _load_specs() if specs is None else specs
+    frames = []
+    for acc in sc.accelerators:
+        eff, _ = resolve_efficiency(acc, kind="pretrain", precision=tr.precision, fits=fits)
+        df = scaling_curve(
+            acc,
+            tr.model,
+            precision=tr.precision,
+            gpu_counts=gpu_counts,
+            seq_len=tr.seq_len,
+            global_batch_tokens=tr.global_batch_tokens,
+            efficiency=eff,
+            specs=specs,
+            models=models,
+        )
+        spec = spec_row(acc, specs)
+        df.insert(1, "vendor", spec.get("vendor"))
+        df.insert(2, "status", spec.get("status"))
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def throughput_ratio_table(curves: pd.DataFrame) -> pd.DataFrame:
+    """The uncapped throughput ratio of :func:`scaling_curves`: GPU counts x accelerators.
+
+    One row per GPU count (ascending), one column per accelerator (alphabetical); a part
+    with no feasible count at all has no column. Values above 1 are memory relief, not
+    scaling (the plotted efficiency is min(1, ratio)).
+
+    >>> c = pd.DataFrame({"n_gpus": [8, 16, 8, 16], "accelerator": ["B", "B", "A", "A"],
+    ...                   "throughput_ratio": [1.0, 0.9, 1.0, 1.1]})
+    >>> throughput_ratio_table(c).to_dict("index")
+    {8: {'A': 1.0, 'B': 1.0}, 16: {'A': 1.1, 'B': 0.9}}
+    """
+    return curves.pivot_table(index="n_gpus", columns="accelerator", values="throughput_ratio")
+
+
+def what_if_matrix(what_ifs: pd.DataFrame) -> pd.DataFrame:
+    """Throughput change (%) vs as shipped of :func:`what_if_table`: accelerators x what-ifs.
+
+    One row per accelerator, one column per what-if (both alphabetical).
+
+    >>> w = pd.DataFrame({"accelerator": ["H200", "H200"],
+    ...                   "what_if": ["as shipped", "scale-out 400 Gb/s"],
+    ...                   "change_pct": [0.0, -2.5]})
+    >>> what_if_matrix(w).to_dict("index")
+    {'H200': {'as shipped': 0.0, 'scale-out 400 Gb/s': -2.5}}
+    """
+    return what_ifs.pivot_table(index="accelerator", columns="what_if", values="change_pct")
+
+
+def scaling_studies(
+    sc: Any, *, specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """:func:`scaling_study` for every accelerator of the scenario (vendor and status added)."""
+    tr = sc.training
+    frames = []
+    for acc in sc.accelerators:
+        spec = spec_row(acc, specs)
+        df = scaling_study(
+            acc,
+            tr.model,
+            precision=tr.precision,
+            seq_len=tr.seq_len,
+            global_batch_tokens=tr.global_batch_tokens,
+            cluster_gpus=tr.cluster_gpus,
+            specs=specs,
+            models=models,
+        )
+        df.insert(1, "vendor", spec.get("vendor"))
+        df.insert(2, "status", spec.get("status"))
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
+    """``make bench`` cases: (name, callable, target seconds)."""
+    from analysis import params, paths
+
+    sc = params.load_scenario(paths.DEFAULT_PARAMS)
+    specs, models, fits = _load_specs(), _load_models(), _fits_cached()
+    present = set(specs["accelerator"])
+    accs = tuple(a for a in ids.ACCELERATORS if a in present)
+
+    def curves_all() -> object:
+        return [
+            scaling_curve(
+                a,
+                sc.training.model,
+                precision=sc.training.precision,
+                specs=specs,
+                models=models,
+                fits=fits,
+            )
+            for a in accs
+        ]
+
+    def cold(fn: Callable[[], object]) -> Callable[[], object]:
+        # What a fresh chapter kernel pays: calibration and lookups recomputed.
+        def run() -> object:
+            clear_caches()
+            return fn()
+
+        return run
+
+    return [
+        ("training: scaling curves, all accelerators x 12 GPU counts", curves_all, 0.5),
+        (
+            "training: evaluate_training(default scenario)",
+            lambda: evaluate_training(sc, specs=specs, models=models, fits=fits),
+            0.5,
+        ),
+        (
+            "training: evaluate_training(default scenario), cold (calibration included)",
+            cold(lambda: evaluate_training(sc)),
+            0.5,
+        ),
+        ("training: fit_efficiencies() (MLPerf calibration), cold", cold(fit_efficiencies), 0.5),
+        # v2: per-row fits of every MLPerf and published row, then three hold-out schemes
+        ("training: fitted_observations(), cold (v2 calibration)", cold(fitted_observations), 2.0),
+        ("training: validate_training_model(), calibration cached", validate_training_model, 2.0),
+        (
+            "training: validate_against_mlperf(), cold (calibration included)",
+            cold(validate_against_mlperf),
+            0.5,
+        ),
+        ("training: validate_against_mlperf(), calibration cached", validate_against_mlperf, 0.2),
+        (
+            "training: what_if_table(default scenario)",
+            lambda: what_if_table(sc, specs=specs, models=models, fits=fits),
+            0.5,
+        ),
+    ]
+
+
+def key_results(
+    ev: pd.DataFrame,
+    summary: pd.DataFrame,
+    curves: pd.DataFrame | None = None,
+    studies: pd.DataFrame | None = None,
+) -> dict[str, Any]:
+    """The chapter's key results (contracts.md, ``20-training-scaling``).
+
+    ``ev`` from :func:`evaluate_training`, ``summary`` from :func:`validation_summary`.
+    ``scaling_eff_{N}_{ACC}`` is the efficiency at the largest count N (16,384 GPUs) so the
+    report shows the scale-out gap beyond the scenario's cluster. With ``studies``
+    (:func:`scaling_studies`) it is the *strong-scaling* efficiency against the part's
+    unconstrained per-GPU reference, uncapped (the same definition as ``scaling_eff_{ACC}``
+    at the cluster size); otherwise, for older callers, the capped ratio of ``curves``
+    (:func:`scaling_curves`). Infeasible candidates get None for their numbers.
+    """
+    out: dict[str, Any] = {}
+    top = None
+    col = "scaling_efficiency"
+    if studies is not None and len(studies):
+        strong = studies.loc[studies["mode"] == "strong"]
+        n_max = int(strong["n_gpus"].max())
+        top = strong.loc[strong["n_gpus"] == n_max].set_index("accelerator")
+        col = "efficiency_vs_reference"
+    elif curves is not None and len(curves):
+        n_max = int(curves["n_gpus"].max())
+        top = curves.loc[curves["n_gpus"] == n_max].set_index("accelerator")
+    for r in ev.itertuples(index=False):
+        ok = bool(r.feasible)
+        out[f"train_hours_{r.accelerator}"] = float(r.time_to_train_hours) if ok else None
+        out[f"train_gpu_hours_{r.accelerator}"] = float(r.gpu_hours) if ok else None
+        out[f"scaling_eff_{r.accelerator}"] = float(r.scaling_efficiency) if ok else None
+        if top is not None:
+            eff = (
+                float(top.at[r.accelerator, col])
+                if r.accelerator in top.index and bool(top.at[r.accelerator, "feasible"])
+                else math.nan
+            )
+            out[f"scaling_eff_{n_max}_{r.accelerator}"] = eff if math.isfinite(eff) else None
+    win = training_winner(ev)
+    out["train_winner"] = win["winner"]
+    out["train_winner_vendor"] = win["vendor"]
+    out["train_margin_pct"] = float(win["margin_pct"])
+    overall = summary.loc[summary["group"] == "overall", "median_abs_err_pct"]
+    out["mlperf_median_err_pct"] = float(overall.iloc[0]) if len(overall) else None
+    return out
