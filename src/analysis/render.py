@@ -375,6 +375,16 @@ QUARTO_TIMEOUT_S = 600
 #: charts, Typst tables). One document each, so numbering, contents and links span chapters.
 QUARTO_HTML_DOC = "report.ipynb"
 QUARTO_PDF_DOC = "report-pdf.ipynb"
+#: The chapters' tables keep their own HTML (``html-table-processing: none``), so they get
+#: their look here: compact, ruled, numbers right-aligned, wide ones scroll in their column.
+QUARTO_TABLE_CSS = (
+    "table.report-table{display:block;max-width:100%;overflow-x:auto;border-collapse:collapse;"
+    "font-size:.85rem;margin:.5rem 0 1rem}"
+    "table.report-table th,table.report-table td{padding:.2rem .5rem;"
+    "border-bottom:1px solid #dee2e6;vertical-align:top}"
+    "table.report-table thead th{border-bottom:2px solid #495057}"
+    "table.report-table td.num{text-align:right;font-variant-numeric:tabular-nums}"
+)
 _DOC_SUBTITLE = "AMD Instinct vs NVIDIA GPU servers for ML training and inference"
 CHAPTER_LINK = re.compile(r"\]\((\d\d-[A-Za-z0-9._-]+)\.ipynb(#[^)\s]*)?\)")
 _INTERNAL_LINK = re.compile(r"\]\(#([^)\s]+)\)")
@@ -551,8 +561,10 @@ def _quarto_format(name: str) -> dict[str, Any]:
 
 
 def _typst_header(footer: str) -> str:
-    """Typst set-up before the body: the footer (renderer, version, page number) on every
-    page, and each chapter (a level-1 heading) starting on a new page."""
+    """Typst set-up before the body: footer on every page, each chapter on a new page.
+
+    The footer names the renderer and the version and carries the page number.
+    """
     return (
         "#set page(footer: context text(size: 8pt, fill: luma(90))["
         f"{_typst_escape(footer)} #h(1fr) Page #counter(page).display()])\n"
@@ -561,8 +573,10 @@ def _typst_header(footer: str) -> str:
 
 
 def _typst_title_page(context: dict[str, Any]) -> str:
-    """The rest of the title page under Quarto's title block (scenario, version, commit,
-    renderer), then the one contents on its own page."""
+    """The rest of the title page, under Quarto's title block, then the one contents.
+
+    Scenario, version, commit and renderer; the contents go on their own page.
+    """
     lines = [
         f"Scenario: {_typst_escape(context['scenario'])}",
         f"Version: {_typst_escape(context['version'])}",
@@ -596,7 +610,9 @@ def write_quarto_project(
     subtitle = f"Scenario {context['scenario']} · version {context['version']}"
     docs: list[tuple[str, Path, str]] = []
     if "html" in formats:
-        (project / "_vega.html").write_text(f"<script>{vega_bundle()}</script>\n", "utf-8")
+        (project / "_vega.html").write_text(
+            f"<script>{vega_bundle()}</script>\n<style>{QUARTO_TABLE_CSS}</style>\n", "utf-8"
+        )
         (project / "_footer.html").write_text(
             f'<footer class="report-footer"><p>{html.escape(footer)}</p></footer>\n', "utf-8"
         )

@@ -245,7 +245,8 @@ def html_tables_to_typst(html: str, known: set[str] | None = None) -> str | None
             f"  columns: {ncols},",
             "  align: left + horizon,",
             "  inset: (x: 3pt, y: 2.5pt),",
-            "  stroke: (x, y) => if y == 0 { (bottom: 0.6pt) } else { (bottom: 0.2pt + luma(200)) },",
+            "  stroke: (x, y) => if y == 0 { (bottom: 0.6pt) }"
+            " else { (bottom: 0.2pt + luma(200)) },",
         ]
         if head:
             cells = ", ".join(_cell_typst(c, styles) for _, row in head for c in row)
