@@ -475,7 +475,9 @@ def _quarto_outputs(
                 )
                 keep["text/markdown"] = _markdown_block("html", html_text)
             else:
-                keep = {k: v for k, v in data.items() if not k.endswith("+json")}
+                keep = {
+                    k: v for k, v in data.items() if not k.endswith("+json") and k != "text/html"
+                }
         else:
             typst = html_tables_to_typst(html_text, known) if html_text else None
             if typst:

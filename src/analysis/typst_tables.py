@@ -71,7 +71,7 @@ def css_by_id(css: str) -> dict[str, dict[str, str]]:
 
 
 def _typst_color(value: str) -> str | None:
-    value = value.strip().split()[0] if value.strip() else ""
+    value = value.strip().removesuffix("!important").strip()
     if _COLOR.match(value):
         return f"rgb({typst_string(value)})"
     m = _RGB.match(value)

@@ -34,7 +34,9 @@ def _pdf_pages(r) -> list[str]:
 
 
 def _flat(text: str) -> str:
-    return re.sub(r"\s+", " ", text)
+    """Whitespace collapsed, typographic quotes as typed (Quarto's smart quotes)."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"')
+    return re.sub(r"\s+", " ", text.replace("\u201d", '"'))
 
 
 def _external_loads(html: str) -> list[str]:
@@ -49,8 +51,12 @@ def _external_loads(html: str) -> list[str]:
 
 
 def _dead_links(html: str) -> list[str]:
-    ids = set(re.findall(r"""\sid\s*=\s*["']([^"']+)["']""", html))
-    return sorted({t for t in re.findall(r'href="#([^"]+)"', html) if t not in ids})
+    from html import unescape
+    from urllib.parse import unquote
+
+    ids = {unescape(i) for i in re.findall(r'\sid="([^"]+)"', html)}
+    hrefs = {unquote(unescape(t)) for t in re.findall(r'href="#([^"]+)"', html)}
+    return sorted(t for t in hrefs if t not in ids)
 
 
 def _chapter_titles(r) -> list[str]:
