@@ -3,10 +3,12 @@
 Analytical decisions taken here:
 
 * Papermill is the only executor; both renderers only render the executed notebooks.
-* Quarto (when ``quarto`` is on PATH) renders each run in its own build folder with a copy
-  of ``_quarto.yml`` (parameterized renders in one project can overwrite each other's
-  figures): one HTML page per chapter plus an index, and one PDF per chapter via
-  ``format: typst``, merged into ``report.pdf``.
+* Quarto (when ``quarto`` is on PATH) renders each run in its own Quarto project in the
+  build folder (parameterized renders in one project can overwrite each other's figures),
+  as ONE document per format built from every chapter: one HTML page and one PDF (Typst)
+  with a title page, one contents, continuous page and figure numbers, cross-chapter
+  links that resolve and the footer on every page. Outputs are prepared per format so
+  that Quarto neither loads require.js/jQuery from a CDN nor runs a subprocess per table.
 * The fallback renders one ``index.html`` with every chapter in order (nbconvert, a
   template extending ``lab``): the Vega bundle is inlined once, nothing is fetched from any
   host, code is folded in ``<details>``, ``parameters`` cells are hidden. The PDF is headless
