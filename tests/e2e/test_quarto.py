@@ -55,8 +55,9 @@ def _dead_links(html: str) -> list[str]:
     from urllib.parse import unquote
 
     ids = {unescape(i) for i in re.findall(r'\sid="([^"]+)"', html)}
-    hrefs = {unquote(unescape(t)) for t in re.findall(r'href="#([^"]+)"', html)}
-    return sorted(t for t in hrefs if t not in ids)
+    hrefs = {unescape(t) for t in re.findall(r'href="#([^"]+)"', html)}
+    # a browser tries the fragment as written, then percent-decoded (HTML, "indicated part")
+    return sorted(t for t in hrefs if t not in ids and unquote(t) not in ids)
 
 
 def _chapter_titles(r) -> list[str]:
