@@ -598,8 +598,10 @@ def _typst_title_page(context: dict[str, Any]) -> str:
 
 def write_quarto_project(
     executed: list[Path], project: Path, context: dict[str, Any], formats: tuple[str, ...]
-) -> list[tuple[str, Path, str]]:
-    """Write the run's Quarto project into ``project``; return ``(phase, document, output)``.
+) -> list[tuple[str, Path, str, float]]:
+    """Write the run's Quarto project into ``project``.
+
+    Returns ``(phase, document, output name, seconds spent preparing it)`` per format.
 
     The project's ``_quarto.yml`` only sets the project up (render list, no execution);
     each document's front matter carries its format, from ``format.html`` /
@@ -612,7 +614,8 @@ def write_quarto_project(
     project.mkdir(parents=True, exist_ok=True)
     footer = f"Rendered by {context['renderer']} · version {context['version']}"
     subtitle = f"Scenario {context['scenario']} · version {context['version']}"
-    docs: list[tuple[str, Path, str]] = []
+    docs: list[tuple[str, Path, str, float]] = []
+    t = time.perf_counter()
     if "html" in formats:
         (project / "_vega.html").write_text(
             f"<script>{vega_bundle()}</script>\n<style>{QUARTO_TABLE_CSS}</style>\n", "utf-8"
@@ -638,7 +641,8 @@ def write_quarto_project(
             {"title": context["title"], "subtitle": subtitle, "format": {"html": fmt}},
         )
         nbformat.write(nb, project / QUARTO_HTML_DOC)
-        docs.append(("html", project / QUARTO_HTML_DOC, "report.html"))
+        docs.append(("html", project / QUARTO_HTML_DOC, "report.html", time.perf_counter() - t))
+    t = time.perf_counter()
     if "pdf" in formats:
         (project / "_report-header.typ").write_text(_typst_header(footer), "utf-8")
         (project / "_title-page.typ").write_text(_typst_title_page(context), "utf-8")
@@ -658,12 +662,12 @@ def write_quarto_project(
             {"title": context["title"], "subtitle": _DOC_SUBTITLE, "format": {"typst": fmt}},
         )
         nbformat.write(nb, project / QUARTO_PDF_DOC)
-        docs.append(("pdf", project / QUARTO_PDF_DOC, "report-pdf.pdf"))
+        docs.append(("pdf", project / QUARTO_PDF_DOC, "report-pdf.pdf", time.perf_counter() - t))
     config = {
         "project": {
             "type": "default",
             "output-dir": "_output",
-            "render": [doc.name for _, doc, _ in docs],
+            "render": [d[1].name for d in docs],
         },
         "execute": {"enabled": False},
     }
@@ -696,8 +700,8 @@ def render_quarto(
     out_dir.mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
     final = {"html": "index.html", "pdf": "report.pdf"}
-    for phase, doc, produced in docs:
-        t = time.perf_counter()
+    for phase, doc, produced, prepared_s in docs:
+        t = time.perf_counter() - prepared_s  # the phase includes preparing its document
         try:
             proc = subprocess.run(
                 [quarto, "render", doc.name, "--no-execute"],
