@@ -157,14 +157,17 @@ def test_render_quarto_times_each_format_and_copies_one_document_each(tmp_path: 
     exe = _fake_quarto(
         tmp_path,
         'mkdir -p _output; case "$2" in *pdf*) printf "%%PDF" > _output/report-pdf.pdf;; '
-        "*) echo '<html></html>' > _output/report.html;; esac\n",
+        f"*) echo '<html><head>{render.VEGA_PLACEHOLDER}</head></html>' > _output/report.html;; "
+        "esac\n",
     )
     out = tmp_path / "out"
     timings = render.render_quarto(
         [a], tmp_path / "build", out, CONTEXT, ("html", "pdf"), quarto=str(exe)
     )
     assert set(timings) == {"html", "pdf"} and all(v > 0 for v in timings.values())
-    assert (out / "index.html").is_file() and (out / "report.pdf").read_bytes() == b"%PDF"
+    assert (out / "report.pdf").read_bytes() == b"%PDF"
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert render.vega_bundle() in page and render.VEGA_PLACEHOLDER not in page
 
 
 def test_render_quarto_timeout_is_a_clear_error(tmp_path: Path) -> None:
