@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
+from analysis import paths
 from analysis.render import find_chromium
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("report")]
@@ -73,7 +74,11 @@ def _chapter_titles(r) -> list[str]:
 
 def test_quarto_renders_and_books_each_phase(quarto_report) -> None:
     m = json.loads((quarto_report.version_dir / "manifest.json").read_text())
-    assert m["renderer"]["name"] == "quarto" and m["renderer"]["version"].startswith("1.")
+    env = (paths.ROOT / "environment.yml").read_text(encoding="utf-8")
+    pin = re.search(r"^\s*-\s*quarto\s*==?\s*([\d.]+)\s*$", env, re.MULTILINE)
+    assert m["renderer"]["name"] == "quarto"
+    # the Quarto the tests ran with is the one environment.yml gives users
+    assert pin and m["renderer"]["version"] == pin.group(1), "update environment.yml's pin"
     t = m["timings_s"]
     # one quarto call per format: both phases carry their own time, none is lumped in
     assert t["html"] > 0 and t["pdf"] > 0

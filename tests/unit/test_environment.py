@@ -62,3 +62,18 @@ def test_compare_detects_drift() -> None:
         "numpy: in environment.yml, missing from pyproject.toml"
     ]
     assert compare(a, {"pandas": ">=2.1", "numpy": ">=1.26"}) == ["pandas: '>=2.2' vs '>=2.1'"]
+
+
+def environment_quarto_pin() -> str | None:
+    """The exact Quarto version environment.yml pins (``quarto=X.Y.Z``), else None."""
+    env = yaml.safe_load((paths.ROOT / "environment.yml").read_text(encoding="utf-8"))
+    for dep in env["dependencies"]:
+        if isinstance(dep, str) and dep.startswith("quarto"):
+            m = re.fullmatch(r"quarto\s*==?\s*(\d+\.\d+\.\d+)", dep)
+            return m.group(1) if m else None
+    return None
+
+
+def test_environment_pins_one_quarto_release() -> None:
+    # the version tests/e2e/test_quarto.py renders with (it checks the renderer against it)
+    assert environment_quarto_pin() is not None, "environment.yml: pin quarto=X.Y.Z exactly"

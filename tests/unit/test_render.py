@@ -192,3 +192,19 @@ def test_render_quarto_failure_names_the_document(tmp_path: Path) -> None:
         render.render_quarto(
             [a], tmp_path / "build", tmp_path / "out", CONTEXT, ("pdf",), quarto=str(exe)
         )
+
+
+def test_sync_check_flags_a_review_pair_beside_its_notebook(tmp_path: Path) -> None:
+    import shutil
+
+    from analysis import paths
+    from analysis.goldens import sync_notebooks
+
+    folder = tmp_path / "notebooks"
+    (folder / "py").mkdir(parents=True)
+    shutil.copy2(paths.NOTEBOOKS / "10-data.ipynb", folder)
+    shutil.copy2(paths.NOTEBOOKS / "py" / "10-data.py", folder / "py")
+    assert sync_notebooks(check=True, folder=folder) == []
+    shutil.copy2(paths.NOTEBOOKS / "py" / "10-data.py", folder)  # where Quarto skips it
+    (problem,) = sync_notebooks(check=True, folder=folder)
+    assert "notebooks/10-data.py" in problem and "move it to notebooks/py/10-data.py" in problem
