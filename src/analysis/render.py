@@ -389,7 +389,7 @@ QUARTO_TABLE_CSS = (
 )
 #: Where Vega's JS goes in the Quarto HTML (replaced after rendering).
 VEGA_PLACEHOLDER = '<script type="application/x-gpu-report" id="vega-bundle"></script>'
-_DOC_SUBTITLE = "AMD Instinct vs NVIDIA GPU servers for ML training and inference"
+_DOC_SUBTITLE = "Which platform fits ML training and inference, by how much, how sure we are"
 CHAPTER_LINK = re.compile(r"\]\((\d\d-[A-Za-z0-9._-]+)\.ipynb(#[^)\s]*)?\)")
 _INTERNAL_LINK = re.compile(r"\]\(#([^)\s]+)\)")
 _HTML_ID = re.compile(r"""\sid\s*=\s*["']([^"']+)["']""")
