@@ -111,4 +111,4 @@ ingest: $(STAMP) ## Re-extract the MLPerf tables from ../shared/data/mlperf
 	$(PY) -m analysis ingest mlperf --accessed $(MLPERF_ACCESSED) ../shared/data/mlperf/*.json ../shared/data/mlperf/training_llm_time_to_train_v4.0-v5.0.csv
 
 clean: ## Remove build folders (reports/ is kept)
-	rm -rf _build .pytest_cache .ruff_cache
+	rm -rf _build .pytest_cache .ruff_cache _site .quarto

@@ -2,9 +2,11 @@
 
 Analytical decisions taken here:
 
-* Reviewers read the ``py:percent`` pair of each chapter; the pair and the ``.ipynb`` must
-  hold the same cells (compared after a jupytext read of both), and the ``.ipynb`` in
-  ``notebooks/`` carries no outputs.
+* Reviewers read the ``py:percent`` pair of each chapter, kept in ``notebooks/py/`` (jupytext
+  formats ``ipynb,py//py:percent``) rather than beside the ``.ipynb``: Quarto treats an
+  ``.ipynb`` with a same-named ``.py`` next to it as that script's by-product and would not
+  render it. The pair and the ``.ipynb`` must hold the same cells (compared after a
+  jupytext read of both), and the ``.ipynb`` in ``notebooks/`` carries no outputs.
 * Goldens are the chapters executed with ``params/ci.yaml`` (chapters that take
   ``chapter_results`` get the others' key results, as in a report run) and a fixed
   ``run_info``/``previous_results``, so that they are deterministic.
@@ -64,6 +66,9 @@ CHART_HTML_PLACEHOLDER = "<gpu-chart/>"
 NBVAL_KERNEL_START_TIMEOUT = KERNEL_START_TIMEOUT
 #: nbval's messages for a kernel that never started (repeated once, see the module doc).
 KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Timeout waiting for")
+#: jupytext pairing of every chapter: the review pair lives in the ``py/`` subfolder.
+PAIR_FORMATS = "ipynb,py//py:percent"
+PAIR_FOLDER = "py"
 
 
 class GraftError(ValueError):
@@ -87,27 +92,35 @@ def _has_outputs(nb: nbformat.NotebookNode) -> bool:
 
 
 def sync_notebooks(check: bool = False, folder: Path | None = None) -> list[str]:
-    """Keep every ``NN-*.ipynb`` and its ``NN-*.py`` (py:percent) pair in sync.
+    """Keep every ``NN-*.ipynb`` and its ``py/NN-*.py`` (py:percent) pair in sync.
 
     Check mode changes nothing and returns one problem per line: a missing pair, pairs whose
-    cells differ, an ``.ipynb`` with outputs. Otherwise runs ``jupytext --sync`` on each pair
-    (newest wins), creates a missing side, and returns what it could not fix (outputs).
+    cells differ, an ``.ipynb`` with outputs, a review pair left beside its ``.ipynb`` (where
+    Quarto would skip the notebook). Otherwise runs ``jupytext --sync`` on each pair (newest
+    wins), creates a missing side, and returns what it could not fix (outputs, strays).
     """
     import jupytext
 
     folder = folder or paths.NOTEBOOKS
+    pairs = folder / PAIR_FOLDER
     stems = sorted(
         {p.stem for p in folder.glob(CHAPTER_GLOB)}
-        | {p.stem for p in folder.glob(CHAPTER_GLOB.removesuffix(".ipynb") + ".py")}
+        | {p.stem for p in pairs.glob(CHAPTER_GLOB.removesuffix(".ipynb") + ".py")}
     )
-    problems: list[str] = []
+    problems: list[str] = [
+        f"{stray.relative_to(folder.parent)}: a review pair beside its notebook; Quarto then "
+        f"skips {stray.stem}.ipynb as the script's by-product: move it to "
+        f"{(pairs / stray.name).relative_to(folder.parent)}"
+        for stray in sorted(folder.glob(CHAPTER_GLOB.removesuffix(".ipynb") + ".py"))
+        if (folder / f"{stray.stem}.ipynb").exists()
+    ]
     for stem in stems:
-        ipynb, py = folder / f"{stem}.ipynb", folder / f"{stem}.py"
+        ipynb, py = folder / f"{stem}.ipynb", pairs / f"{stem}.py"
         if not check:
             if ipynb.exists() and not py.exists():
-                _jupytext(["--set-formats", "ipynb,py:percent", str(ipynb)])
+                _jupytext(["--set-formats", PAIR_FORMATS, str(ipynb)])
             elif py.exists() and not ipynb.exists():
-                _jupytext(["--set-formats", "ipynb,py:percent", str(py)])
+                _jupytext(["--set-formats", PAIR_FORMATS, str(py)])
             else:
                 _jupytext(["--sync", str(ipynb)])
         if not ipynb.exists() or not py.exists():
@@ -117,7 +130,8 @@ def sync_notebooks(check: bool = False, folder: Path | None = None) -> list[str]
         a, b = jupytext.read(ipynb), jupytext.read(py)
         if _cells_signature(a) != _cells_signature(b):
             problems.append(
-                f"{ipynb.name} and {py.name} differ: run `make sync` (jupytext --sync, newest wins)"
+                f"{ipynb.name} and {PAIR_FOLDER}/{py.name} differ: run `make sync` "
+                "(jupytext --sync, newest wins)"
             )
         if _has_outputs(nbformat.read(ipynb, as_version=4)):
             problems.append(

@@ -3,10 +3,12 @@
 Analytical decisions taken here:
 
 * Papermill is the only executor; both renderers only render the executed notebooks.
-* Quarto (when ``quarto`` is on PATH) renders each run in its own build folder with a copy
-  of ``_quarto.yml`` (parameterized renders in one project can overwrite each other's
-  figures): one HTML page per chapter plus an index, and one PDF per chapter via
-  ``format: typst``, merged into ``report.pdf``.
+* Quarto (when ``quarto`` is on PATH) renders each run in its own Quarto project in the
+  build folder (parameterized renders in one project can overwrite each other's figures),
+  as ONE document per format built from every chapter: one HTML page and one PDF (Typst)
+  with a title page, one contents, continuous page and figure numbers, cross-chapter
+  links that resolve and the footer on every page. Outputs are prepared per format so
+  that Quarto neither loads require.js/jQuery from a CDN nor runs a subprocess per table.
 * The fallback renders one ``index.html`` with every chapter in order (nbconvert, a
   template extending ``lab``): the Vega bundle is inlined once, nothing is fetched from any
   host, code is folded in ``<details>``, ``parameters`` cells are hidden. The PDF is headless
@@ -30,6 +32,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -39,7 +42,7 @@ import nbformat
 
 from analysis import paths
 from analysis.execute import front_matter
-from analysis.textsafe import html_text, typst_text
+from analysis.textsafe import html_text, markdown_text, typst_text
 
 HIDDEN_CELL_TAGS = {"parameters", "injected-parameters", "remove-cell"}
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -241,6 +244,8 @@ def combine_notebooks(executed: list[Path]) -> tuple[nbformat.NotebookNode, list
             cell["id"] = f"{cid}-{i}"[:64]
             if cell.cell_type == "raw" and not cell.metadata.get("raw_mimetype"):
                 continue  # raw cells without a format are for other renderers
+            if cell.cell_type == "markdown":
+                cell.source = rewrite_chapter_links(cell.source)
             quiet = _quiet_code(cell)
             if quiet and previous_quiet:
                 last = combined.cells[-1]
@@ -426,6 +431,320 @@ def print_pdf(
 
 # --- Quarto ---------------------------------------------------------------------------
 
+#: Seconds one ``quarto render`` may take before the run fails with a RenderError (the
+#: default report renders in well under a minute; a hung Typst or deno would otherwise
+#: block ``make report`` forever).
+QUARTO_TIMEOUT_S = 600
+#: The two documents of the Quarto project in a run's build folder: the same chapters,
+#: their outputs prepared for HTML (interactive charts, HTML tables) or for Typst (PNG
+#: charts, Typst tables). One document each, so numbering, contents and links span chapters.
+QUARTO_HTML_DOC = "report.ipynb"
+QUARTO_PDF_DOC = "report-pdf.ipynb"
+#: The chapters' tables keep their own HTML (``html-table-processing: none``), so they get
+#: their look here: compact, ruled, numbers right-aligned, wide ones scroll in their column.
+QUARTO_TABLE_CSS = (
+    "table.report-table{display:block;max-width:100%;overflow-x:auto;border-collapse:collapse;"
+    "font-size:.85rem;margin:.5rem 0 1rem}"
+    "table.report-table th,table.report-table td{padding:.2rem .5rem;"
+    "border-bottom:1px solid #dee2e6;vertical-align:top}"
+    "table.report-table thead th{border-bottom:2px solid #495057}"
+    "table.report-table td.num{text-align:right;font-variant-numeric:tabular-nums}"
+)
+#: Where Vega's JS goes in the Quarto HTML (replaced after rendering).
+VEGA_PLACEHOLDER = '<script type="application/x-gpu-report" id="vega-bundle"></script>'
+_DOC_SUBTITLE = "Which platform fits ML training and inference, by how much, how sure we are"
+CHAPTER_LINK = re.compile(r"\]\((\d\d-[A-Za-z0-9._-]+)\.ipynb(#[^)\s]*)?\)")
+_INTERNAL_LINK = re.compile(r"\]\(#([^)\s]+)\)")
+_HTML_ID = re.compile(r"""\sid\s*=\s*["']([^"']+)["']""")
+#: A chart's PNG inside its upgradeable HTML (analysis.charts.render_bundle).
+_CHART_IMG = re.compile(r'<img alt="([^"]*)" src="data:image/png;base64,[A-Za-z0-9+/=]+"[^>]*>')
+_MD_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*(?:\{#([^}\s]+)[^}]*\})?\s*$", re.MULTILINE)
+
+
+def rewrite_chapter_links(markdown: str) -> str:
+    """Links to another chapter's notebook as links inside the one report document.
+
+    Chapters link to each other as Quarto users write it (``90-appendix.ipynb#A-x``, which
+    a per-chapter Quarto website resolves); in the combined report that is ``#A-x``, and a
+    link to a whole chapter (``40-tco.ipynb``) goes to its heading ``#40-tco``.
+
+    >>> rewrite_chapter_links("[u](90-appendix.ipynb#A-utilization), [t](40-tco.ipynb)")
+    '[u](#A-utilization), [t](#40-tco)'
+    """
+    return CHAPTER_LINK.sub(lambda m: f"]({m.group(2) or '#' + m.group(1)})", markdown)
+
+
+def _pandoc_id(text: str) -> str:
+    """Pandoc's auto identifier for a heading (close enough for link checks)."""
+    text = re.sub(r"[^\w\s-]", "", re.sub(r"<[^>]+>", "", text)).strip().lower()
+    return re.sub(r"\s+", "-", text)
+
+
+def _markdown_block(fmt: str, content: str) -> str:
+    """A pandoc raw block (``{=html}`` / ``{=typst}``) with a fence longer than any inside."""
+    longest = max((len(m) for m in re.findall(r"`{3,}", content)), default=2)
+    fence = "`" * (longest + 1)
+    return f"{fence}{{={fmt}}}\n{content}\n{fence}\n"
+
+
+def _output_ids(nb: nbformat.NotebookNode) -> set[str]:
+    ids: set[str] = set()
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for title, explicit in _MD_HEADING.findall(cell.source):
+                ids.add(explicit or _pandoc_id(title))
+        for out in cell.get("outputs", []) or []:
+            ids.update(_HTML_ID.findall(str(out.get("data", {}).get("text/html", ""))))
+    return ids
+
+
+def _quarto_outputs(
+    outputs: list[Any], target: str, known: set[str]
+) -> list[nbformat.NotebookNode]:
+    """A code cell's outputs as Quarto should read them for ``target`` (html or typst).
+
+    Quarto adds require.js and jQuery from a CDN to any HTML page whose notebook has a
+    ``text/html`` output, and inlines each HTML table's CSS with one subprocess per table on
+    the Typst path; neither happens to ``text/markdown`` outputs holding raw blocks. So:
+    HTML target -> every ``text/html`` becomes a raw HTML block in ``text/markdown`` (the
+    chart's upgrade script stays, Vega's JS is in the page head); Typst target -> tables
+    become Typst tables, charts keep only their PNG. Key-results outputs are dropped (they
+    feed results.json, not the reader).
+    """
+    from analysis.results import MIME as RESULTS_MIME
+    from analysis.typst_tables import html_tables_to_typst
+
+    kept = []
+    for out in outputs:
+        out = copy.deepcopy(out)
+        data = out.get("data")
+        if data is None:
+            kept.append(out)
+            continue
+        if RESULTS_MIME in data:
+            continue
+        html_text = data.get("text/html")
+        if isinstance(html_text, list):
+            html_text = "".join(html_text)
+        keep: dict[str, Any] = {}
+        if target == "html":
+            if html_text:
+                # Vega draws the chart from its spec in place of the PNG: dropping the PNG
+                # (5 of the 6 MB of chapter output) halves Quarto's HTML render time; its
+                # alt text stays as the placeholder.
+                html_text = _CHART_IMG.sub(
+                    r'<span class="chart-placeholder" role="img" aria-label="\1">\1</span>',
+                    html_text,
+                )
+                keep["text/markdown"] = _markdown_block("html", html_text)
+            else:
+                keep = {
+                    k: v for k, v in data.items() if not k.endswith("+json") and k != "text/html"
+                }
+        else:
+            typst = html_tables_to_typst(html_text, known) if html_text else None
+            if typst:
+                keep["text/markdown"] = _markdown_block("typst", typst)
+            elif "image/png" in data:
+                keep["image/png"] = data["image/png"]
+            else:
+                keep = {k: v for k, v in data.items() if k in ("text/markdown", "text/plain")}
+        if not keep:
+            continue
+        out["data"] = keep
+        out["metadata"] = {}
+        kept.append(out)
+    return kept
+
+
+def quarto_notebook(
+    executed: list[Path], target: str, context: dict[str, Any]
+) -> tuple[nbformat.NotebookNode, list[dict[str, str]]]:
+    """Every chapter in one notebook for Quarto, its outputs prepared for ``target``.
+
+    Each chapter opens with a level-1 heading whose id is the chapter id (the contents and
+    cross-chapter links point there); its front-matter cell, the ``parameters`` /
+    ``injected-parameters`` cells and key-results outputs are dropped; links to other
+    chapters' notebooks become in-document links. A link to an id the document does not
+    have fails here, naming the chapter, instead of as a Typst error or a dead HTML link.
+    """
+    import yaml
+
+    notebooks = [(p, nbformat.read(p, as_version=4)) for p in executed]
+    known = {p.stem for p, _ in notebooks}
+    for _, nb in notebooks:
+        known |= _output_ids(nb)
+    doc = nbformat.v4.new_notebook()
+    doc.metadata = copy.deepcopy(notebooks[0][1].metadata) if notebooks else {}
+    for key in ("papermill", "jupytext", "widgets"):
+        doc.metadata.pop(key, None)
+    doc.cells.append(
+        nbformat.v4.new_raw_cell("---\n" + yaml.safe_dump(context, sort_keys=False) + "---")
+    )
+    chapters: list[dict[str, str]] = []
+    dead: list[str] = []
+    for path, nb in notebooks:
+        meta = front_matter(nb)
+        cid = path.stem
+        title = str(meta.get("title", cid))
+        chapters.append({"id": cid, "title": title})
+        heading = f"# {markdown_text(title)} {{#{cid} .report-chapter}}"
+        if meta.get("description"):
+            heading += f"\n\n[{markdown_text(str(meta['description']))}]{{.chapter-description}}"
+        doc.cells.append(nbformat.v4.new_markdown_cell(heading))
+        cells = nb.cells[1:] if meta else nb.cells
+        for i, cell in enumerate(cells):
+            if _hidden(cell) or (cell.cell_type == "raw" and not cell.metadata.get("raw_mimetype")):
+                continue
+            cell = copy.deepcopy(cell)
+            cell["id"] = f"{cid}-{i}"[:64]
+            if cell.cell_type == "markdown":
+                cell.source = rewrite_chapter_links(cell.source)
+                dead += [
+                    f"{cid}: link to #{t}"
+                    for t in _INTERNAL_LINK.findall(cell.source)
+                    if t not in known
+                ]
+            elif cell.cell_type == "code":
+                cell.outputs = _quarto_outputs(cell.get("outputs", []), target, known)
+                cell.metadata.pop("tags", None)
+            doc.cells.append(cell)
+    if dead:
+        raise RenderError(
+            "links to ids that no chapter has (the report would carry dead links): "
+            + "; ".join(dead)
+        )
+    return doc, chapters
+
+
+def _quarto_format(name: str) -> dict[str, Any]:
+    """``format.<name>`` of the project's ``_quarto.yml`` (the options users see there)."""
+    import yaml
+
+    config = yaml.safe_load(paths.QUARTO_PROJECT.read_text(encoding="utf-8")) or {}
+    return copy.deepcopy((config.get("format") or {}).get(name) or {})
+
+
+def _typst_header(footer: str) -> str:
+    """Typst set-up before the body: footer on every page, each chapter on a new page.
+
+    The footer names the renderer and the version and carries the page number.
+    """
+    return (
+        "#set page(footer: context text(size: 8pt, fill: luma(90))["
+        f"{typst_text(footer)} #h(1fr) Page #counter(page).display()])\n"
+        "#show heading.where(level: 1): it => { pagebreak(weak: true); it }\n"
+    )
+
+
+def _typst_title_page(context: dict[str, Any]) -> str:
+    """The rest of the title page, under Quarto's title block, then the one contents.
+
+    Scenario, version, commit and renderer; the contents go on their own page.
+    """
+    lines = [
+        f"Scenario: {typst_text(context['scenario'])}",
+        f"Version: {typst_text(context['version'])}",
+        f"Commit: {typst_text(context['commit'])}",
+        f"Rendered by {typst_text(context['renderer'])}",
+    ]
+    return (
+        "#v(4em)\n"
+        f"#text(size: 10pt)[{' #linebreak() '.join(lines)}]\n"
+        "#pagebreak()\n"
+        "#outline(title: [Contents], depth: 2)\n"
+        "#pagebreak()\n"
+    )
+
+
+def write_quarto_project(
+    executed: list[Path], project: Path, context: dict[str, Any], formats: tuple[str, ...]
+) -> list[tuple[str, Path, str, float]]:
+    """Write the run's Quarto project into ``project``.
+
+    Returns ``(phase, document, output name, seconds spent preparing it)`` per format.
+
+    The project's ``_quarto.yml`` only sets the project up (render list, no execution);
+    each document's front matter carries its format, from ``format.html`` /
+    ``format.typst`` of the root ``_quarto.yml`` plus what a published report needs: the
+    footer naming the renderer, Vega's JS in the page head (interactive charts, offline),
+    a title page and one contents in the PDF. ``$`` is not a math delimiter (prices).
+    """
+    import yaml
+
+    project.mkdir(parents=True, exist_ok=True)
+    footer = f"Rendered by {context['renderer']} · version {context['version']}"
+    subtitle = f"Scenario {context['scenario']} · version {context['version']}"
+    docs: list[tuple[str, Path, str, float]] = []
+    t = time.perf_counter()
+    if "html" in formats:
+        # Vega's JS goes in after Quarto (a placeholder here): pandoc and Quarto's HTML
+        # post-processing would otherwise parse its 0.9 MB, about 2.5 s of the HTML phase.
+        (project / "_vega.html").write_text(
+            f"{VEGA_PLACEHOLDER}\n<style>{QUARTO_TABLE_CSS}</style>\n", "utf-8"
+        )
+        (project / "_footer.html").write_text(
+            f'<footer class="report-footer"><p>{html_text(footer)}</p></footer>\n', "utf-8"
+        )
+        fmt = _quarto_format("html")
+        fmt.update(
+            {
+                "from": "markdown-tex_math_dollars",
+                "embed-resources": True,
+                # the tables are the chapters' own HTML (report-table class, styled by
+                # report.css below); Quarto's re-parse of each adds nothing but time
+                "html-table-processing": "none",
+                "include-in-header": ["_vega.html"],
+                "include-after-body": ["_footer.html"],
+            }
+        )
+        nb, _ = quarto_notebook(
+            executed,
+            "html",
+            {
+                "title": markdown_text(context["title"]),
+                "subtitle": markdown_text(subtitle),
+                "format": {"html": fmt},
+            },
+        )
+        nbformat.write(nb, project / QUARTO_HTML_DOC)
+        docs.append(("html", project / QUARTO_HTML_DOC, "report.html", time.perf_counter() - t))
+    t = time.perf_counter()
+    if "pdf" in formats:
+        (project / "_report-header.typ").write_text(_typst_header(footer), "utf-8")
+        (project / "_title-page.typ").write_text(_typst_title_page(context), "utf-8")
+        fmt = _quarto_format("typst")
+        fmt.update(
+            {
+                "from": "markdown-tex_math_dollars",
+                "toc": False,  # the title page carries the one contents
+                "echo": False,
+                "include-in-header": ["_report-header.typ"],
+                "include-before-body": ["_title-page.typ"],
+            }
+        )
+        nb, _ = quarto_notebook(
+            executed,
+            "typst",
+            {
+                "title": markdown_text(context["title"]),
+                "subtitle": _DOC_SUBTITLE,
+                "format": {"typst": fmt},
+            },
+        )
+        nbformat.write(nb, project / QUARTO_PDF_DOC)
+        docs.append(("pdf", project / QUARTO_PDF_DOC, "report-pdf.pdf", time.perf_counter() - t))
+    config = {
+        "project": {
+            "type": "default",
+            "output-dir": "_output",
+            "render": [d[1].name for d in docs],
+        },
+        "execute": {"enabled": False},
+    }
+    (project / "_quarto.yml").write_text(yaml.safe_dump(config, sort_keys=False), "utf-8")
+    return docs
+
 
 def render_quarto(
     executed: list[Path],
@@ -435,87 +754,56 @@ def render_quarto(
     formats: tuple[str, ...],
     *,
     quarto: str | None = None,
-) -> dict[str, Path]:
-    """Render the executed notebooks with Quarto inside ``build_dir`` (its own project).
+    timeout: int = QUARTO_TIMEOUT_S,
+) -> dict[str, float]:
+    """Render the executed notebooks with Quarto in ``build_dir/quarto`` (its own project).
 
-    ``build_dir`` holds ``notebooks/NN-*.ipynb`` (executed); a copy of ``_quarto.yml`` is
-    written there with the render list set to those chapters and a footer naming the
-    renderer. Outputs are copied to ``out_dir``: one HTML page per chapter, ``index.html``
-    linking them in order, and ``report.pdf`` (the chapters' Typst PDFs merged).
+    Writes ``index.html`` and ``report.pdf`` into ``out_dir``: one HTML document and one PDF
+    holding every chapter. One ``quarto render`` per format, so each phase's time is its
+    own; returns ``{"html": s, "pdf": s}`` for the formats rendered.
     ``quarto``: the binary to use (the renderer's); found on PATH when not given.
     """
-    import yaml
-
     quarto = quarto or find_quarto()
     if quarto is None:
         raise RenderError("quarto is not on PATH")
-    config = yaml.safe_load(paths.QUARTO_PROJECT.read_text(encoding="utf-8")) or {}
-    rel = [f"notebooks/{p.name}" for p in executed]
-    config.setdefault("project", {})["render"] = rel
-    config["project"]["output-dir"] = "_output"
-    footer = f"Rendered by {context['renderer']} · version {context['version']}"
-    (build_dir / "_footer.html").write_text(
-        f'<footer class="report-footer"><p>{html_text(footer)}</p></footer>\n', encoding="utf-8"
-    )
-    (build_dir / "_footer.typ").write_text(
-        f"#set page(footer: align(center, text(size: 8pt)[{typst_text(footer)}]))\n",
-        encoding="utf-8",
-    )
-    fmt = config.setdefault("format", {})
-    if "html" in formats:
-        fmt.setdefault("html", {})["include-after-body"] = "_footer.html"
-    else:
-        fmt.pop("html", None)
-    if "pdf" in formats:
-        fmt.setdefault("typst", {})["include-before-body"] = "_footer.typ"
-    else:
-        fmt.pop("typst", None)
-    (build_dir / "_quarto.yml").write_text(
-        yaml.safe_dump(config, sort_keys=False), encoding="utf-8"
-    )
-    proc = subprocess.run(
-        [quarto, "render", "--no-execute"],
-        cwd=build_dir,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=1800,
-    )
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
-        raise RenderError(f"quarto render failed in {build_dir} (exit {proc.returncode}):\n{tail}")
-    site = build_dir / "_output"
-    out: dict[str, Path] = {}
+    project = build_dir / "quarto"
+    docs = write_quarto_project(executed, project, context, formats)
     out_dir.mkdir(parents=True, exist_ok=True)
-    if "html" in formats:
-        links = []
-        for p in executed:
-            src = site / "notebooks" / f"{p.stem}.html"
-            if not src.is_file():
-                raise RenderError(f"quarto did not produce {src}")
-            shutil.copy2(src, out_dir / src.name)
-            title = front_matter(nbformat.read(p, as_version=4)).get("title", p.stem)
-            links.append(f'<li><a href="{html_text(src.name)}">{html_text(title)}</a></li>')
-        index = out_dir / "index.html"
-        index.write_text(
-            "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>{html_text(context['title'])}</title></head><body>"
-            f"<h1>{html_text(context['title'])}</h1><nav><ol>{''.join(links)}</ol></nav>"
-            f"<footer><p>{html_text(footer)}</p></footer></body></html>\n",
-            encoding="utf-8",
-        )
-        out["html"] = index
-    if "pdf" in formats:
-        from pypdf import PdfWriter
-
-        writer = PdfWriter()
-        for p in executed:
-            src = site / "notebooks" / f"{p.stem}.pdf"
-            if not src.is_file():
-                raise RenderError(f"quarto did not produce {src}")
-            writer.append(str(src))
-        pdf = out_dir / "report.pdf"
-        with pdf.open("wb") as fh:
-            writer.write(fh)
-        out["pdf"] = pdf
-    return out
+    timings: dict[str, float] = {}
+    final = {"html": "index.html", "pdf": "report.pdf"}
+    for phase, doc, produced, prepared_s in docs:
+        t = time.perf_counter() - prepared_s  # the phase includes preparing its document
+        try:
+            proc = subprocess.run(
+                [quarto, "render", doc.name, "--no-execute"],
+                cwd=project,
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            raise RenderError(
+                f"quarto render {doc.name} ({phase}) did not finish in {timeout} s "
+                f"(project {project}); raise QUARTO_TIMEOUT_S or render with "
+                "GPU_REPORT_NO_QUARTO=1 (the fallback renderer)"
+            ) from None
+        if proc.returncode != 0:
+            tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
+            raise RenderError(
+                f"quarto render {doc.name} ({phase}) failed in {project} "
+                f"(exit {proc.returncode}):\n{tail}"
+            )
+        src = project / "_output" / produced
+        if not src.is_file():
+            raise RenderError(f"quarto did not produce {src}")
+        if phase == "html":
+            page = src.read_text(encoding="utf-8")
+            if page.count(VEGA_PLACEHOLDER) != 1:
+                raise RenderError(f"quarto dropped the Vega placeholder from {src}")
+            page = page.replace(VEGA_PLACEHOLDER, f"<script>{vega_bundle()}</script>", 1)
+            (out_dir / final[phase]).write_text(page, encoding="utf-8")
+        else:
+            shutil.copy2(src, out_dir / final[phase])
+        timings[phase] = time.perf_counter() - t
+    return timings

@@ -690,9 +690,12 @@ def _render(
     timings.update(html=0.0, pdf=0.0)
     if renderer.name == "quarto":
         task = prog.phase("render (quarto)")
-        t = time.perf_counter()
-        render_quarto(executed, build_dir, staging, context, formats, quarto=renderer.executable)
-        timings["html"] = time.perf_counter() - t  # one quarto call renders both formats
+        # one quarto call per format: each phase is booked with its own time
+        timings.update(
+            render_quarto(
+                executed, build_dir, staging, context, formats, quarto=renderer.executable
+            )
+        )
         prog.finish(task)
         return
     task = prog.phase("render html")

@@ -128,3 +128,18 @@ def test_unsatisfied_and_read_lock_catch_drift() -> None:
     assert unsatisfied(["scipy"], pins) == ["scipy: required by pyproject.toml, not in the lock"]
     with pytest.raises(AssertionError, match="exact pin"):
         read_lock("pandas>=2.2\n")
+
+
+def environment_quarto_pin() -> str | None:
+    """The exact Quarto version environment.yml pins (``quarto=X.Y.Z``), else None."""
+    env = yaml.safe_load((paths.ROOT / "environment.yml").read_text(encoding="utf-8"))
+    for dep in env["dependencies"]:
+        if isinstance(dep, str) and dep.startswith("quarto"):
+            m = re.fullmatch(r"quarto\s*==?\s*(\d+\.\d+\.\d+)", dep)
+            return m.group(1) if m else None
+    return None
+
+
+def test_environment_pins_one_quarto_release() -> None:
+    # the version tests/e2e/test_quarto.py renders with (it checks the renderer against it)
+    assert environment_quarto_pin() is not None, "environment.yml: pin quarto=X.Y.Z exactly"

@@ -3,7 +3,7 @@
 # description: "Every checkable claim of the seed article with a verdict (supported, contradicted, mixes generations, unverifiable), the data behind it and the reasoning."
 # jupyter:
 #   jupytext:
-#     formats: ipynb,py:percent
+#     formats: ipynb,py//py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent

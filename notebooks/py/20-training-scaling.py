@@ -3,7 +3,7 @@
 # description: "A step-time and memory model of LLM training, calibrated and validated on MLPerf Training, that sizes the scenario's training job on every candidate and tests the article's interconnect claims."
 # jupyter:
 #   jupytext:
-#     formats: ipynb,py:percent
+#     formats: ipynb,py//py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent

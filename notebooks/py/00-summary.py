@@ -3,7 +3,7 @@
 # description: "Which platform fits this scenario's training job and each inference latency tier, by how much, how sure we are, and what would flip the call."
 # jupyter:
 #   jupytext:
-#     formats: ipynb,py:percent
+#     formats: ipynb,py//py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent

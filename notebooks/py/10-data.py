@@ -3,7 +3,7 @@
 # description: "The sourced accelerator specifications, LLM architectures and MLPerf coverage every later chapter builds on, with announced parts marked as projections."
 # jupyter:
 #   jupytext:
-#     formats: ipynb,py:percent
+#     formats: ipynb,py//py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent

@@ -3,7 +3,7 @@
 # description: "A calibrated serving model, checked out of sample against MLPerf, decides which accelerator serves the most tokens per GPU in each latency tier."
 # jupyter:
 #   jupytext:
-#     formats: ipynb,py:percent
+#     formats: ipynb,py//py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent

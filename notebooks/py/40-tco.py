@@ -3,7 +3,7 @@
 # description: "Owned vs rented $/GPU-hour, cost per million tokens per latency tier and per training run, with uncertainty, break-even points and sensitivity."
 # jupyter:
 #   jupytext:
-#     formats: ipynb,py:percent
+#     formats: ipynb,py//py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -23,7 +23,7 @@
 # - **Decision informed:** which vendor is cheaper for the scenario, with what probability,
 #   and what would have to change (price, utilization, throughput, porting effort) to flip it.
 # - Every assumption used links to its entry in the assumptions register (appendix), e.g.
-#   [utilization](#A-utilization), [porting effort](#A-porting-effort-amd).
+#   [utilization](90-appendix.ipynb#A-utilization), [porting effort](90-appendix.ipynb#A-porting-effort-amd).
 
 # %% tags=["parameters"]
 scenario: dict = {}  # the Scenario as plain data (papermill injects it); {} = params/default.yaml
@@ -137,8 +137,8 @@ charts.plot_buy_vs_rent(costs)
 # Tokens/s per GPU come from the inference chapter's model (`inference.evaluate_tiers`);
 # cost per useful GPU-hour (paid cost / utilization) is spread over those tokens. The
 # interval is the 5th-95th percentile of the joint Monte Carlo over every ranged input,
-# including the throughput model's error ([A-throughput-error](#A-throughput-error)). The
-# point column is the price rule the inference chapter prints (defaults, median quote).
+# including the throughput model's error ([A-throughput-error](90-appendix.ipynb#A-throughput-error)).
+# The point column is the price rule the inference chapter prints (defaults, median quote).
 
 # %%
 sim = tco.simulate(sc, tiers, train, inputs=inp)
@@ -200,7 +200,7 @@ charts.table(be, "tco-breakeven", columns={"case": "Case", "statement": "AMD win
 # %% [markdown]
 # ## Sensitivity
 #
-# Each input swung across its range ([register](#A-utilization) low/high; price tables for
+# Each input swung across its range ([register](90-appendix.ipynb#A-utilization) low/high; price tables for
 # prices and quotes), all others at their defaults: the AMD-minus-NVIDIA cost per million
 # tokens in the tightest tier where both vendors have a feasible candidate (its cheapest pair).
 
@@ -228,7 +228,7 @@ charts.plot_cost_tornado(sens, tornado_title)
 #    rental market, irrespective of latency requirements"*: the rental-mode comparison per tier.
 # 3. *"Integration time and tooling mismatches can outweigh hardware price differences"*:
 #    AMD's amortized porting cost per GPU-hour against its hardware saving per GPU-hour
-#    ([A-porting-effort-amd](#A-porting-effort-amd), [A-engineer-month-cost](#A-engineer-month-cost)).
+#    ([A-porting-effort-amd](90-appendix.ipynb#A-porting-effort-amd), [A-engineer-month-cost](90-appendix.ipynb#A-engineer-month-cost)).
 
 # %%
 claims = tco.claim_numbers(costs, inp_buy)

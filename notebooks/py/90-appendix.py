@@ -3,7 +3,7 @@
 # description: "The assumptions register, the models and their measured error, every source cited by the data, and what produced this report version."
 # jupyter:
 #   jupytext:
-#     formats: ipynb,py:percent
+#     formats: ipynb,py//py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
