@@ -73,8 +73,14 @@ def _params(tmp: Path, **changes) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_hostile_title_and_tiers_render_as_text(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("GPU_REPORT_NO_QUARTO", "1")
+@pytest.mark.parametrize("renderer", ["fallback", "quarto"])
+def test_hostile_title_and_tiers_render_as_text(tmp_path: Path, monkeypatch, renderer) -> None:
+    if renderer == "fallback":
+        monkeypatch.setenv("GPU_REPORT_NO_QUARTO", "1")
+    else:
+        monkeypatch.delenv("GPU_REPORT_NO_QUARTO", raising=False)
+        if render.find_quarto() is None:
+            pytest.skip("Quarto not on PATH (CI builds it with scripts/quarto.sh)")
     chromium = render.find_chromium()
     if chromium is None:
         pytest.skip("no Chromium")
@@ -91,8 +97,10 @@ def test_hostile_title_and_tiers_render_as_text(tmp_path: Path, monkeypatch) -> 
         build_root=tmp_path / "build",
         progress=False,
     )
+    assert (renderer == "quarto") == res.renderer["name"].startswith("quarto"), res.renderer
     index = res.version_dir / "index.html"
-    printable = res.build_dir / "html" / "print.html"
+    # the fallback prints a page of its own to PDF; Quarto's PDF comes from Typst
+    printable = [p for p in [res.build_dir / "html" / "print.html"] if p.is_file()]
     html = index.read_text(encoding="utf-8")
     assert "<script>alert(" not in html and "<img src=x" not in html
     assert 'href="javascript:' not in html.lower()
@@ -102,7 +110,7 @@ def test_hostile_title_and_tiers_render_as_text(tmp_path: Path, monkeypatch) -> 
             str(Path(__file__).with_name("xss_check.py")),
             chromium,
             str(index),
-            str(printable),
+            *map(str, printable),
         ],
         capture_output=True,
         text=True,
