@@ -208,13 +208,10 @@ async def execute_chapter(
         except _KernelStartFailed as failed:
             if retries >= KERNEL_START_RETRIES:
                 nbformat.write(nb, output)
-                raise ChapterError(
-                    f"chapter {chapter.path.name}: the kernel did not start "
-                    f"({failed.reason}; tried {retries + 1} times). "
-                    f"Executed notebook kept for debugging: {output}"
-                    + (f"\nKernel stderr (last lines):\n{failed.stderr}" if failed.stderr else ""),
-                    chapter.id,
+                raise failed.chapter_error(
+                    chapter,
                     output,
+                    f"the kernel did not start ({failed.reason}; tried {retries + 1} times)",
                 ) from None
             retries += 1
             log.warning(
@@ -233,13 +230,11 @@ async def execute_chapter(
             ) from None
         except _KernelFailed as failed:  # kernel death or timeout after cells ran
             nbformat.write(nb, output)
-            raise ChapterError(
-                f"chapter {chapter.path.name} could not be executed (cell {state['index']}, "
-                f"`{first_line(state['source'])}`): {failed.reason}. "
-                f"Executed notebook kept for debugging: {output}"
-                + (f"\nKernel stderr (last lines):\n{failed.stderr}" if failed.stderr else ""),
-                chapter.id,
+            raise failed.chapter_error(
+                chapter,
                 output,
+                f"could not be executed (cell {state['index']}, "
+                f"`{first_line(state['source'])}`): {failed.reason}",
             ) from None
     seconds = time.perf_counter() - start
     nbformat.write(nb, output)
@@ -253,6 +248,16 @@ class _KernelFailed(Exception):
         super().__init__(reason)
         self.reason = reason
         self.stderr = stderr
+
+    def chapter_error(self, chapter: Chapter, output: Path, what: str) -> ChapterError:
+        """The user-facing error: the chapter, what happened, the kept notebook, stderr."""
+        tail = f"\nKernel stderr (last lines):\n{self.stderr}" if self.stderr else ""
+        return ChapterError(
+            f"chapter {chapter.path.name}: {what}. Executed notebook kept for debugging: "
+            f"{output}{tail}",
+            chapter.id,
+            output,
+        )
 
 
 class _KernelStartFailed(_KernelFailed):
