@@ -5,8 +5,9 @@ import math
 import pandas as pd
 import pytest
 
-from analysis import data, ids
-from analysis.tables.specs import FIELD_UNITS
+from analysis import data, ids, paths
+from analysis.schema import DataValidationError
+from analysis.tables.specs import ACCELERATOR_VALUES, ANNOUNCED_COMPUTE_FIELDS, FIELD_UNITS
 
 CONTRACT_COLUMNS = [
     "accelerator",
@@ -185,3 +186,129 @@ def test_mlperf_coverage_of_the_bundled_results():
     coverage = data.mlperf_coverage()
     assert set(coverage["accelerator"]) <= set(ids.ACCELERATORS)
     assert {"MI300X", "H100-SXM"} <= set(coverage["accelerator"])
+
+
+# --- issue 14: one memory convention, possibly-sparse flags, announced parts dense ----------
+
+
+def _values_raw() -> pd.DataFrame:
+    """The spec value CSV as strings, the way the table reader sees it."""
+    return pd.read_csv(paths.DATA / ACCELERATOR_VALUES.path, dtype=str, keep_default_na=False)
+
+
+def _validate(df: pd.DataFrame) -> pd.DataFrame:
+    return ACCELERATOR_VALUES.validate(df.replace("", None))
+
+
+def test_bundled_spec_values_pass_the_new_checks():
+    _validate(_values_raw())
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "gb"),
+    [
+        ("H100-SXM", 80),
+        ("H200", 141),
+        ("B200", 180),  # as NVIDIA states for HGX/DGX B200 (not the 192 GB fitted)
+        ("B300", 288),
+        ("GB200", 186),  # NVL72 13.4 TB / 72
+        ("GB300", 288),  # NVL72 20.7 TB / 72
+        ("MI300X", 192),
+        ("MI325X", 256),
+        ("MI350X", 288),
+        ("MI355X", 288),
+        ("VR200", 288),
+        ("MI455X", 432),
+    ],
+)
+def test_memory_is_the_vendor_stated_capacity_never_a_usable_fraction(specs, accelerator, gb):
+    row = specs.set_index("accelerator").loc[accelerator]
+    assert row["memory_gb"] == pytest.approx(gb, abs=0.5)
+    assert row["memory_gb_basis"] in {"published", "derived"}
+
+
+def test_usable_fraction_is_applied_once_by_the_models():
+    """The 'usable' GB the inference model reports is memory_gb x its fraction, once."""
+    from analysis import inference, training
+
+    assert pytest.approx(0.9) == inference.MEMORY_USABLE_FRACTION
+    assert pytest.approx(0.9) == training.USABLE_MEMORY_FRACTION
+    mem = float(data.get_accelerator("B300")["memory_gb"])
+    usable = f"{mem * inference.MEMORY_USABLE_FRACTION:.1f} GB usable"
+    with pytest.raises(ValueError, match=usable):
+        # 405B in BF16 on one GPU cannot fit: the message names the usable capacity
+        inference.max_throughput_per_gpu(
+            "B300", "llama3.1-405b", precision="bf16", isl=1024, osl=256, gpus=1
+        )
+
+
+def test_every_possibly_sparse_row_says_why():
+    values = data.load_spec_values()
+    flagged = values[values["possibly_sparse"] == "yes"]
+    assert not flagged.empty
+    assert flagged["field"].str.endswith("_tflops").all()
+    assert flagged["note"].str.contains("spars", case=False).all()
+
+
+def test_a_possibly_sparse_row_without_a_reason_fails():
+    df = _values_raw()
+    mask = (df["accelerator"] == "MI355X") & (df["field"] == "memory_gb")
+    df.loc[mask, "possibly_sparse"] = "yes"
+    with pytest.raises(DataValidationError, match="only FLOPS fields can be sparse"):
+        _validate(df)
+    df = _values_raw()
+    mask = (df["accelerator"] == "MI355X") & (df["field"] == "fp8_dense_tflops")
+    df.loc[mask, "possibly_sparse"] = "yes"
+    df.loc[mask, "note"] = "AMD figure."
+    with pytest.raises(DataValidationError, match="possibly_sparse = yes needs a note"):
+        _validate(df)
+
+
+def test_announced_compute_rows_are_halved_or_argued_dense():
+    values = data.load_spec_values()
+    rows = values[
+        values["accelerator"].isin(ids.ACCELERATORS_ANNOUNCED)
+        & values["field"].isin(ANNOUNCED_COMPUTE_FIELDS)
+        & values["value"].notna()
+    ]
+    assert set(rows["accelerator"]) == set(ids.ACCELERATORS_ANNOUNCED)
+    ok = rows["basis"].eq("sparse_halved") | rows["note"].str.contains("dense", case=False)
+    assert ok.all(), rows.loc[~ok, ["accelerator", "field"]]
+
+
+def test_an_announced_figure_neither_halved_nor_argued_dense_fails():
+    df = _values_raw()
+    mask = (df["accelerator"] == "VR200") & (df["field"] == "fp8_dense_tflops")
+    df.loc[mask, "note"] = "17.5 PFLOPS FP8 per GPU, preliminary."
+    with pytest.raises(DataValidationError, match="announced part 'VR200'"):
+        _validate(df)
+
+
+def test_mi455x_headlines_are_read_as_sparse_and_halved(specs):
+    values = data.load_spec_values().set_index(["accelerator", "field"])
+    for field, headline in (("fp8_dense_tflops", 20000), ("fp4_dense_tflops", 40000)):
+        row = values.loc[("MI455X", field)]
+        assert row["basis"] == "sparse_halved"
+        assert row["possibly_sparse"] == "yes"
+        assert row["value"] == pytest.approx(headline / 2)
+        assert "biggo-mi400-vs-mi350" in row["note"]
+    mi455x = specs.set_index("accelerator").loc["MI455X"]
+    assert mi455x["bf16_dense_tflops"] == pytest.approx(mi455x["fp8_dense_tflops"] / 2)
+
+
+def test_every_source_says_how_it_was_read():
+    sources = data.load_sources()
+    with_url = sources["url"].notna()
+    assert sources.loc[with_url, "access_via"].isin(["stored-copy", "live"]).all()
+    assert sources.loc[~with_url, "access_via"].isin(["local-file", "none"]).all()
+    today = pd.Timestamp.now(tz="UTC").tz_localize(None).normalize()
+    assert (pd.to_datetime(sources["accessed"]) <= today).all(), "an access date in the future"
+
+
+def test_a_source_read_from_a_copy_without_url_fails():
+    from analysis.tables.sources import SOURCES
+
+    df = pd.read_csv(paths.DATA / SOURCES.path, dtype=str, keep_default_na=False)
+    df.loc[df["source_id"] == "tco-judgement", "access_via"] = "stored-copy"
+    with pytest.raises(DataValidationError, match="stored-copy/live need a URL"):
+        SOURCES.validate(df.replace("", None))

@@ -8,6 +8,19 @@ Analytical decisions taken here:
 * **Dense FLOPS only.** NVIDIA quotes tensor-core FLOPS "with sparsity" (2:4 structured);
   those figures are halved and the row says ``basis = sparse_halved``. AMD quotes dense
   figures (sparse in brackets), used as published.
+* **Possibly sparse.** Where a source gives a FLOPS figure without saying whether it is
+  dense or with 2:4 structured sparsity, and there is a reason to think it may be sparse
+  (e.g. the vendor compares it one-to-one with a predecessor's with-sparsity figure),
+  ``possibly_sparse = yes`` and the note says why and how the value was read (halved, or
+  kept as published). Announced parts' BF16/FP8/FP4 rows either halve a vendor figure
+  (``sparse_halved``) or say in the note why the figure is dense.
+* **One memory convention.** ``memory_gb`` is the HBM capacity per GPU as the vendor's
+  datasheet for the platform states it (H100 80, H200 141, B200 180 as NVIDIA states for
+  HGX/DGX B200, B300 288, GB200 186 and GB300 288 from the NVL72 rack totals over 72 GPUs,
+  MI300X 192, MI325X 256, MI350X/MI355X 288; announced VR200 288, MI455X 432). It is not
+  the capacity a driver reports, and no usable fraction is taken off here: the models
+  apply one (``inference.MEMORY_USABLE_FRACTION``, ``training.USABLE_MEMORY_FRACTION``,
+  both in the assumptions register) exactly once.
 * **FP64** is the matrix (tensor-core) FP64 peak where the vendor quotes one, else vector.
 * **Per GPU, as the platform ships it.** GB200/GB300/VR200 values are per GPU in the NVL72
   rack (rack totals divided by 72: ``basis = derived``); B200/B300 are the HGX 8-GPU board.
@@ -53,6 +66,14 @@ OPTIONAL_FIELDS: frozenset[str] = frozenset(
 )
 
 BASES: tuple[str, ...] = ("published", "sparse_halved", "derived", "estimate")
+YES_NO: tuple[str, ...] = ("yes", "no")
+
+#: Compute fields an announced part must carry as dense figures (halved or argued dense).
+ANNOUNCED_COMPUTE_FIELDS: tuple[str, ...] = (
+    "bf16_dense_tflops",
+    "fp8_dense_tflops",
+    "fp4_dense_tflops",
+)
 STATUSES: tuple[str, ...] = ("shipping", "announced")
 PACKAGES: tuple[str, ...] = ("monolithic", "multi-die", "chiplet")
 
@@ -103,6 +124,37 @@ def _adjusted_values_explained(df: pd.DataFrame) -> list[str]:
     ]
 
 
+def _possibly_sparse_explained(df: pd.DataFrame) -> list[str]:
+    """A value flagged ``possibly_sparse`` says why, in a note that names sparsity."""
+    flagged = df["possibly_sparse"] == "yes"
+    says_why = df["note"].fillna("").str.contains("spars", case=False)
+    not_flops = flagged & ~df["field"].str.endswith("_tflops")
+    return [
+        f"row {r}, column 'note': possibly_sparse = yes needs a note saying why the figure "
+        "may be with sparsity and how it was read (halved or kept)"
+        for r in csv_rows(flagged & ~says_why)
+    ] + [
+        f"row {r}, column 'possibly_sparse': only FLOPS fields can be sparse "
+        f"(field {df.at[r - 2, 'field']!r})"
+        for r in csv_rows(not_flops)
+    ]
+
+
+def _announced_compute_dense(df: pd.DataFrame) -> list[str]:
+    """An announced part's BF16/FP8/FP4 value is halved from sparse or argued dense."""
+    announced = df["accelerator"].isin(ids.ACCELERATORS_ANNOUNCED)
+    rows = announced & df["field"].isin(ANNOUNCED_COMPUTE_FIELDS) & df["value"].notna()
+    argued = df["basis"].eq("sparse_halved") | df["note"].fillna("").str.contains(
+        "dense", case=False
+    )
+    return [
+        f"row {r}, column 'note': announced part {df.at[r - 2, 'accelerator']!r} "
+        f"{df.at[r - 2, 'field']!r} must be halved from a with-sparsity figure "
+        "(basis sparse_halved) or say in the note why the figure is dense"
+        for r in csv_rows(rows & ~argued)
+    ]
+
+
 ACCELERATORS = Table(
     name="accelerators",
     path="specs/accelerators.csv",
@@ -142,8 +194,13 @@ ACCELERATOR_VALUES = Table(
         "basis, source and note. FLOPS are dense peak tensor/matrix-core figures per GPU; "
         "`sparse_halved` rows halve a vendor figure quoted with 2:4 sparsity; `derived` "
         "rows divide a platform total by its GPU count; `estimate` rows are typical values "
-        "where none is published. An empty value means the format is not supported in "
-        "hardware or not yet published (the note says which); never zero. Fields and "
+        "where none is published. `possibly_sparse = yes` marks a FLOPS value whose source "
+        "does not say dense or sparse while there is reason to think it sparse (the note says "
+        "why and how it was read). `memory_gb` is the HBM capacity per GPU as the vendor's "
+        "datasheet for the platform states it (rack totals over the rack's GPUs), never a "
+        "usable fraction: the models apply `inference.MEMORY_USABLE_FRACTION` / "
+        "`training.USABLE_MEMORY_FRACTION` once. An empty value means the format is not "
+        "supported in hardware or not yet published (the note says which); never zero. Fields and "
         "units: " + ", ".join(f"`{f}` ({u})" for f, u in FIELD_UNITS.items()) + "."
     ),
     key=("accelerator", "field"),
@@ -160,6 +217,13 @@ ACCELERATOR_VALUES = Table(
         Col("unit", "str", "Unit of `value`; fixed per field."),
         Col("basis", "str", "How the value relates to the source's figure.", isin=BASES),
         source_id_col("Row of `sources.csv` the value comes from."),
+        Col(
+            "possibly_sparse",
+            "str",
+            "`yes` where the source does not say whether a FLOPS figure is dense or with "
+            "2:4 sparsity and it may be sparse; the note says why and whether it was halved.",
+            isin=YES_NO,
+        ),
         Col("note", "str", "How it was obtained; conflicts between sources.", required=False),
     ),
     checks=(
@@ -167,6 +231,8 @@ ACCELERATOR_VALUES = Table(
         _unit_matches_field,
         _empty_values_explained,
         _adjusted_values_explained,
+        _possibly_sparse_explained,
+        _announced_compute_dense,
     ),
 )
 
