@@ -217,9 +217,14 @@ def hardware_params(spec: pd.Series, precision: str) -> dict[str, float]:
             f"{spec['accelerator']} has no {precision} tensor-core support in the spec table "
             f"(column {PEAK_COLUMN[precision]} is empty); choose another precision"
         )
+    # Attention runs at the KV cache's format (fp8 for fp8/fp4 serving, bf16 for bf16):
+    # FlashAttention-style kernels do not compute QK^T and PV in fp4, so charging them at
+    # the fp4 peak would halve their time.
+    attn_peak = _num(spec, PEAK_COLUMN["bf16" if precision == "bf16" else "fp8"], peak)
     return {
         "bw_tbps": _num(spec, "memory_bw_tbps"),
         "peak_tflops": peak,
+        "attn_peak_tflops": attn_peak if attn_peak > 0 else peak,
         "mem_gb": _num(spec, "memory_gb"),
         "link_gbps": _num(spec, "scaleup_bw_gbps", 0.0),
         # Assumed where a spec row leaves them empty (every bundled row has both): an 8-GPU
@@ -248,6 +253,18 @@ def model_params(m: pd.Series) -> dict[str, float]:
     layers = _num(m, "layers")
     kv_tok = _num(m, "kv_bytes_per_token_bf16", 2.0 * layers * kv_heads * head_dim * 2.0)
     mla = "attention_type" in m.index and str(m["attention_type"]).lower() == "mla"
+    if mla:
+        # MLA with absorbed projections (DeepSeek-V3 paper, sec. 2.1.2; FlashMLA): every
+        # head scores against the cached latent (kv_lora_rank) plus the rotary key
+        # (qk_rope_head_dim), then mixes the latent: 2 x heads x (2 x rank + rope) FLOPs
+        # per (query, context) pair and layer, 4.25x the 4 x heads x head_dim of MHA.
+        rank = _num(m, "kv_lora_rank", 512.0)
+        rope = _num(m, "qk_rope_head_dim", 64.0)
+        attn_flops = 2.0 * heads * (2.0 * rank + rope)
+    else:
+        attn_flops = 4.0 * heads * head_dim
+    window = _num(m, "sliding_window", 0.0)
+    sliding = _num(m, "sliding_window_layers", 0.0) if window > 0 else 0.0
     return {
         "total_b": total,
         "active_b": active,
@@ -262,6 +279,11 @@ def model_params(m: pd.Series) -> dict[str, float]:
         "kv_tok_bf16": kv_tok,  # KV bytes per token of context (all layers, bf16)
         "kv_window_bf16": _num(m, "kv_window_bytes_bf16", 0.0),  # fixed per sequence
         "mla": 1.0 if mla else 0.0,
+        # Attention FLOPs per (query, context) token pair per layer, and how many layers
+        # attend to a sliding window (their pairs per query are capped at ``window``).
+        "attn_flops_pair": attn_flops,
+        "sliding_layers": sliding,
+        "window": window,
     }
 
 
@@ -303,13 +325,18 @@ def _terms(
     osl = np.asarray(osl, dtype=float)
     bw = np.asarray(hw["bw_tbps"], dtype=float) * 1e12
     peak = np.asarray(hw["peak_tflops"], dtype=float) * 1e12
+    attn_peak = np.asarray(hw.get("attn_peak_tflops", hw["peak_tflops"]), dtype=float) * 1e12
     link_bidir = np.asarray(hw["link_gbps"], dtype=float) * 1e9
     scaleout = np.asarray(hw["scaleout_gbps"], dtype=float) * 1e9 / 8.0
     domain = np.asarray(hw["domain"], dtype=float)
     link = np.where(g <= domain, link_bidir / 2.0, np.minimum(link_bidir / 2.0, scaleout))
     layers = np.asarray(mp["layers"], dtype=float)
     hidden = np.asarray(mp["hidden"], dtype=float)
-    attn_width = np.asarray(mp["heads"], dtype=float) * np.asarray(mp["head_dim"], dtype=float)
+    heads_dim = np.asarray(mp["heads"], dtype=float) * np.asarray(mp["head_dim"], dtype=float)
+    attn_pair = np.asarray(mp.get("attn_flops_pair", 4.0 * heads_dim), dtype=float)
+    sliding = np.asarray(mp.get("sliding_layers", 0.0), dtype=float)
+    window = np.asarray(mp.get("window", 0.0), dtype=float)
+    full_layers = layers - sliding
     shared = np.asarray(mp["shared_b"], dtype=float) * 1e9
     routed = np.asarray(mp["routed_b"], dtype=float) * 1e9
     r = np.asarray(mp["route_frac"], dtype=float)
@@ -325,13 +352,14 @@ def _terms(
     max_conc = np.floor(np.maximum(kv_room, 0.0) / kv_seq)
 
     def step(
-        tokens: Any, kv_tokens: Any, seqs: Any, attn_pairs: Any
+        tokens: Any, kv_tokens: Any, seqs: Any, attn_pairs: Any, window_pairs: Any
     ) -> tuple[np.ndarray, np.ndarray]:
         touched = np.where(routed > 0, 1.0 - np.power(1.0 - r, tokens), 0.0)
         w_read = (shared + routed * touched) * bpw / g
         t_lin = np.maximum(w_read / bw, 2.0 * active * tokens / g / peak)
         kv_read = kv_tokens * kv_tok + seqs * kv_fixed
-        t_attn = np.maximum(kv_read / bw, 4.0 * layers * attn_width * attn_pairs / g / peak)
+        attn_flops = attn_pair * (full_layers * attn_pairs + sliding * window_pairs)
+        t_attn = np.maximum(kv_read / bw, attn_flops / g / attn_peak)
         msg = tokens * hidden * ACT_BYTES
         t_comm = np.where(g > 1, 2.0 * layers * (2.0 * (g - 1.0) / g * msg / link), 0.0)
         t_lat = np.where(g > 1, 2.0 * layers * ALLREDUCE_LATENCY_S, 0.0)
@@ -339,8 +367,17 @@ def _terms(
 
     joins = b * isl / osl  # prompt tokens entering per step in steady state
     ctx = isl + osl / 2.0  # mean context of a decoding sequence
-    s_fixed, s_scaled = step(b * (1.0 + isl / osl), b * ctx, b, b * ctx + joins * isl / 2.0)
-    p_fixed, p_scaled = step(isl, isl, 1.0, isl * isl / 2.0)
+    # Sliding-window layers: a query attends to at most ``window`` tokens.
+    win_dec = np.minimum(ctx, window)
+    win_pre = np.minimum(isl / 2.0, window)
+    s_fixed, s_scaled = step(
+        b * (1.0 + isl / osl),
+        b * ctx,
+        b,
+        b * ctx + joins * isl / 2.0,
+        b * win_dec + joins * isl * win_pre,
+    )
+    p_fixed, p_scaled = step(isl, isl, 1.0, isl * isl / 2.0, isl * win_pre)
     return {
         "step_fixed": s_fixed,
         "step_scaled": s_scaled,
@@ -759,7 +796,15 @@ def _tp_options(hw: Mapping[str, float], gpus: int) -> tuple[int, ...]:
 # vectorized over rows x TP x concurrency, and deterministic.
 
 #: Keys of the hardware and model parameter dicts stacked per row.
-_HW_KEYS = ("bw_tbps", "peak_tflops", "mem_gb", "link_gbps", "domain", "scaleout_gbps")
+_HW_KEYS = (
+    "bw_tbps",
+    "peak_tflops",
+    "attn_peak_tflops",
+    "mem_gb",
+    "link_gbps",
+    "domain",
+    "scaleout_gbps",
+)
 
 
 def _row_terms(
