@@ -1092,7 +1092,8 @@ def implied_efficiency(
         "which the model does not represent"
     )
     df["precision_class"] = [
-        precision_class(spec_by[a], p) for a, p in zip(df["accelerator"], df["precision"], strict=True)
+        precision_class(spec_by[a], p)
+        for a, p in zip(df["accelerator"], df["precision"], strict=True)
     ]
     return df
 
@@ -2278,9 +2279,9 @@ def validate_against_mlperf(
     ``scheme="round"``: leave one MLPerf round out (no row of that round is fitted).
     ``scheme="accelerator"``: leave one accelerator out (its vendor x generation's other
     parts, else the vendor, supply its factor). ``scheme="workload"``: leave one vendor x
-    workload (MLPerf benchmark) cell out, every round and scenario of it. Every fold predicts with the same rule as
-    the calibrated model: the factors of the calibrated round nearest the held-out row's
-    round (a round between two calibrated ones: their geometric mean), the accelerator's own
+    workload (MLPerf benchmark) cell out, every round and scenario of it. Every fold
+    predicts with the same rule as the calibrated model: the factors of the calibrated
+    round nearest the held-out row's round (a round between two calibrated ones: their geometric mean), the accelerator's own
     factor shrunk towards its vendor x generation's, vendor-specific scenario scales, and
     a family workload scale for a benchmark without data. Columns: round, accelerator,
     vendor, benchmark, scenario, measured, predicted, ape_pct, holdout, submitter, system,

@@ -366,17 +366,33 @@ INFERENCEX = Table(
         Col("model", "str", "Canonical model id", isin=ids.MODELS),
         Col("precision", "str", "Weight precision as InferenceX labels it", isin=("fp8", "fp4")),
         Col("spec_method", "str", "Speculative decoding: none or mtp", isin=("none", "mtp")),
-        Col("disagg", "int", "Prefill and decode on separate workers (1 = yes, 0 = no)", ge=0, le=1),
+        Col(
+            "disagg", "int", "Prefill and decode on separate workers (1 = yes, 0 = no)", ge=0, le=1
+        ),
         Col("multinode", "int", "The run spans more than one node (1 = yes, 0 = no)", ge=0, le=1),
         Col("prefill_tp", "int", "Tensor-parallel size of the prefill phase", ge=1),
         Col("prefill_ep", "int", "Expert-parallel size of the prefill phase", ge=1),
-        Col("prefill_dp_attention", "int", "Data-parallel attention in prefill (1 = yes, 0 = no)", ge=0, le=1),
+        Col(
+            "prefill_dp_attention",
+            "int",
+            "Data-parallel attention in prefill (1 = yes, 0 = no)",
+            ge=0,
+            le=1,
+        ),
         Col("decode_tp", "int", "Tensor-parallel size of the decode phase", ge=1),
         Col("decode_ep", "int", "Expert-parallel size of the decode phase", ge=1),
-        Col("decode_dp_attention", "int", "Data-parallel attention in decode (1 = yes, 0 = no)", ge=0, le=1),
+        Col(
+            "decode_dp_attention",
+            "int",
+            "Data-parallel attention in decode (1 = yes, 0 = no)",
+            ge=0,
+            le=1,
+        ),
         Col("num_prefill_gpu", "int", "GPUs of the prefill phase", unit="GPUs", ge=0),
         Col("num_decode_gpu", "int", "GPUs of the decode phase", unit="GPUs", ge=1),
-        Col("isl", "int", "Nominal input length (real lengths vary around it)", unit="tokens", gt=0),
+        Col(
+            "isl", "int", "Nominal input length (real lengths vary around it)", unit="tokens", gt=0
+        ),
         Col("osl", "int", "Nominal output length", unit="tokens", gt=0),
         Col("conc", "int", "Maximum concurrent requests of the load generator", ge=1),
         Col(
