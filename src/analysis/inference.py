@@ -2282,7 +2282,8 @@ def validate_against_mlperf(
     workload (MLPerf benchmark) cell out, every round and scenario of it. Every fold
     predicts with the same rule as the calibrated model: the factors of the calibrated
     round nearest the held-out row's round (a round between two calibrated ones: their
-    geometric mean), the accelerator's own factor shrunk towards its vendor x generation's, vendor-specific scenario scales, and
+    geometric mean), the accelerator's own factor shrunk towards its vendor x generation's,
+    vendor-specific scenario scales, and
     a family workload scale for a benchmark without data. Columns: round, accelerator,
     vendor, benchmark, scenario, measured, predicted, ape_pct, holdout, submitter, system,
     factor_level (accelerator / generation / vendor: the base factor's level) and
