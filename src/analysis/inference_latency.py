@@ -55,24 +55,34 @@ def select_points(ix: pd.DataFrame) -> pd.DataFrame:
 
 
 def point_terms(
-    points: pd.DataFrame, specs: pd.DataFrame, models: pd.DataFrame
+    points: pd.DataFrame,
+    specs: pd.DataFrame,
+    models: pd.DataFrame,
+    shape: inf.ServingShape | None = None,
 ) -> dict[str, np.ndarray]:
     """Model terms of every point on (point, concurrency grid) at the point's TP.
 
-    Also ``at_conc``: the terms at the point's own concurrency (for the implied eta).
+    ``shape`` is the serving shape applied (default: the fitted one). Also ``own_*``: the
+    terms at the point's own concurrency, and ``own_parts`` (the per-operator bandwidth
+    and compute parts there, for :func:`fit_shape`).
     """
     spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
     model_by = {r["model"]: inf.model_params(r) for _, r in models.iterrows()}
     n = len(points)
     grid = inf.CONCURRENCY
     out = {k: np.empty((n, len(grid))) for k in ("step_fixed", "step_scaled")}
-    own = {k: np.empty(n) for k in ("step_fixed", "step_scaled")}
+    own = {k: np.empty(n) for k in ("step_fixed", "step_scaled", "layers")}
+    own_parts = {
+        k: np.empty(n)
+        for k in ("lin_bw", "lin_c", "moe_c", "attn_bw", "attn_c", "comm", "fixed", "expert_gemms")
+    }
     mem = np.empty((n, len(grid)), dtype=bool)
     keys = list(zip(points["accelerator"], points["model"], points["precision"], strict=True))
+    key_arr = np.array([f"{a}|{m}|{p}" for a, m, p in keys], dtype=object)
     for key in sorted(set(keys)):
-        idx = np.flatnonzero([k == key for k in keys])
+        idx = np.flatnonzero(key_arr == "|".join(key))
         acc, model, prec = key
-        hw = inf.hardware_params(spec_by[acc], prec)
+        hw = inf.hardware_params(spec_by[acc], prec, shape)
         mp = inf.model_params_for(model_by, model)
         sub = points.iloc[idx]
         g = sub["decode_tp"].to_numpy(float)[:, None]
@@ -84,13 +94,145 @@ def point_terms(
         mem[idx] = np.broadcast_to(t["in_memory"], (len(idx), len(grid)))
         c = sub["conc"].to_numpy(float)[:, None]
         t1 = inf._terms(hw, mp, precision=prec, isl=isl, osl=osl, gpus=g, concurrency=c)
-        own["step_fixed"][idx] = np.ravel(np.broadcast_to(t1["step_fixed"], (len(idx), 1)))
-        own["step_scaled"][idx] = np.ravel(np.broadcast_to(t1["step_scaled"], (len(idx), 1)))
+        for k in ("step_fixed", "step_scaled"):
+            own[k][idx] = np.ravel(np.broadcast_to(t1[k], (len(idx), 1)))
+        own["layers"][idx] = float(mp["layers"])
+        # Parts without the fitted per-layer/per-sequence overheads (fit_shape adds them).
+        base = inf._terms(
+            inf.hardware_params(spec_by[acc], prec, inf.ROOFLINE_SHAPE),
+            mp,
+            precision=prec,
+            isl=isl,
+            osl=osl,
+            gpus=g,
+            concurrency=c,
+        )["parts"]
+        for k in own_parts:
+            own_parts[k][idx] = np.ravel(np.broadcast_to(base[k], (len(idx), 1)))
     out["in_memory"] = mem
     out["gpus"] = points["decode_tp"].to_numpy(float)
     out["own_fixed"] = own["step_fixed"]
     out["own_scaled"] = own["step_scaled"]
+    out["own_layers"] = own["layers"]
+    out["own_parts"] = own_parts  # type: ignore[assignment]
     return out
+
+
+#: Grids of the serving-shape fit (:func:`fit_shape`): per-layer overhead 0-150 us, per-
+#: sequence overhead 0 or 10 us, per touched expert
+#: per MoE layer 0-1 us, grouped-GEMM compute/bandwidth efficiency ratio
+#: 1/64-1 (log-spaced).
+SHAPE_LAYER_GRID_S = np.arange(0.0, 151e-6, 10e-6)
+SHAPE_SEQ_GRID_S = np.array([0.0, 10e-6])
+SHAPE_EXPERT_GRID_S = np.array([0.0, 0.5, 1.0]) * 1e-6
+SHAPE_RATIO_GRID = np.geomspace(1.0 / 64.0, 1.0, 13)
+#: Residuals of log eta beyond this are clipped in the shape fit's loss (robustness to the
+#: odd configuration, e.g. a sweep whose engine settings changed mid-way).
+SHAPE_CLIP = 0.5
+#: Columns that make a sweep: one engine configuration at several concurrencies.
+SWEEP_KEYS = (
+    "accelerator",
+    "precision",
+    "framework",
+    "decode_tp",
+    "decode_ep",
+    "decode_dp_attention",
+    "isl",
+    "osl",
+    "date",
+)
+
+
+def fit_shape(points: pd.DataFrame, terms: dict[str, Any]) -> inf.ServingShape:
+    """Fit the serving shape (:class:`analysis.inference.ServingShape`) on sweeps.
+
+    Within one sweep (:data:`SWEEP_KEYS`: one engine configuration at several
+    concurrencies) the bandwidth efficiency eta_b should not depend on concurrency; what
+    changes along a sweep is the mix of overheads (fixed per step and per layer, growing
+    per sequence) and compute (FLOPs grow with the batch, weight reads saturate once
+    every expert is touched, grouped-GEMM work items grow with the touched experts). So
+    per vendor the overheads (per layer, per sequence, per touched expert) and
+    per vendor x precision class the compute ratio eta_c / eta_b are chosen on grids
+    (:data:`SHAPE_LAYER_GRID_S`, ...) to make the implied log eta_b of each point,
+    log(scaled time / (measured median TPOT - overheads)), as flat as possible within its
+    sweep: the sum of squared deviations from the sweep mean, clipped at
+    :data:`SHAPE_CLIP`, plus a penalty for each point whose TPOT the overheads alone
+    exceed and for eta_b above 1. Exhaustive, vectorized and deterministic (first
+    minimum). Nothing here sees the level: that is :func:`fit` (and, for MLPerf, the
+    calibration).
+    """
+    parts = terms["own_parts"]
+    tau = points["median_tpot_ms"].to_numpy(float) / 1e3
+    conc = points["conc"].to_numpy(float)
+    layers = terms["own_layers"]
+    klass = points["precision_class"].to_numpy(object)
+    vendor = points["vendor"].to_numpy(object)
+    sweep = (
+        points[list(SWEEP_KEYS)].astype(str).agg("|".join, axis=1).to_numpy(object)
+        if len(points)
+        else np.array([], dtype=object)
+    )
+    rr = SHAPE_RATIO_GRID[:, None]
+    ratio: dict[tuple[str, str], float] = {}
+    o_layer: dict[str, float] = {}
+    o_seq: dict[str, float] = {}
+    o_exp: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    ol, os_, oe = np.meshgrid(
+        SHAPE_LAYER_GRID_S, SHAPE_SEQ_GRID_S, SHAPE_EXPERT_GRID_S, indexing="ij"
+    )
+    ol, os_, oe = ol.ravel(), os_.ravel(), oe.ravel()
+    for v in sorted(set(vendor.tolist())):
+        mv = vendor == v
+        counts[v] = int(mv.sum())
+        fixed = (
+            parts["fixed"][mv][None, :]
+            + ol[:, None] * layers[mv]
+            + os_[:, None] * conc[mv]
+            + oe[:, None] * parts["expert_gemms"][mv]
+        )
+        room = tau[mv][None, :] - fixed  # (overhead grid, points)
+        bad = room <= 0.05 * tau[mv][None, :]
+        log_room = np.log(np.maximum(room, 0.05 * tau[mv][None, :]))
+        total = np.zeros(len(ol))
+        best_r: dict[str, np.ndarray] = {}
+        for kl in sorted(set(klass[mv].tolist())):
+            mk = klass[mv] == kl
+            p = {
+                k: parts[k][mv][mk]
+                for k in ("lin_bw", "lin_c", "moe_c", "attn_bw", "attn_c", "comm")
+            }
+            scaled = (
+                np.maximum(p["lin_bw"], p["lin_c"] + p["moe_c"] / rr)
+                + np.maximum(p["attn_bw"], p["attn_c"])
+                + p["comm"]
+            )  # (ratio grid, points)
+            names, code = inf._codes(sweep[mv][mk].tolist())
+            order = np.argsort(code, kind="stable")
+            code = code[order]
+            starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
+            cnt = np.diff(np.r_[starts, len(code)])
+            # y[o, r, i] = log scaled[r, i] - log room[o, i], points sorted by sweep
+            y = np.log(scaled[:, order])[None, :, :] - log_room[:, mk][:, order][:, None, :]
+            mean = np.add.reduceat(y, starts, axis=2) / cnt
+            res = y - np.repeat(mean, cnt, axis=2)
+            loss = np.minimum(res**2, SHAPE_CLIP**2).sum(axis=2)
+            loss += bad[:, mk].sum(axis=1)[:, None] * SHAPE_CLIP**2
+            loss += (np.maximum(y, 0.0) ** 2).sum(axis=2)  # eta_b above 1
+            j = np.argmin(loss, axis=1)
+            total += loss[np.arange(len(ol)), j]
+            best_r[kl] = j
+        i = int(np.argmin(total))
+        o_layer[v], o_seq[v], o_exp[v] = float(ol[i]), float(os_[i]), float(oe[i])
+        for kl, j in best_r.items():
+            ratio[(v, kl)] = float(SHAPE_RATIO_GRID[j[i]])
+    return inf.ServingShape(
+        overhead_layer_s=o_layer,
+        overhead_seq_s=o_seq,
+        compute_ratio=ratio,
+        points=counts,
+        overhead_expert_s=o_exp,
+    )
 
 
 def implied_eta(points: pd.DataFrame, terms: dict[str, np.ndarray]) -> np.ndarray:
@@ -119,17 +261,24 @@ def implied_eta(points: pd.DataFrame, terms: dict[str, np.ndarray]) -> np.ndarra
     return np.where(~edge & (eta <= inf.ETA_PLAUSIBLE_MAX), eta, np.nan)
 
 
-def prepare(
-    ix: pd.DataFrame | None = None,
-    specs: pd.DataFrame | None = None,
-    models: pd.DataFrame | None = None,
-) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
-    """Selected points with ``generation``, ``precision_class`` and ``eta``, and their terms."""
+def _load(
+    ix: pd.DataFrame | None, specs: pd.DataFrame | None, models: pd.DataFrame | None
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     from analysis import data
 
     ix = data.load_table("inferencex") if ix is None else ix
     specs = data.load_specs() if specs is None else specs
     models = data.load_models() if models is None else models
+    return ix, specs, models
+
+
+def select(
+    ix: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Selected points with ``generation`` and ``precision_class``."""
+    ix, specs, models = _load(ix, specs, models)
     pts = select_points(ix)
     spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
     pts["generation"] = [inf._generation(spec_by[a]) for a in pts["accelerator"]]
@@ -137,9 +286,33 @@ def prepare(
         inf.precision_class(spec_by[a], p)
         for a, p in zip(pts["accelerator"], pts["precision"], strict=True)
     ]
-    terms = point_terms(pts, specs, models)
+    return pts
+
+
+def prepare(
+    ix: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    shape: inf.ServingShape | None = None,
+) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Selected points with ``generation``, ``precision_class`` and ``eta``, and their terms.
+
+    ``shape``: the serving shape (default: :func:`fit_shape` on these points).
+    """
+    ix, specs, models = _load(ix, specs, models)
+    pts = select(ix, specs, models)
+    if shape is None:
+        shape = fit_shape(pts, point_terms(pts, specs, models, inf.ROOFLINE_SHAPE))
+    terms = point_terms(pts, specs, models, shape)
     pts["eta"] = implied_eta(pts, terms)
     return pts, terms
+
+
+def default_shape() -> inf.ServingShape:
+    """:func:`fit_shape` on the bundled InferenceX points (every sweep)."""
+    ix, specs, models = _load(None, None, None)
+    pts = select(ix, specs, models)
+    return fit_shape(pts, point_terms(pts, specs, models, inf.ROOFLINE_SHAPE))
 
 
 def _codes(keys: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
@@ -248,14 +421,27 @@ def validate(
     accelerator, vendor, precision, framework, isl, osl, conc, decode_tp, median_tpot_ms,
     measured (output tokens/s per GPU), predicted, ape_pct, holdout, run_url.
     """
-    pts, terms = prepare(ix, specs, models)
+    ix, specs, models = _load(ix, specs, models)
+    pts = select(ix, specs, models)
+    base = point_terms(pts, specs, models, inf.ROOFLINE_SHAPE)
     cell = (pts["accelerator"] + " x " + pts["precision"]).to_numpy()
     eta = np.full(len(pts), np.nan)
+    pred = np.full(len(pts), np.nan)
+    tau = pts["median_tpot_ms"].to_numpy(float)
     for key in sorted(set(cell)):
         test = cell == key
-        fitted = fit(pts[~test])
+        train = ~test
+        # The shape and the level both from the other cells only.
+        sub = {k: (v[train] if k != "own_parts" else {q: a[train] for q, a in v.items()})
+               for k, v in base.items()}
+        shape = fit_shape(pts[train].reset_index(drop=True), sub)
+        terms = point_terms(pts, specs, models, shape)
+        tr = pts[train].copy()
+        tr["eta"] = implied_eta(tr, {k: v[train] for k, v in terms.items() if k != "own_parts"})
+        fitted = fit(tr)
         eta[test] = predict_eta(pts[test], fitted)
-    pred = throughput_at_tpot(terms, eta, pts["median_tpot_ms"].to_numpy(float))
+        t_test = {k: v[test] for k, v in terms.items() if k != "own_parts"}
+        pred[test] = throughput_at_tpot(t_test, eta[test], tau[test])
     out = pts[
         [
             "accelerator",
