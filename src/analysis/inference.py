@@ -223,16 +223,16 @@ class ServingShape:
     Fitted on latency-resolved sweeps (InferenceX: the same configuration at many
     concurrencies, :func:`analysis.inference_latency.fit_shape`), where low-concurrency
     points pin the overheads and bandwidth, high-concurrency ones the compute: a step
-    takes ``overheads + sum over operators of max(bytes / (eta_b BW), FLOPs / (eta_c
+    takes ``overheads + sum over operators of max(bytes / (eta_b BW), FLOPs / (eta_b
     peak))``, the routed experts' FLOPs at eta_c = ``compute_ratio`` x eta_b (small-M
-    grouped GEMMs; dense layers and attention reach the bandwidth's fraction); the level eta_b is the calibrated
-    efficiency (:class:`Calibration`). Overheads are unscaled: per layer (kernel launches,
-    routing and dispatch: the count of kernels grows with depth), per sequence in the batch
-    (sampling, scheduling, metadata) and per touched expert of each MoE layer (a grouped
-    GEMM schedules every expert that received tokens as its own small-M work item; the
-    expected touched count E (1 - (1 - k/E)^T) grows with the batch, which is why MoE
-    decode steps lengthen long before the bytes or FLOPs say so). Per vendor (the serving stacks differ;
-    generations of one vendor share them), the compute ratio also per precision class
+    grouped GEMMs; dense layers and attention reach the bandwidth's fraction); the level
+    eta_b is the calibrated efficiency (:class:`Calibration`). Overheads are unscaled: per
+    layer (kernel launches, routing and dispatch: the count of kernels grows with depth),
+    per sequence in the batch (sampling, scheduling, metadata) and per touched expert of
+    each MoE layer (a grouped GEMM schedules every expert that received tokens as its own
+    small-M work item; the expected touched count E (1 - (1 - k/E)^T) grows with the
+    batch). Per vendor (the serving stacks differ; generations of one vendor share them),
+    the compute ratio also per precision class
     (low-precision GEMMs reach a smaller fraction of their peak). Empty = the plain
     roofline (ratio 1, no overheads beyond :data:`STEP_OVERHEAD_S`).
     """
@@ -968,11 +968,7 @@ def _row_terms(
     """
     n = len(accelerators)
     shape = (n, len(MLPERF_TP), len(CONCURRENCY))
-    out = {
-        k: np.empty(shape)
-        for k in _ROW_TERM_KEYS
-        if k != "in_memory"
-    }
+    out = {k: np.empty(shape) for k in _ROW_TERM_KEYS if k != "in_memory"}
     out["in_memory"] = np.zeros(shape, dtype=bool)
     gpus = np.asarray(MLPERF_TP, dtype=float)[None, :, None]
     isl = np.asarray(isl, dtype=float)
@@ -1424,11 +1420,6 @@ def _fit_arrays(
     vw_shrink = _shrink(vw_names, vw, WORKLOAD_PRIOR_ROWS, REFERENCE_BENCHMARK)
     vp_shrink = _shrink(vp_names, vp, PRECISION_PRIOR_ROWS, "native")
     ref_b = bench_names.index(REFERENCE_BENCHMARK) if REFERENCE_BENCHMARK in bench_names else -1
-    ref_s = scen_names.index("Offline") if "Offline" in scen_names else -1
-    vs_count = np.bincount(vs, minlength=nvs).astype(float)
-    vs_shrink = np.where(
-        [k[1] == "Offline" for k in vs_names], 0.0, vs_count / (vs_count + SCENARIO_PRIOR_ROWS)
-    )
     w = np.zeros(nb)
     s = np.zeros(ns)
     d = np.zeros(nvs)
@@ -3027,9 +3018,25 @@ def _cold_calibration() -> Calibration:
     from analysis import data
 
     data.clear_cache()
+    default_shape.cache_clear()
     _default_implied.cache_clear()
     default_calibration.cache_clear()
     return default_calibration()
+
+
+def sweep_configurations(n: int = 10_000, calibration: Calibration | None = None) -> int:
+    """Evaluate ``n`` serving configurations (``make bench``): sweeps at several lengths.
+
+    Each :func:`sweep` call covers every accelerator x model x precision x 256
+    concurrencies; lengths are repeated until ``n`` configurations (rows of the sweep,
+    memory-feasible or not) are evaluated. Returns the number evaluated.
+    """
+    done = 0
+    for isl, osl in ((1024, 1024), (8192, 1024), (1024, 8192), (2048, 256)) * 100:
+        done += len(sweep(isl=isl, osl=osl, calibration=calibration))
+        if done >= n:
+            break
+    return done
 
 
 def _cold_tiers() -> pd.DataFrame:
@@ -3072,9 +3079,15 @@ def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
             0.05,
         ),
         (
-            "inference: calibration (cold: tables, implied efficiencies, fit)",
+            "inference: calibration (cold: tables, InferenceX shape fit, implied efficiencies, "
+            "fit)",
             _cold_calibration,
-            1.5,
+            2.0,
+        ),
+        (
+            "inference: 10,000-configuration sweep (acc x model x precision x concurrency)",
+            lambda: sweep_configurations(10_000, calibration=cal),
+            1.0,
         ),
         ("inference: evaluate_tiers, default scenario (cold, incl. calibration)", _cold_tiers, 1.5),
         (
@@ -3122,6 +3135,7 @@ __all__ = [
     "predicted_rows",
     "serving_metrics",
     "sweep",
+    "sweep_configurations",
     "tier_bands",
     "tier_winners",
     "tp_choices",

@@ -432,8 +432,10 @@ def validate(
         test = cell == key
         train = ~test
         # The shape and the level both from the other cells only.
-        sub = {k: (v[train] if k != "own_parts" else {q: a[train] for q, a in v.items()})
-               for k, v in base.items()}
+        sub = {
+            k: (v[train] if k != "own_parts" else {q: a[train] for q, a in v.items()})
+            for k, v in base.items()
+        }
         shape = fit_shape(pts[train].reset_index(drop=True), sub)
         terms = point_terms(pts, specs, models, shape)
         tr = pts[train].copy()
