@@ -504,7 +504,7 @@ def fp8_fp4_ratio(
             if not (x4.min() <= x <= x4.max()):
                 continue
             meas4 = float(np.exp(np.interp(x, x4, y4)))
-            sub = {k: v[[idx4]] for k, v in terms.items()}
+            sub = {k: v[[idx4]] for k, v in terms.items() if k != "own_parts"}
             pred4 = float(throughput_at_tpot(sub, np.array([eta4]), [r["median_tpot_ms"]])[0])
             rows.append(
                 {
