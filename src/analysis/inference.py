@@ -224,36 +224,43 @@ class ServingShape:
     concurrencies, :func:`analysis.inference_latency.fit_shape`), where low-concurrency
     points pin the overheads and bandwidth, high-concurrency ones the compute: a step
     takes ``overheads + sum over operators of max(bytes / (eta_b BW), FLOPs / (eta_b
-    peak))``, the routed experts' FLOPs at eta_c = ``compute_ratio`` x eta_b (small-M
-    grouped GEMMs; dense layers and attention reach the bandwidth's fraction); the level
-    eta_b is the calibrated efficiency (:class:`Calibration`). Overheads are unscaled: per
-    layer (kernel launches, routing and dispatch: the count of kernels grows with depth),
-    per sequence in the batch (sampling, scheduling, metadata) and per touched expert of
-    each MoE layer (a grouped GEMM schedules every expert that received tokens as its own
-    small-M work item; the expected touched count E (1 - (1 - k/E)^T) grows with the
-    batch). Per vendor (the serving stacks differ; generations of one vendor share them),
-    the compute ratio also per precision class
-    (low-precision GEMMs reach a smaller fraction of their peak). Empty = the plain
-    roofline (ratio 1, no overheads beyond :data:`STEP_OVERHEAD_S`).
+    peak))``; the level eta_b is the calibrated efficiency (:class:`Calibration`).
+    The parameters fitted on MoE sweeps belong to mechanisms only MoE layers have, so a
+    dense workload does not inherit DeepSeek-R1's grouped-GEMM behaviour:
+
+    * ``expert_rows``: the fewest rows a touched expert's grouped GEMM costs. A routed
+      expert that receives m tokens (m = k T / touched experts) is a small-M GEMM; tile
+      padding and the under-occupancy of many small work items make it cost as much as
+      max(m, ``expert_rows``) rows. Fine-grained MoE at serving batches (DeepSeek-R1, 256
+      experts, a few tokens each) pays it in full; Mixtral at MLPerf Offline batches
+      (8 experts, hundreds of tokens each) not at all. Per vendor x precision class.
+    * Unscaled overheads: per MoE layer (router, top-k, token permute/unpermute and the
+      grouped-GEMM launches), per sequence in the batch (sampling, scheduling, metadata:
+      the one overhead that is not MoE's, charged to every model) and per touched expert of each MoE layer (its own work item; the expected touched count
+      E (1 - (1 - k/E)^T) grows with the batch). Per vendor (the serving stacks differ;
+      generations of one vendor share them).
+
+    Empty = the plain roofline (no overheads beyond :data:`STEP_OVERHEAD_S`).
     """
 
-    overhead_layer_s: Mapping[str, float] = field(default_factory=dict)  #: vendor -> s/layer
+    #: vendor -> seconds per MoE layer per step.
+    overhead_layer_s: Mapping[str, float] = field(default_factory=dict)
     overhead_seq_s: Mapping[str, float] = field(default_factory=dict)  #: vendor -> s/sequence
-    #: (vendor, precision class) -> eta_c / eta_b.
-    compute_ratio: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    #: (vendor, precision class) -> minimum rows a touched expert's grouped GEMM costs.
+    expert_rows: Mapping[tuple[str, str], float] = field(default_factory=dict)
     points: Mapping[str, int] = field(default_factory=dict)  #: vendor -> points fitted
     #: vendor -> seconds per touched expert per MoE layer (grouped-GEMM work item).
     overhead_expert_s: Mapping[str, float] = field(default_factory=dict)
 
     def params(self, vendor: str, klass: str) -> dict[str, float]:
         """The shape keys :func:`_terms` reads from ``hw`` for one vendor and class."""
-        ratio = self.compute_ratio.get((vendor, klass))
-        if ratio is None and klass == "two above native":
-            ratio = self.compute_ratio.get((vendor, "one above native"))
-        if ratio is None:
-            ratio = self.compute_ratio.get((vendor, "native"), 1.0)
+        rows = self.expert_rows.get((vendor, klass))
+        if rows is None and klass == "two above native":
+            rows = self.expert_rows.get((vendor, "one above native"))
+        if rows is None:
+            rows = self.expert_rows.get((vendor, "native"), 0.0)
         return {
-            "compute_ratio": float(ratio),
+            "expert_rows": float(rows),
             "overhead_layer_s": float(self.overhead_layer_s.get(vendor, 0.0)),
             "overhead_seq_s": float(self.overhead_seq_s.get(vendor, 0.0)),
             "overhead_expert_s": float(self.overhead_expert_s.get(vendor, 0.0)),
@@ -418,10 +425,11 @@ def _terms(
     r = np.asarray(mp["route_frac"], dtype=float)
     active = np.asarray(mp["active_b"], dtype=float) * 1e9
 
-    # Serving shape (fitted on latency-resolved sweeps, :class:`ServingShape`): compute
-    # efficiency as a multiple of the bandwidth efficiency, and the unscaled overheads.
-    rho = np.asarray(hw.get("compute_ratio", 1.0), dtype=float)
-    o_layer = np.asarray(hw.get("overhead_layer_s", 0.0), dtype=float)
+    # Serving shape (fitted on latency-resolved sweeps, :class:`ServingShape`): MoE
+    # mechanisms only, so a dense model (no routed weights) sees none of it.
+    moe = routed > 0
+    m_rows = np.asarray(hw.get("expert_rows", 0.0), dtype=float)
+    o_layer = np.where(moe, np.asarray(hw.get("overhead_layer_s", 0.0), dtype=float), 0.0)
     o_seq = np.asarray(hw.get("overhead_seq_s", 0.0), dtype=float)
     o_expert = np.asarray(hw.get("overhead_expert_s", 0.0), dtype=float)
     n_experts = np.asarray(mp.get("experts", 0.0), dtype=float)
@@ -451,9 +459,11 @@ def _terms(
         return {
             "lin_bw": w_read / bw,
             # Dense (shared) and routed-expert FLOPs apart: only the latter run as
-            # small-M grouped GEMMs (the compute ratio of the serving shape).
+            # small-M grouped GEMMs. ``moe_row_c``: the FLOPs of one row in every touched
+            # expert, what each touched expert costs at least ``expert_rows`` times.
             "lin_c": 2.0 * (active - routed * r) * tokens / g / peak,
             "moe_c": 2.0 * routed * r * tokens / g / peak,
+            "moe_row_c": 2.0 * routed * touched / g / peak,
             "attn_bw": kv_read / bw,
             "attn_c": attn_flops / g / attn_peak,
             "comm": np.where(g > 1, 2.0 * layers * (2.0 * (g - 1.0) / g * msg / link), 0.0),
@@ -466,10 +476,11 @@ def _terms(
         }
 
     def combine(parts: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        # Per operator the slower of its bytes and its FLOPs, both at eta_b, the routed
-        # experts' grouped GEMMs at eta_c = rho x eta_b: scaled time x 1 / eta_b.
+        # Per operator the slower of its bytes and its FLOPs, both at eta_b, each touched
+        # expert's grouped GEMM at max(its rows, expert_rows): scaled time x 1 / eta_b.
+        moe = np.maximum(parts["moe_c"], m_rows * parts["moe_row_c"])
         scaled = (
-            np.maximum(parts["lin_bw"], parts["lin_c"] + parts["moe_c"] / rho)
+            np.maximum(parts["lin_bw"], parts["lin_c"] + moe)
             + np.maximum(parts["attn_bw"], parts["attn_c"])
             + parts["comm"]
         )
@@ -929,7 +940,7 @@ _HW_KEYS = (
     "link_gbps",
     "domain",
     "scaleout_gbps",
-    "compute_ratio",
+    "expert_rows",
     "overhead_layer_s",
     "overhead_seq_s",
     "overhead_expert_s",
@@ -1420,6 +1431,11 @@ def _fit_arrays(
     vw_shrink = _shrink(vw_names, vw, WORKLOAD_PRIOR_ROWS, REFERENCE_BENCHMARK)
     vp_shrink = _shrink(vp_names, vp, PRECISION_PRIOR_ROWS, "native")
     ref_b = bench_names.index(REFERENCE_BENCHMARK) if REFERENCE_BENCHMARK in bench_names else -1
+    ref_s = scen_names.index("Offline") if "Offline" in scen_names else -1
+    vs_count = np.bincount(vs, minlength=nvs).astype(float)
+    vs_shrink = np.where(
+        [k[1] == "Offline" for k in vs_names], 0.0, vs_count / (vs_count + SCENARIO_PRIOR_ROWS)
+    )
     w = np.zeros(nb)
     s = np.zeros(ns)
     d = np.zeros(nvs)
@@ -1434,8 +1450,12 @@ def _fit_arrays(
         w = _group_median(bench, r - dw[vw] - s[scen] - d[vs] - p[pc] - dp[vp], nb)
         w = w - (w[ref_b] if ref_b >= 0 else 0.0)
         dw = _group_median(vw, r - w[bench] - s[scen] - d[vs] - p[pc] - dp[vp], nvw) * vw_shrink
-        # No scenario scale: Server and Interactive differ from Offline through the
-        # physics (p99 step under Poisson arrivals, chunked-prefill TTFT, the bounds).
+        # The scenario scale is what the latency physics (p99 step under Poisson
+        # arrivals, chunked-prefill TTFT, the bounds) leaves unexplained of the
+        # Server/Interactive efficiency: submitters' latency-mode engine settings.
+        s = _group_median(scen, r - w[bench] - dw[vw] - d[vs] - p[pc] - dp[vp], ns)
+        s = s - (s[ref_s] if ref_s >= 0 else 0.0)
+        d = _group_median(vs, r - w[bench] - dw[vw] - s[scen] - p[pc] - dp[vp], nvs) * vs_shrink
         p = _group_median(pc, r - w[bench] - dw[vw] - s[scen] - d[vs] - dp[vp], npc)
         p = p - (p[ref_p] if ref_p >= 0 else 0.0)
         dp = _group_median(vp, r - w[bench] - dw[vw] - s[scen] - d[vs] - p[pc], nvp) * vp_shrink

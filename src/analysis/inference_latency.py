@@ -74,7 +74,17 @@ def point_terms(
     own = {k: np.empty(n) for k in ("step_fixed", "step_scaled", "layers")}
     own_parts = {
         k: np.empty(n)
-        for k in ("lin_bw", "lin_c", "moe_c", "attn_bw", "attn_c", "comm", "fixed", "expert_gemms")
+        for k in (
+            "lin_bw",
+            "lin_c",
+            "moe_c",
+            "moe_row_c",
+            "attn_bw",
+            "attn_c",
+            "comm",
+            "fixed",
+            "expert_gemms",
+        )
     }
     mem = np.empty((n, len(grid)), dtype=bool)
     keys = list(zip(points["accelerator"], points["model"], points["precision"], strict=True))
@@ -96,7 +106,8 @@ def point_terms(
         t1 = inf._terms(hw, mp, precision=prec, isl=isl, osl=osl, gpus=g, concurrency=c)
         for k in ("step_fixed", "step_scaled"):
             own[k][idx] = np.ravel(np.broadcast_to(t1[k], (len(idx), 1)))
-        own["layers"][idx] = float(mp["layers"])
+        # Layers that pay the per-MoE-layer overhead (none in a dense model).
+        own["layers"][idx] = float(mp["layers"]) if mp["routed_b"] > 0 else 0.0
         # Parts without the fitted per-layer/per-sequence overheads (fit_shape adds them).
         base = inf._terms(
             inf.hardware_params(spec_by[acc], prec, inf.ROOFLINE_SHAPE),
@@ -118,14 +129,13 @@ def point_terms(
     return out
 
 
-#: Grids of the serving-shape fit (:func:`fit_shape`): per-layer overhead 0-150 us, per-
-#: sequence overhead 0 or 10 us, per touched expert
-#: per MoE layer 0-1 us, grouped-GEMM compute/bandwidth efficiency ratio
-#: 1/64-1 (log-spaced).
+#: Grids of the serving-shape fit (:func:`fit_shape`): per-MoE-layer overhead 0-150 us,
+#: per-sequence overhead 0 or 10 us, per touched expert per MoE layer 0-1 us, and the
+#: fewest rows a touched expert's grouped GEMM costs: 0 (none) or 16-4096 (log-spaced).
 SHAPE_LAYER_GRID_S = np.arange(0.0, 151e-6, 10e-6)
 SHAPE_SEQ_GRID_S = np.array([0.0, 10e-6])
 SHAPE_EXPERT_GRID_S = np.array([0.0, 0.5, 1.0]) * 1e-6
-SHAPE_RATIO_GRID = np.geomspace(1.0 / 64.0, 1.0, 13)
+SHAPE_ROWS_GRID = np.r_[0.0, np.geomspace(16.0, 4096.0, 17)]
 #: Residuals of log eta beyond this are clipped in the shape fit's loss (robustness to the
 #: odd configuration, e.g. a sweep whose engine settings changed mid-way).
 SHAPE_CLIP = 0.5
@@ -148,11 +158,12 @@ def fit_shape(points: pd.DataFrame, terms: dict[str, Any]) -> inf.ServingShape:
 
     Within one sweep (:data:`SWEEP_KEYS`: one engine configuration at several
     concurrencies) the bandwidth efficiency eta_b should not depend on concurrency; what
-    changes along a sweep is the mix of overheads (fixed per step and per layer, growing
-    per sequence) and compute (FLOPs grow with the batch, weight reads saturate once
-    every expert is touched, grouped-GEMM work items grow with the touched experts). So
-    per vendor the overheads (per layer, per sequence, per touched expert) and
-    per vendor x precision class the compute ratio eta_c / eta_b are chosen on grids
+    changes along a sweep is the mix of overheads (fixed per step and per MoE layer,
+    growing per sequence) and compute (FLOPs grow with the batch, weight reads saturate
+    once every expert is touched, grouped-GEMM work items grow with the touched experts,
+    each costing at least ``expert_rows`` rows). So per vendor the overheads (per MoE
+    layer, per sequence, per touched expert) and per vendor x precision class the
+    minimum rows of a touched expert's GEMM are chosen on grids
     (:data:`SHAPE_LAYER_GRID_S`, ...) to make the implied log eta_b of each point,
     log(scaled time / (measured median TPOT - overheads)), as flat as possible within its
     sweep: the sum of squared deviations from the sweep mean, clipped at
@@ -172,8 +183,8 @@ def fit_shape(points: pd.DataFrame, terms: dict[str, Any]) -> inf.ServingShape:
         if len(points)
         else np.array([], dtype=object)
     )
-    rr = SHAPE_RATIO_GRID[:, None]
-    ratio: dict[tuple[str, str], float] = {}
+    rows_grid = SHAPE_ROWS_GRID[:, None]
+    expert_rows: dict[tuple[str, str], float] = {}
     o_layer: dict[str, float] = {}
     o_seq: dict[str, float] = {}
     o_exp: dict[str, float] = {}
@@ -200,13 +211,14 @@ def fit_shape(points: pd.DataFrame, terms: dict[str, Any]) -> inf.ServingShape:
             mk = klass[mv] == kl
             p = {
                 k: parts[k][mv][mk]
-                for k in ("lin_bw", "lin_c", "moe_c", "attn_bw", "attn_c", "comm")
+                for k in ("lin_bw", "lin_c", "moe_c", "moe_row_c", "attn_bw", "attn_c", "comm")
             }
+            moe = np.maximum(p["moe_c"], rows_grid * p["moe_row_c"])
             scaled = (
-                np.maximum(p["lin_bw"], p["lin_c"] + p["moe_c"] / rr)
+                np.maximum(p["lin_bw"], p["lin_c"] + moe)
                 + np.maximum(p["attn_bw"], p["attn_c"])
                 + p["comm"]
-            )  # (ratio grid, points)
+            )  # (rows grid, points)
             names, code = inf._codes(sweep[mv][mk].tolist())
             order = np.argsort(code, kind="stable")
             code = code[order]
@@ -225,11 +237,11 @@ def fit_shape(points: pd.DataFrame, terms: dict[str, Any]) -> inf.ServingShape:
         i = int(np.argmin(total))
         o_layer[v], o_seq[v], o_exp[v] = float(ol[i]), float(os_[i]), float(oe[i])
         for kl, j in best_r.items():
-            ratio[(v, kl)] = float(SHAPE_RATIO_GRID[j[i]])
+            expert_rows[(v, kl)] = float(SHAPE_ROWS_GRID[j[i]])
     return inf.ServingShape(
         overhead_layer_s=o_layer,
         overhead_seq_s=o_seq,
-        compute_ratio=ratio,
+        expert_rows=expert_rows,
         points=counts,
         overhead_expert_s=o_exp,
     )
