@@ -148,10 +148,6 @@ STEP_OVERHEAD_S = 1.0e-3  # register: A-inference-step-overhead
 ALLREDUCE_LATENCY_S = 10.0e-6  # register: A-inference-allreduce-latency
 #: Activation bytes in tensor-parallel all-reduces (bf16).
 ACT_BYTES = 2.0
-#: Largest number of sequences one engine replica batches (TensorRT-LLM ``max_batch_size``
-#: default 2048, https://nvidia.github.io/TensorRT-LLM/commands/trtllm-serve; vLLM and
-#: SGLang ship lower defaults that submitters raise). Concurrency beyond it queues.
-ENGINE_MAX_SEQS = 2048.0  # register: A-inference-engine-max-seqs
 #: Prefill tokens one step may carry with chunked prefill (vLLM ``max_num_batched_tokens``
 #: and SGLang ``chunked_prefill_size`` are 8192 on large-memory GPUs): a prompt of ISL
 #: tokens waits ISL / budget chunked steps before its first token.
@@ -520,7 +516,7 @@ def _terms(
         "concurrency": b,
         "gpus": g,
         "max_concurrency": max_conc,
-        "in_memory": b <= np.minimum(max_conc, ENGINE_MAX_SEQS),
+        "in_memory": b <= max_conc,
         "fits": kv_room >= kv_seq,
         "weights_gb_per_gpu": weights_gpu / 1e9,
     }
@@ -635,6 +631,9 @@ class Calibration:
     accelerator_rows: Mapping[tuple[str, str], int] = field(default_factory=dict)
     #: (vendor, scenario) -> multiplier on the pooled scenario scale (already shrunk).
     vendor_scenario_scale: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    #: (benchmark, scenario) -> multiplier on the pooled scenario scale: the workload's own
+    #: latency-mode behaviour, shrunk by n / (n + 10) rows (1 where it has no such rows).
+    workload_scenario_scale: Mapping[tuple[str, str], float] = field(default_factory=dict)
     #: (vendor, generation, round) -> rows behind ``by_group`` (weights of a round tie).
     group_rows: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     #: vendor -> software drift: multiplier of the efficiency per MLPerf release (1 = none),
@@ -844,6 +843,9 @@ class Calibration:
             benchmark = next((b for b, d in BENCHMARKS.items() if d.model == model), None)
         if benchmark is not None:
             work = self.workload(benchmark)[0] * self.vendor_workload(vendor, benchmark)
+            work *= self.workload_scenario_scale.get(
+                (benchmark_def(benchmark).benchmark, scenario), 1.0
+            )
         else:
             work = 1.0
         return base * scale * work, source
@@ -1420,6 +1422,7 @@ def _fit_arrays(
     vw_names, vw = _codes(list(zip(vendors, benches, strict=True)))
     pc_names, pc = _codes(klasses)
     vp_names, vp = _codes(list(zip(vendors, klasses, strict=True)))
+    bs_names, bs = _codes(list(zip(benches, scens, strict=True)))
     ng, nb, ns, nvs = len(grp_names), len(bench_names), len(scen_names), len(vs_names)
     nvw, npc, nvp = len(vw_names), len(pc_names), len(vp_names)
     ref_p = pc_names.index("native") if "native" in pc_names else -1
@@ -1430,6 +1433,7 @@ def _fit_arrays(
 
     vw_shrink = _shrink(vw_names, vw, WORKLOAD_PRIOR_ROWS, REFERENCE_BENCHMARK)
     vp_shrink = _shrink(vp_names, vp, PRECISION_PRIOR_ROWS, "native")
+    bs_shrink = _shrink(bs_names, bs, SCENARIO_PRIOR_ROWS, "Offline")
     ref_b = bench_names.index(REFERENCE_BENCHMARK) if REFERENCE_BENCHMARK in bench_names else -1
     ref_s = scen_names.index("Offline") if "Offline" in scen_names else -1
     vs_count = np.bincount(vs, minlength=nvs).astype(float)
@@ -1442,23 +1446,31 @@ def _fit_arrays(
     dw = np.zeros(nvw)
     p = np.zeros(npc)
     dp = np.zeros(nvp)
+    ds = np.zeros(len(bs_names))
     prev = None
     for _ in range(iterations):
-        other = w[bench] + dw[vw] + s[scen] + d[vs] + p[pc] + dp[vp]
-        a = _group_median(grp, y - other, ng)
+        a = _group_median(grp, y - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp], ng)
         r = y - a[grp]
-        w = _group_median(bench, r - dw[vw] - s[scen] - d[vs] - p[pc] - dp[vp], nb)
+        w = _group_median(bench, r - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp], nb)
         w = w - (w[ref_b] if ref_b >= 0 else 0.0)
-        dw = _group_median(vw, r - w[bench] - s[scen] - d[vs] - p[pc] - dp[vp], nvw) * vw_shrink
+        dw = _group_median(vw, r - w[bench] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp], nvw)
+        dw = dw * vw_shrink
         # The scenario scale is what the latency physics (p99 step under Poisson
         # arrivals, chunked-prefill TTFT, the bounds) leaves unexplained of the
-        # Server/Interactive efficiency: submitters' latency-mode engine settings.
-        s = _group_median(scen, r - w[bench] - dw[vw] - d[vs] - p[pc] - dp[vp], ns)
+        # Server/Interactive efficiency: submitters' latency-mode engine settings, per
+        # vendor and per workload (deviations shrunk to the pooled scale), so that a
+        # workload whose latency rows sit apart (gpt-oss-120b) does not move its Offline
+        # factor.
+        s = _group_median(scen, r - w[bench] - dw[vw] - d[vs] - ds[bs] - p[pc] - dp[vp], ns)
         s = s - (s[ref_s] if ref_s >= 0 else 0.0)
-        d = _group_median(vs, r - w[bench] - dw[vw] - s[scen] - p[pc] - dp[vp], nvs) * vs_shrink
-        p = _group_median(pc, r - w[bench] - dw[vw] - s[scen] - d[vs] - dp[vp], npc)
+        d = _group_median(vs, r - w[bench] - dw[vw] - s[scen] - ds[bs] - p[pc] - dp[vp], nvs)
+        d = d * vs_shrink
+        ds = _group_median(bs, r - w[bench] - dw[vw] - s[scen] - d[vs] - p[pc] - dp[vp], len(ds))
+        ds = ds * bs_shrink
+        p = _group_median(pc, r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - dp[vp], npc)
         p = p - (p[ref_p] if ref_p >= 0 else 0.0)
-        dp = _group_median(vp, r - w[bench] - dw[vw] - s[scen] - d[vs] - p[pc], nvp) * vp_shrink
+        dp = _group_median(vp, r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc], nvp)
+        dp = dp * vp_shrink
         state = np.concatenate(
             [
                 w[np.argsort(bench_names)],
@@ -1467,12 +1479,13 @@ def _fit_arrays(
                 dw[np.argsort([str(k) for k in vw_names])],
                 p[np.argsort(pc_names)],
                 dp[np.argsort([str(k) for k in vp_names])],
+                ds[np.argsort([str(k) for k in bs_names])],
             ]
         )
         if prev is not None and np.max(np.abs(state - prev)) < 1e-6:
             break  # converged: scales move by less than 1e-6 in log space
         prev = state
-    base = y - w[bench] - dw[vw] - s[scen] - d[vs] - p[pc] - dp[vp]
+    base = y - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp]
     a = _group_median(grp, base, ng)
     by_acc: dict[tuple[str, str], float] = {}
     acc_rows: dict[tuple[str, str], int] = {}
@@ -1508,6 +1521,9 @@ def _fit_arrays(
         },
         vendor_scenario_scale={
             k: float(np.exp(v)) for k, v in zip(vs_names, d, strict=True) if k[1] != "Offline"
+        },
+        workload_scenario_scale={
+            k: float(np.exp(v)) for k, v in zip(bs_names, ds, strict=True) if k[1] != "Offline"
         },
         drift_per_round={v: float(np.exp(x)) for v, x in drift.items()},
         drift_pairs=pairs,
