@@ -232,8 +232,9 @@ class ServingShape:
       (8 experts, hundreds of tokens each) not at all. Per vendor x precision class.
     * Unscaled overheads: per MoE layer (router, top-k, token permute/unpermute and the
       grouped-GEMM launches), per sequence in the batch (sampling, scheduling, metadata:
-      the one overhead that is not MoE's, charged to every model) and per touched expert of each MoE layer (its own work item; the expected touched count
-      E (1 - (1 - k/E)^T) grows with the batch). Per vendor (the serving stacks differ;
+      the one overhead that is not MoE's, charged to every model) and per touched expert
+      of each MoE layer (its own work item; the expected touched count E (1 - (1 - k/E)^T)
+      grows with the batch). Per vendor (the serving stacks differ;
       generations of one vendor share them).
 
     Empty = the plain roofline (no overheads beyond :data:`STEP_OVERHEAD_S`).
@@ -1449,7 +1450,8 @@ def _fit_arrays(
     ds = np.zeros(len(bs_names))
     prev = None
     for _ in range(iterations):
-        a = _group_median(grp, y - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp], ng)
+        other = w[bench] + dw[vw] + s[scen] + d[vs] + ds[bs] + p[pc] + dp[vp]
+        a = _group_median(grp, y - other, ng)
         r = y - a[grp]
         w = _group_median(bench, r - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp], nb)
         w = w - (w[ref_b] if ref_b >= 0 else 0.0)
