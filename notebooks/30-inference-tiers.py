@@ -130,10 +130,12 @@ charts.table(benchmark_table(), "inference-benchmark-rules", columns={
 #
 # The fitted factor is the fraction of the hardware roofline a stack achieves (llama2-70b
 # Offline basis, the bandwidth efficiency); workload scales turn it into other benchmarks.
-# There is no scenario scale any more: Server and Interactive differ from Offline through
-# the physics (the 99th-percentile step under Poisson arrivals, chunked-prefill TTFT), and
-# the per-layer and per-expert overheads and the grouped-GEMM compute ratio are fitted per
-# vendor on the InferenceX concurrency sweeps, so throughput falls smoothly with the bound.
+# Server and Interactive differ from Offline first through the physics (the 99th-percentile
+# step under Poisson arrivals, chunked-prefill TTFT); the scenario scales are what that
+# leaves unexplained (latency-mode engine settings), per vendor and per workload, shrunk to
+# the pooled value. The MoE shape (per-MoE-layer overhead, the fewest rows a touched
+# expert's grouped GEMM costs) is fitted per vendor on the InferenceX concurrency sweeps and
+# applies to MoE layers only, so dense workloads never inherit DeepSeek-R1's behaviour.
 
 # %%
 factors = inference.efficiency_table()
