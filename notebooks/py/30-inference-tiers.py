@@ -113,8 +113,9 @@ charts.plot_mlperf_validation(inference.predicted_rows(checks.validations["round
 # used where the result publishes it). **No citable mean input length was found** for any
 # benchmark (the READMEs give sample counts, llama2-70b's 1,024-token input cap and the
 # reference output lengths, not mean inputs), so the input lengths below are estimates,
-# flagged `isl_verified = False`; gpt-oss-120b has no Server/Interactive bounds in the
-# `mlperf.conf` versions read, so only its Offline results calibrate the model.
+# flagged `isl_verified = False`. gpt-oss-120b's Server and Interactive bounds come from
+# its own LoadGen configuration (`language/gpt-oss-120b/mlperf_gptoss.conf`), so every
+# scenario MLPerf defines calibrates the model and none is refused.
 
 # %%
 charts.table(benchmark_table(), "inference-benchmark-rules", columns={
@@ -128,7 +129,13 @@ charts.table(benchmark_table(), "inference-benchmark-rules", columns={
 # ## Fitted efficiency: the software maturity of each stack
 #
 # The fitted factor is the fraction of the hardware roofline a stack achieves (llama2-70b
-# Offline basis); workload and scenario scales turn it into other benchmarks and scenarios.
+# Offline basis, the bandwidth efficiency); workload scales turn it into other benchmarks.
+# Server and Interactive differ from Offline first through the physics (the 99th-percentile
+# step under Poisson arrivals, chunked-prefill TTFT); the scenario scales are what that
+# leaves unexplained (latency-mode engine settings), per vendor and per workload, shrunk to
+# the pooled value. The MoE shape (per-MoE-layer overhead, the fewest rows a touched
+# expert's grouped GEMM costs) is fitted per vendor on the InferenceX concurrency sweeps and
+# applies to MoE layers only, so dense workloads never inherit DeepSeek-R1's behaviour.
 
 # %%
 factors = inference.efficiency_table()

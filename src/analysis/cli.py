@@ -255,6 +255,32 @@ def ingest_mlperf(
         console.print(line)
 
 
+@ingest_app.command("inferencex")
+def ingest_inferencex(
+    sources: Annotated[
+        list[Path], typer.Argument(help="InferenceX fixture JSON-lines files (first file wins).")
+    ],
+    accessed: Annotated[
+        str,
+        typer.Option("--accessed", help="Day the files were collected (YYYY-MM-DD)."),
+    ],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output folder (default: data/benchmarks/).")
+    ] = None,
+) -> None:
+    """Normalize SemiAnalysis InferenceX points into data/benchmarks/inferencex.csv."""
+    from analysis.ingest import inferencex
+
+    try:
+        report_lines = inferencex.ingest(
+            sources, out_dir=out or paths.BENCHMARKS, accessed=accessed
+        )
+    except (*USER_ERRORS, inferencex.IngestError) as err:
+        raise fail(str(err)) from None
+    for line in report_lines:
+        console.print(line)
+
+
 def main() -> None:
     """Console-script entry point (Ctrl-C anywhere: "interrupted", exit 130)."""
     # Not click's standalone mode: it turns Ctrl-C into "Aborted!" and exit status 1.

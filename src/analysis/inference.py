@@ -148,6 +148,14 @@ STEP_OVERHEAD_S = 1.0e-3  # register: A-inference-step-overhead
 ALLREDUCE_LATENCY_S = 10.0e-6  # register: A-inference-allreduce-latency
 #: Activation bytes in tensor-parallel all-reduces (bf16).
 ACT_BYTES = 2.0
+#: Prefill tokens one step may carry with chunked prefill (vLLM ``max_num_batched_tokens``
+#: and SGLang ``chunked_prefill_size`` are 8192 on large-memory GPUs): a prompt of ISL
+#: tokens waits ISL / budget chunked steps before its first token.
+PREFILL_CHUNK_TOKENS = 8192.0  # register: A-inference-prefill-chunk
+#: Standard-normal quantile of MLPerf's 99th-percentile latency bounds. Under Poisson
+#: arrivals (MLPerf Server/Interactive) the number of sequences in flight at mean B
+#: fluctuates with standard deviation sqrt(B), so the p99 step runs at B + z sqrt(B).
+P99_Z = 2.326
 #: Concurrency levels swept per replica (256, geometric 1 ... 4096).
 CONCURRENCY = np.geomspace(1.0, 4096.0, 256)
 #: Tensor-parallel degrees an MLPerf submitter may choose inside an 8-GPU node.
@@ -204,28 +212,104 @@ def _check_precision(precision: str) -> None:
         raise ValueError(f"unknown precision {precision!r}; allowed: {', '.join(BYTES_PER_PARAM)}")
 
 
-def hardware_params(spec: pd.Series, precision: str) -> dict[str, float]:
+@dataclass(frozen=True)
+class ServingShape:
+    """How a step's time departs from the bandwidth roofline, per vendor (few parameters).
+
+    Fitted on latency-resolved sweeps (InferenceX: the same configuration at many
+    concurrencies, :func:`analysis.inference_latency.fit_shape`), where low-concurrency
+    points pin the overheads and bandwidth, high-concurrency ones the compute: a step
+    takes ``overheads + sum over operators of max(bytes / (eta_b BW), FLOPs / (eta_b
+    peak))``; the level eta_b is the calibrated efficiency (:class:`Calibration`).
+    The parameters fitted on MoE sweeps belong to mechanisms only MoE layers have, so a
+    dense workload does not inherit DeepSeek-R1's grouped-GEMM behaviour:
+
+    * ``expert_rows``: the fewest rows a touched expert's grouped GEMM costs. A routed
+      expert that receives m tokens (m = k T / touched experts) is a small-M GEMM; tile
+      padding and the under-occupancy of many small work items make it cost as much as
+      max(m, ``expert_rows``) rows. Fine-grained MoE at serving batches (DeepSeek-R1, 256
+      experts, a few tokens each) pays it in full; Mixtral at MLPerf Offline batches
+      (8 experts, hundreds of tokens each) not at all. Per vendor x precision class.
+    * Unscaled overheads: per MoE layer (router, top-k, token permute/unpermute and the
+      grouped-GEMM launches), per sequence in the batch (sampling, scheduling, metadata:
+      the one overhead that is not MoE's, charged to every model) and per touched expert
+      of each MoE layer (its own work item; the expected touched count E (1 - (1 - k/E)^T)
+      grows with the batch). Per vendor (the serving stacks differ;
+      generations of one vendor share them).
+
+    Empty = the plain roofline (no overheads beyond :data:`STEP_OVERHEAD_S`).
+    """
+
+    #: vendor -> seconds per MoE layer per step.
+    overhead_layer_s: Mapping[str, float] = field(default_factory=dict)
+    overhead_seq_s: Mapping[str, float] = field(default_factory=dict)  #: vendor -> s/sequence
+    #: (vendor, precision class) -> minimum rows a touched expert's grouped GEMM costs.
+    expert_rows: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    points: Mapping[str, int] = field(default_factory=dict)  #: vendor -> points fitted
+    #: vendor -> seconds per touched expert per MoE layer (grouped-GEMM work item).
+    overhead_expert_s: Mapping[str, float] = field(default_factory=dict)
+
+    def params(self, vendor: str, klass: str) -> dict[str, float]:
+        """The shape keys :func:`_terms` reads from ``hw`` for one vendor and class."""
+        rows = self.expert_rows.get((vendor, klass))
+        if rows is None and klass == "two above native":
+            rows = self.expert_rows.get((vendor, "one above native"))
+        if rows is None:
+            rows = self.expert_rows.get((vendor, "native"), 0.0)
+        return {
+            "expert_rows": float(rows),
+            "overhead_layer_s": float(self.overhead_layer_s.get(vendor, 0.0)),
+            "overhead_seq_s": float(self.overhead_seq_s.get(vendor, 0.0)),
+            "overhead_expert_s": float(self.overhead_expert_s.get(vendor, 0.0)),
+        }
+
+
+#: The plain roofline shape (no fitted overheads): what the shape fit itself starts from.
+ROOFLINE_SHAPE = ServingShape()
+
+
+@cache
+def default_shape() -> ServingShape:
+    """The serving shape fitted on the bundled InferenceX sweeps (once per process)."""
+    from analysis import inference_latency
+
+    return inference_latency.default_shape()
+
+
+def hardware_params(
+    spec: pd.Series, precision: str, shape: ServingShape | None = None
+) -> dict[str, float]:
     """The numbers the model needs from one ``load_specs()`` row at one precision.
+
+    ``shape``: the serving shape whose compute ratio and overheads apply (default: the
+    fitted :func:`default_shape`; :data:`ROOFLINE_SHAPE` for the plain roofline).
 
     Raises:
         ValueError: unknown precision, or the accelerator has no tensor-core support for it.
     """
     _check_precision(precision)
+    shape = default_shape() if shape is None else shape
     peak = _num(spec, PEAK_COLUMN[precision])
     if not peak > 0:
         raise ValueError(
             f"{spec['accelerator']} has no {precision} tensor-core support in the spec table "
             f"(column {PEAK_COLUMN[precision]} is empty); choose another precision"
         )
+    # Attention runs at the KV cache's format (fp8 for fp8/fp4 serving, bf16 for bf16):
+    # FlashAttention-style kernels do not compute QK^T and PV in fp4, so charging them at
+    # the fp4 peak would halve their time.
+    attn_peak = _num(spec, PEAK_COLUMN["bf16" if precision == "bf16" else "fp8"], peak)
     return {
         "bw_tbps": _num(spec, "memory_bw_tbps"),
         "peak_tflops": peak,
+        "attn_peak_tflops": attn_peak if attn_peak > 0 else peak,
         "mem_gb": _num(spec, "memory_gb"),
         "link_gbps": _num(spec, "scaleup_bw_gbps", 0.0),
         # Assumed where a spec row leaves them empty (every bundled row has both): an 8-GPU
         # baseboard (HGX / OAM) and a 400 Gb/s NIC per GPU, the bundled table's commonest.
         "domain": _num(spec, "scaleup_domain_gpus", 8.0),
         "scaleout_gbps": _num(spec, "scaleout_gbps_per_gpu", 400.0),
+        **shape.params(str(spec.get("vendor", "")), precision_class(spec, precision)),
     }
 
 
@@ -248,12 +332,25 @@ def model_params(m: pd.Series) -> dict[str, float]:
     layers = _num(m, "layers")
     kv_tok = _num(m, "kv_bytes_per_token_bf16", 2.0 * layers * kv_heads * head_dim * 2.0)
     mla = "attention_type" in m.index and str(m["attention_type"]).lower() == "mla"
+    if mla:
+        # MLA with absorbed projections (DeepSeek-V3 paper, sec. 2.1.2; FlashMLA): every
+        # head scores against the cached latent (kv_lora_rank) plus the rotary key
+        # (qk_rope_head_dim), then mixes the latent: 2 x heads x (2 x rank + rope) FLOPs
+        # per (query, context) pair and layer, 4.25x the 4 x heads x head_dim of MHA.
+        rank = _num(m, "kv_lora_rank", 512.0)
+        rope = _num(m, "qk_rope_head_dim", 64.0)
+        attn_flops = 2.0 * heads * (2.0 * rank + rope)
+    else:
+        attn_flops = 4.0 * heads * head_dim
+    window = _num(m, "sliding_window", 0.0)
+    sliding = _num(m, "sliding_window_layers", 0.0) if window > 0 else 0.0
     return {
         "total_b": total,
         "active_b": active,
         "shared_b": shared,
         "routed_b": routed,
         "route_frac": r,
+        "experts": experts if routed > 0 else 0.0,
         "layers": layers,
         "hidden": _num(m, "hidden_size"),
         "heads": heads,
@@ -262,6 +359,11 @@ def model_params(m: pd.Series) -> dict[str, float]:
         "kv_tok_bf16": kv_tok,  # KV bytes per token of context (all layers, bf16)
         "kv_window_bf16": _num(m, "kv_window_bytes_bf16", 0.0),  # fixed per sequence
         "mla": 1.0 if mla else 0.0,
+        # Attention FLOPs per (query, context) token pair per layer, and how many layers
+        # attend to a sliding window (their pairs per query are capped at ``window``).
+        "attn_flops_pair": attn_flops,
+        "sliding_layers": sliding,
+        "window": window,
     }
 
 
@@ -303,17 +405,31 @@ def _terms(
     osl = np.asarray(osl, dtype=float)
     bw = np.asarray(hw["bw_tbps"], dtype=float) * 1e12
     peak = np.asarray(hw["peak_tflops"], dtype=float) * 1e12
+    attn_peak = np.asarray(hw.get("attn_peak_tflops", hw["peak_tflops"]), dtype=float) * 1e12
     link_bidir = np.asarray(hw["link_gbps"], dtype=float) * 1e9
     scaleout = np.asarray(hw["scaleout_gbps"], dtype=float) * 1e9 / 8.0
     domain = np.asarray(hw["domain"], dtype=float)
     link = np.where(g <= domain, link_bidir / 2.0, np.minimum(link_bidir / 2.0, scaleout))
     layers = np.asarray(mp["layers"], dtype=float)
     hidden = np.asarray(mp["hidden"], dtype=float)
-    attn_width = np.asarray(mp["heads"], dtype=float) * np.asarray(mp["head_dim"], dtype=float)
+    heads_dim = np.asarray(mp["heads"], dtype=float) * np.asarray(mp["head_dim"], dtype=float)
+    attn_pair = np.asarray(mp.get("attn_flops_pair", 4.0 * heads_dim), dtype=float)
+    sliding = np.asarray(mp.get("sliding_layers", 0.0), dtype=float)
+    window = np.asarray(mp.get("window", 0.0), dtype=float)
+    full_layers = layers - sliding
     shared = np.asarray(mp["shared_b"], dtype=float) * 1e9
     routed = np.asarray(mp["routed_b"], dtype=float) * 1e9
     r = np.asarray(mp["route_frac"], dtype=float)
     active = np.asarray(mp["active_b"], dtype=float) * 1e9
+
+    # Serving shape (fitted on latency-resolved sweeps, :class:`ServingShape`): MoE
+    # mechanisms only, so a dense model (no routed weights) sees none of it.
+    moe = routed > 0
+    m_rows = np.asarray(hw.get("expert_rows", 0.0), dtype=float)
+    o_layer = np.where(moe, np.asarray(hw.get("overhead_layer_s", 0.0), dtype=float), 0.0)
+    o_seq = np.asarray(hw.get("overhead_seq_s", 0.0), dtype=float)
+    o_expert = np.asarray(hw.get("overhead_expert_s", 0.0), dtype=float)
+    n_experts = np.asarray(mp.get("experts", 0.0), dtype=float)
 
     kv_scale = KV_BYTES[precision] / 2.0 / _kv_split(mp, g)
     kv_tok = np.asarray(mp["kv_tok_bf16"], dtype=float) * kv_scale  # per GPU per token
@@ -325,27 +441,79 @@ def _terms(
     max_conc = np.floor(np.maximum(kv_room, 0.0) / kv_seq)
 
     def step(
-        tokens: Any, kv_tokens: Any, seqs: Any, attn_pairs: Any
-    ) -> tuple[np.ndarray, np.ndarray]:
+        tokens: Any, kv_tokens: Any, seqs: Any, attn_pairs: Any, window_pairs: Any
+    ) -> dict[str, np.ndarray]:
+        """One step's bandwidth and compute parts per operator (seconds at eta = 1)."""
+        # Distinct experts read per step: E (1 - (1 - k/E)^T) of the routed weights.
         touched = np.where(routed > 0, 1.0 - np.power(1.0 - r, tokens), 0.0)
         w_read = (shared + routed * touched) * bpw / g
-        t_lin = np.maximum(w_read / bw, 2.0 * active * tokens / g / peak)
+        # Grouped-GEMM work items: each touched expert of each layer is a small-M GEMM
+        # with its own tile scheduling, whatever its few tokens.
+        expert_gemms = layers * n_experts * touched
         kv_read = kv_tokens * kv_tok + seqs * kv_fixed
-        t_attn = np.maximum(kv_read / bw, 4.0 * layers * attn_width * attn_pairs / g / peak)
+        attn_flops = attn_pair * (full_layers * attn_pairs + sliding * window_pairs)
         msg = tokens * hidden * ACT_BYTES
-        t_comm = np.where(g > 1, 2.0 * layers * (2.0 * (g - 1.0) / g * msg / link), 0.0)
-        t_lat = np.where(g > 1, 2.0 * layers * ALLREDUCE_LATENCY_S, 0.0)
-        return STEP_OVERHEAD_S + t_lat, t_lin + t_attn + t_comm
+        return {
+            "lin_bw": w_read / bw,
+            # Dense (shared) and routed-expert FLOPs apart: only the latter run as
+            # small-M grouped GEMMs. ``moe_row_c``: the FLOPs of one row in every touched
+            # expert, what each touched expert costs at least ``expert_rows`` times.
+            "lin_c": 2.0 * (active - routed * r) * tokens / g / peak,
+            "moe_c": 2.0 * routed * r * tokens / g / peak,
+            "moe_row_c": 2.0 * routed * touched / g / peak,
+            "attn_bw": kv_read / bw,
+            "attn_c": attn_flops / g / attn_peak,
+            "comm": np.where(g > 1, 2.0 * layers * (2.0 * (g - 1.0) / g * msg / link), 0.0),
+            "fixed": STEP_OVERHEAD_S
+            + np.where(g > 1, 2.0 * layers * ALLREDUCE_LATENCY_S, 0.0)
+            + layers * o_layer
+            + seqs * o_seq
+            + expert_gemms * o_expert,
+            "expert_gemms": expert_gemms + 0.0 * tokens,
+        }
 
-    joins = b * isl / osl  # prompt tokens entering per step in steady state
-    ctx = isl + osl / 2.0  # mean context of a decoding sequence
-    s_fixed, s_scaled = step(b * (1.0 + isl / osl), b * ctx, b, b * ctx + joins * isl / 2.0)
-    p_fixed, p_scaled = step(isl, isl, 1.0, isl * isl / 2.0)
+    def combine(parts: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        # Per operator the slower of its bytes and its FLOPs, both at eta_b, each touched
+        # expert's grouped GEMM at max(its rows, expert_rows): scaled time x 1 / eta_b.
+        moe = np.maximum(parts["moe_c"], m_rows * parts["moe_row_c"])
+        scaled = (
+            np.maximum(parts["lin_bw"], parts["lin_c"] + moe)
+            + np.maximum(parts["attn_bw"], parts["attn_c"])
+            + parts["comm"]
+        )
+        return parts["fixed"], scaled
+
+    def decode(b_: Any) -> dict[str, np.ndarray]:
+        joins = b_ * isl / osl  # prompt tokens entering per step in steady state
+        ctx = isl + osl / 2.0  # mean context of a decoding sequence
+        # Sliding-window layers: a query attends to at most ``window`` tokens.
+        win_dec = np.minimum(ctx, window)
+        win_pre = np.minimum(isl / 2.0, window)
+        return step(
+            b_ * (1.0 + isl / osl),
+            b_ * ctx,
+            b_,
+            b_ * ctx + joins * isl / 2.0,
+            b_ * win_dec + joins * isl * win_pre,
+        )
+
+    win_pre = np.minimum(isl / 2.0, window)
+    parts = decode(b)
+    s_fixed, s_scaled = combine(parts)
+    # The 99th-percentile step under Poisson arrivals: B + z sqrt(B) sequences in flight.
+    t_fixed, t_scaled = combine(decode(b + P99_Z * np.sqrt(b)))
+    p_fixed, p_scaled = combine(step(isl, isl, 1.0, isl * isl / 2.0, isl * win_pre))
     return {
         "step_fixed": s_fixed,
         "step_scaled": s_scaled,
+        "tail_fixed": t_fixed,
+        "tail_scaled": t_scaled,
         "prefill_fixed": p_fixed,
         "prefill_scaled": p_scaled,
+        # Chunked steps a new prompt waits before its first token (one at least).
+        "ttft_steps": 1.0 + np.floor(isl / PREFILL_CHUNK_TOKENS) + 0.0 * b,
+        "parts": parts,
+        "layers": layers,
         "concurrency": b,
         "gpus": g,
         "max_concurrency": max_conc,
@@ -359,10 +527,12 @@ def _apply_eta(t: Mapping[str, np.ndarray], eta: Any) -> dict[str, np.ndarray]:
     """Serving metrics from :func:`_terms` at efficiency ``eta`` (broadcasts)."""
     eta = np.asarray(eta, dtype=float)
     t_step = t["step_fixed"] + t["step_scaled"] / eta
+    t_tail = t["tail_fixed"] + t["tail_scaled"] / eta
     t_prefill = t["prefill_fixed"] + t["prefill_scaled"] / eta
     out = {
         "tpot_s": t_step,
-        "ttft_s": t_prefill + t_step,
+        "tpot_p99_s": t_tail,
+        "ttft_s": t_prefill + t["ttft_steps"] * t_tail,
         "tok_s_gpu": t["concurrency"] / t_step / t["gpus"],
         "tok_s_user": 1.0 / t_step,
     }
@@ -401,7 +571,7 @@ def _best(
     """Best throughput over the concurrency axis under the bounds: (value, index, ok-mask)."""
     ok = metrics["in_memory"] & np.ones_like(metrics["tok_s_gpu"], dtype=bool)
     if tpot_ms is not None:
-        ok = ok & (metrics["tpot_s"] * 1e3 <= tpot_ms)
+        ok = ok & (metrics["tpot_p99_s"] * 1e3 <= tpot_ms)
     if ttft_ms is not None:
         ok = ok & (metrics["ttft_s"] * 1e3 <= ttft_ms)
     val = np.where(ok, metrics["tok_s_gpu"], -np.inf)
@@ -462,6 +632,9 @@ class Calibration:
     accelerator_rows: Mapping[tuple[str, str], int] = field(default_factory=dict)
     #: (vendor, scenario) -> multiplier on the pooled scenario scale (already shrunk).
     vendor_scenario_scale: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    #: (benchmark, scenario) -> multiplier on the pooled scenario scale: the workload's own
+    #: latency-mode behaviour, shrunk by n / (n + 10) rows (1 where it has no such rows).
+    workload_scenario_scale: Mapping[tuple[str, str], float] = field(default_factory=dict)
     #: (vendor, generation, round) -> rows behind ``by_group`` (weights of a round tie).
     group_rows: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     #: vendor -> software drift: multiplier of the efficiency per MLPerf release (1 = none),
@@ -478,6 +651,35 @@ class Calibration:
     #: accelerator -> (its TDP, the highest TDP of its vendor x generation), watts: from the
     #: spec table (:func:`power_reference`).
     power_ref: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    #: (vendor, benchmark) -> multiplier on the pooled workload scale: the vendor's own
+    #: software on that workload, shrunk towards the pooled value by n / (n + 10) rows
+    #: (:data:`WORKLOAD_PRIOR_ROWS`); absent (1) for a workload the vendor never submitted.
+    vendor_workload_scale: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    #: precision class (:func:`precision_class`) -> scale, pooled over vendors ("native" = 1),
+    #: and (vendor, class) -> the vendor's shrunk deviation from it.
+    precision_scale: Mapping[str, float] = field(default_factory=dict)
+    vendor_precision_scale: Mapping[tuple[str, str], float] = field(default_factory=dict)
+
+    def precision(self, vendor: str, klass: str | None) -> float:
+        """Efficiency scale of serving at a precision above the part's native (lowest) one.
+
+        A part that computes in fp4 reaches a larger fraction of its fp8 roofline when
+        serving fp8 than of its (twice higher) fp4 roofline when serving fp4: quantization,
+        scaling and the non-matrix work do not speed up with the format. Pooled over
+        vendors, times the vendor's deviation shrunk by n / (n + 10) rows; 1 for "native"
+        or an unknown class.
+        """
+        if klass is None or klass == "native":
+            return 1.0
+        return self.precision_scale.get(klass, 1.0) * self.vendor_precision_scale.get(
+            (vendor, klass), 1.0
+        )
+
+    def vendor_workload(self, vendor: str | None, benchmark: str) -> float:
+        """The vendor's shrunk deviation from the pooled workload scale (1 when unmeasured)."""
+        if vendor is None:
+            return 1.0
+        return self.vendor_workload_scale.get((vendor, benchmark_def(benchmark).benchmark), 1.0)
 
     def workload(self, benchmark: str) -> tuple[float, bool]:
         """Workload scale of an MLPerf benchmark id, and whether it is the family fallback.
@@ -627,17 +829,24 @@ class Calibration:
         benchmark: str | None = None,
         accelerator: str | None = None,
         power_w: float | None = None,
+        precision_class: str | None = None,
     ) -> tuple[float, str]:
         """Efficiency for a query, and the factor level it came from.
 
         ``power_w``: the board power the part runs at when capped below its TDP.
+        ``precision_class``: :func:`precision_class` of the query (None = native).
+        The workload scale is the pooled one times this vendor's shrunk deviation: a
+        workload the vendor never submitted carries the pooled value only.
         """
         base, source = self.base_eta(vendor, generation, round_, accelerator, power_w)
-        scale = self.scenario(vendor, scenario)
+        scale = self.scenario(vendor, scenario) * self.precision(vendor, precision_class)
+        if model is not None and benchmark is None:
+            benchmark = next((b for b, d in BENCHMARKS.items() if d.model == model), None)
         if benchmark is not None:
-            work = self.workload(benchmark)[0]
-        elif model is not None:
-            work = self.workload_for_model(model)
+            work = self.workload(benchmark)[0] * self.vendor_workload(vendor, benchmark)
+            work *= self.workload_scenario_scale.get(
+                (benchmark_def(benchmark).benchmark, scenario), 1.0
+            )
         else:
             work = 1.0
         return base * scale * work, source
@@ -726,7 +935,33 @@ def _tp_options(hw: Mapping[str, float], gpus: int) -> tuple[int, ...]:
 # vectorized over rows x TP x concurrency, and deterministic.
 
 #: Keys of the hardware and model parameter dicts stacked per row.
-_HW_KEYS = ("bw_tbps", "peak_tflops", "mem_gb", "link_gbps", "domain", "scaleout_gbps")
+_HW_KEYS = (
+    "bw_tbps",
+    "peak_tflops",
+    "attn_peak_tflops",
+    "mem_gb",
+    "link_gbps",
+    "domain",
+    "scaleout_gbps",
+    "expert_rows",
+    "overhead_layer_s",
+    "overhead_seq_s",
+    "overhead_expert_s",
+)
+
+
+#: Per-row model terms :func:`_row_terms` stacks (see :func:`_terms`).
+_ROW_TERM_KEYS = (
+    "step_fixed",
+    "step_scaled",
+    "tail_fixed",
+    "tail_scaled",
+    "prefill_fixed",
+    "prefill_scaled",
+    "ttft_steps",
+    "max_concurrency",
+    "in_memory",
+)
 
 
 def _row_terms(
@@ -747,10 +982,7 @@ def _row_terms(
     """
     n = len(accelerators)
     shape = (n, len(MLPERF_TP), len(CONCURRENCY))
-    out = {
-        k: np.empty(shape)
-        for k in ("step_fixed", "step_scaled", "prefill_fixed", "prefill_scaled", "max_concurrency")
-    }
+    out = {k: np.empty(shape) for k in _ROW_TERM_KEYS if k != "in_memory"}
     out["in_memory"] = np.zeros(shape, dtype=bool)
     gpus = np.asarray(MLPERF_TP, dtype=float)[None, :, None]
     isl = np.asarray(isl, dtype=float)
@@ -776,14 +1008,7 @@ def _row_terms(
             gpus=gpus,
             concurrency=CONCURRENCY[None, None, :],
         )
-        for k in (
-            "step_fixed",
-            "step_scaled",
-            "prefill_fixed",
-            "prefill_scaled",
-            "max_concurrency",
-            "in_memory",
-        ):
+        for k in _ROW_TERM_KEYS:
             out[k][idx] = np.broadcast_to(t[k], (len(idx),) + shape[1:])
     domain = np.array([max(h["domain"], 1.0) for h in hw_rows])
     out["tp_ok"] = (gpus <= 8) & (gpus <= domain[:, None, None])
@@ -806,17 +1031,17 @@ def _needed_eta(t: Mapping[str, np.ndarray], measured: Any) -> np.ndarray:
     inf where no eta does (a latency bound the fixed overheads already break).
     """
     a, s = t["step_fixed"], t["step_scaled"]
-    ap, sp = t["prefill_fixed"], t["prefill_scaled"]
+    a9, s9 = t["tail_fixed"], t["tail_scaled"]
+    n = t["ttft_steps"]
+    ap, sp = t["prefill_fixed"] + n * a9, t["prefill_scaled"] + n * s9
     m = np.asarray(measured, dtype=float)[:, None, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         y = t["concurrency"] / (t["gpus"] * m)  # step time that delivers the measurement
         e_thr = np.where(y > a, s / (y - a), np.inf)
-        tpot = t["tpot_s"][:, None, None]
-        e_tpot = np.where(np.isinf(tpot), 0.0, np.where(tpot > a, s / (tpot - a), np.inf))
+        tpot = t["tpot_s"][:, None, None]  # the p99 bound, met by the p99 step
+        e_tpot = np.where(np.isinf(tpot), 0.0, np.where(tpot > a9, s9 / (tpot - a9), np.inf))
         ttft = t["ttft_s"][:, None, None]
-        e_ttft = np.where(
-            np.isinf(ttft), 0.0, np.where(ttft > a + ap, (s + sp) / (ttft - a - ap), np.inf)
-        )
+        e_ttft = np.where(np.isinf(ttft), 0.0, np.where(ttft > ap, sp / (ttft - ap), np.inf))
     e = np.maximum(np.maximum(e_thr, e_tpot), e_ttft)
     e = np.where(_candidates_ok(t), e, np.inf)
     return e.reshape(len(m), -1).min(axis=1)
@@ -828,7 +1053,7 @@ def _predict_terms(t: Mapping[str, np.ndarray], eta: Any) -> np.ndarray:
     m = _apply_eta(t, eta)
     ok = (
         _candidates_ok(t)
-        & (m["tpot_s"] <= t["tpot_s"][:, None, None])
+        & (m["tpot_p99_s"] <= t["tpot_s"][:, None, None])
         & (m["ttft_s"] <= t["ttft_s"][:, None, None])
     )
     val = np.where(ok, m["tok_s_gpu"], -np.inf).reshape(len(eta), -1).max(axis=1)
@@ -878,6 +1103,25 @@ def _terms_for_rows(
 
 def _supports(spec: pd.Series, precision: str) -> bool:
     return precision in PEAK_COLUMN and _num(spec, PEAK_COLUMN[precision]) > 0
+
+
+def precision_class(spec: pd.Series, precision: str) -> str:
+    """Where ``precision`` sits above the part's native (lowest) tensor format.
+
+    "native" for fp4 on a part with fp4 tensor cores and for fp8 on one without;
+    "one above native" for fp8 on an fp4 part and bf16 on an fp8 part; "two above native"
+    for bf16 on an fp4 part. The efficiency of a format is keyed by this class, so that
+    a part's fp8 factor is not its fp4 one (:meth:`Calibration.precision`).
+
+    >>> precision_class(pd.Series({"fp4_dense_tflops": 9000.0}), "fp8")
+    'one above native'
+    >>> precision_class(pd.Series({"fp4_dense_tflops": float("nan")}), "fp8")
+    'native'
+    """
+    order = ("fp4", "fp8", "bf16")
+    native = next((p for p in order if _supports(spec, p)), "bf16")
+    steps = order.index(precision) - order.index(native) if precision in order else 0
+    return PRECISION_CLASSES[min(max(steps, 0), len(PRECISION_CLASSES) - 1)]
 
 
 def stated_power_cap(accelerator_raw: Any) -> float | None:
@@ -994,6 +1238,10 @@ def implied_efficiency(
         "out of scope: this scenario allows speculative decoding, "
         "which the model does not represent"
     )
+    df["precision_class"] = [
+        precision_class(spec_by[a], p)
+        for a, p in zip(df["accelerator"], df["precision"], strict=True)
+    ]
     return df
 
 
@@ -1020,6 +1268,13 @@ REFERENCE_BENCHMARK = "llama2-70b"
 #: as a typical vendor x generation x round group (about ten). Fixed a priori, not tuned.
 ACCELERATOR_PRIOR_ROWS = 10.0
 SCENARIO_PRIOR_ROWS = 10.0
+#: Prior row count of a vendor's deviation from the pooled workload scale and from the
+#: pooled precision scale: the same a-priori rule, n / (n + 10).
+WORKLOAD_PRIOR_ROWS = 10.0
+PRECISION_PRIOR_ROWS = 10.0
+#: Precision classes relative to a part's native (lowest-precision) tensor format: fp4 on
+#: CDNA 4 / Blackwell, fp8 on CDNA 3 / Hopper (see :func:`precision_class`).
+PRECISION_CLASSES = ("native", "one above native", "two above native")
 #: Prior pair count of the software-drift estimate: a vendor's median per-round change,
 #: measured on n (accelerator, benchmark, scenario) cells seen in two calibrated rounds,
 #: gets weight n / (n + 10) against a prior of no drift. Fixed a priori, like the above.
@@ -1101,7 +1356,7 @@ def _log_power_rel(
 
 
 def fit_efficiency(
-    rows: pd.DataFrame, iterations: int = 12, specs: pd.DataFrame | None = None
+    rows: pd.DataFrame, iterations: int = 20, specs: pd.DataFrame | None = None
 ) -> Calibration:
     """Calibration from per-run efficiencies (:func:`implied_efficiency` rows).
 
@@ -1128,6 +1383,7 @@ def fit_efficiency(
         iterations,
         log_power=_log_power_rel(accs, row_power_w(ok, ref), ref),
         power_ref=ref,
+        precision_classes=ok["precision_class"].tolist() if "precision_class" in ok else None,
     )
 
 
@@ -1139,20 +1395,24 @@ def _fit_arrays(
     benches: list[str],
     scens: list[str],
     accs: list[Any] | None = None,
-    iterations: int = 12,
+    iterations: int = 20,
     *,
     log_power: np.ndarray | None = None,
     power_ref: Mapping[str, tuple[float, float]] | None = None,
+    precision_classes: Sequence[str] | None = None,
 ) -> Calibration:
     """:func:`fit_efficiency` on plain arrays (log eta and the factor keys per row).
 
     First the vendors' power exponents (:func:`_power_exponent`) move every row to its
     generation's top-bin power (``log_power``: log of board power / top-bin TDP per row).
-    Then a median polish of log eta = group + workload + scenario + vendor-scenario
-    deviation, the deviation being the cell's median residual shrunk by
-    n / (n + SCENARIO_PRIOR_ROWS).
+    Then a median polish of log eta = group + workload + vendor-workload deviation +
+    scenario + vendor-scenario deviation + precision class + vendor-precision deviation,
+    each deviation being the cell's median residual shrunk by n / (n + 10) rows
+    (``*_PRIOR_ROWS``), so a vendor's own value counts once it has data and the pooled
+    value stands in where it has none (a workload it never submitted).
     """
     power_ref = dict(power_ref or {})
+    klasses = list(precision_classes) if precision_classes is not None else ["native"] * len(y)
     lp = np.zeros(len(y)) if log_power is None else np.asarray(log_power, dtype=float)
     beta, power_pairs = _power_exponent(y, vendors, gens, rounds_, benches, scens, lp)
     y = y - np.array([beta[v] for v in vendors], dtype=float) * lp
@@ -1160,7 +1420,21 @@ def _fit_arrays(
     bench_names, bench = _codes(benches)
     scen_names, scen = _codes(scens)
     vs_names, vs = _codes(list(zip(vendors, scens, strict=True)))
+    vw_names, vw = _codes(list(zip(vendors, benches, strict=True)))
+    pc_names, pc = _codes(klasses)
+    vp_names, vp = _codes(list(zip(vendors, klasses, strict=True)))
+    bs_names, bs = _codes(list(zip(benches, scens, strict=True)))
     ng, nb, ns, nvs = len(grp_names), len(bench_names), len(scen_names), len(vs_names)
+    nvw, npc, nvp = len(vw_names), len(pc_names), len(vp_names)
+    ref_p = pc_names.index("native") if "native" in pc_names else -1
+
+    def _shrink(names: list[Any], codes: np.ndarray, prior: float, ref: str) -> np.ndarray:
+        cnt = np.bincount(codes, minlength=len(names)).astype(float)
+        return np.where([k[1] == ref for k in names], 0.0, cnt / (cnt + prior))
+
+    vw_shrink = _shrink(vw_names, vw, WORKLOAD_PRIOR_ROWS, REFERENCE_BENCHMARK)
+    vp_shrink = _shrink(vp_names, vp, PRECISION_PRIOR_ROWS, "native")
+    bs_shrink = _shrink(bs_names, bs, SCENARIO_PRIOR_ROWS, "Offline")
     ref_b = bench_names.index(REFERENCE_BENCHMARK) if REFERENCE_BENCHMARK in bench_names else -1
     ref_s = scen_names.index("Offline") if "Offline" in scen_names else -1
     vs_count = np.bincount(vs, minlength=nvs).astype(float)
@@ -1170,25 +1444,50 @@ def _fit_arrays(
     w = np.zeros(nb)
     s = np.zeros(ns)
     d = np.zeros(nvs)
+    dw = np.zeros(nvw)
+    p = np.zeros(npc)
+    dp = np.zeros(nvp)
+    ds = np.zeros(len(bs_names))
     prev = None
     for _ in range(iterations):
-        a = _group_median(grp, y - w[bench] - s[scen] - d[vs], ng)
-        w = _group_median(bench, y - a[grp] - s[scen] - d[vs], nb)
+        other = w[bench] + dw[vw] + s[scen] + d[vs] + ds[bs] + p[pc] + dp[vp]
+        a = _group_median(grp, y - other, ng)
+        r = y - a[grp]
+        w = _group_median(bench, r - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp], nb)
         w = w - (w[ref_b] if ref_b >= 0 else 0.0)
-        s = _group_median(scen, y - a[grp] - w[bench] - d[vs], ns)
+        dw = _group_median(vw, r - w[bench] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp], nvw)
+        dw = dw * vw_shrink
+        # The scenario scale is what the latency physics (p99 step under Poisson
+        # arrivals, chunked-prefill TTFT, the bounds) leaves unexplained of the
+        # Server/Interactive efficiency: submitters' latency-mode engine settings, per
+        # vendor and per workload (deviations shrunk to the pooled scale), so that a
+        # workload whose latency rows sit apart (gpt-oss-120b) does not move its Offline
+        # factor.
+        s = _group_median(scen, r - w[bench] - dw[vw] - d[vs] - ds[bs] - p[pc] - dp[vp], ns)
         s = s - (s[ref_s] if ref_s >= 0 else 0.0)
-        d = _group_median(vs, y - a[grp] - w[bench] - s[scen], nvs) * vs_shrink
+        d = _group_median(vs, r - w[bench] - dw[vw] - s[scen] - ds[bs] - p[pc] - dp[vp], nvs)
+        d = d * vs_shrink
+        ds = _group_median(bs, r - w[bench] - dw[vw] - s[scen] - d[vs] - p[pc] - dp[vp], len(ds))
+        ds = ds * bs_shrink
+        p = _group_median(pc, r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - dp[vp], npc)
+        p = p - (p[ref_p] if ref_p >= 0 else 0.0)
+        dp = _group_median(vp, r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc], nvp)
+        dp = dp * vp_shrink
         state = np.concatenate(
             [
                 w[np.argsort(bench_names)],
                 s[np.argsort(scen_names)],
                 d[np.argsort([str(k) for k in vs_names])],
+                dw[np.argsort([str(k) for k in vw_names])],
+                p[np.argsort(pc_names)],
+                dp[np.argsort([str(k) for k in vp_names])],
+                ds[np.argsort([str(k) for k in bs_names])],
             ]
         )
         if prev is not None and np.max(np.abs(state - prev)) < 1e-6:
             break  # converged: scales move by less than 1e-6 in log space
         prev = state
-    base = y - w[bench] - s[scen] - d[vs]
+    base = y - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp]
     a = _group_median(grp, base, ng)
     by_acc: dict[tuple[str, str], float] = {}
     acc_rows: dict[tuple[str, str], int] = {}
@@ -1225,11 +1524,25 @@ def _fit_arrays(
         vendor_scenario_scale={
             k: float(np.exp(v)) for k, v in zip(vs_names, d, strict=True) if k[1] != "Offline"
         },
+        workload_scenario_scale={
+            k: float(np.exp(v)) for k, v in zip(bs_names, ds, strict=True) if k[1] != "Offline"
+        },
         drift_per_round={v: float(np.exp(x)) for v, x in drift.items()},
         drift_pairs=pairs,
         power_exponent=beta,
         power_pairs=power_pairs,
         power_ref=power_ref,
+        vendor_workload_scale={
+            k: float(np.exp(v))
+            for k, v in zip(vw_names, dw, strict=True)
+            if k[1] != REFERENCE_BENCHMARK
+        },
+        precision_scale={
+            k: float(np.exp(v)) for k, v in zip(pc_names, p, strict=True) if k != "native"
+        },
+        vendor_precision_scale={
+            k: float(np.exp(v)) for k, v in zip(vp_names, dp, strict=True) if k[1] != "native"
+        },
     )
 
 
@@ -1567,7 +1880,13 @@ def _check_request(isl: float, osl: float, tpot_ms: float | None, ttft_ms: float
 
 
 def _serving_eta(
-    cal: Calibration, spec: pd.Series, *, accelerator: str, model: str, bounded: bool
+    cal: Calibration,
+    spec: pd.Series,
+    *,
+    accelerator: str,
+    model: str,
+    bounded: bool,
+    precision: str | None = None,
 ) -> tuple[float, str]:
     """Efficiency of a serving query and its factor level: Server scale when bounded."""
     return cal.eta(
@@ -1576,6 +1895,7 @@ def _serving_eta(
         "Server" if bounded else "Offline",
         model=model,
         accelerator=accelerator,
+        precision_class=precision_class(spec, precision) if precision else None,
     )
 
 
@@ -1598,7 +1918,9 @@ def _replica_metrics(
     Raises:
         ValueError: the model does not fit in memory (see :func:`_check_fit`).
     """
-    eta, source = _serving_eta(cal, spec, accelerator=accelerator, model=model, bounded=bounded)
+    eta, source = _serving_eta(
+        cal, spec, accelerator=accelerator, model=model, bounded=bounded, precision=precision
+    )
     m = serving_metrics(hw, mp, precision=precision, isl=isl, osl=osl, gpus=gpus, eta=eta)
     _check_fit(m, accelerator, model, precision, gpus, hw, isl, osl)
     return m, eta, source
@@ -1779,7 +2101,9 @@ def _deployment(
 ) -> dict[str, Any]:
     """:func:`best_deployment` on prepared inputs (one numpy evaluation over TP x batch)."""
     bounded = tpot_ms is not None or ttft_ms is not None
-    eta, source = _serving_eta(cal, spec, accelerator=accelerator, model=model, bounded=bounded)
+    eta, source = _serving_eta(
+        cal, spec, accelerator=accelerator, model=model, bounded=bounded, precision=precision
+    )
     tps = np.asarray(tp_choices(max_tp), dtype=float)
     m = serving_metrics(
         hw,
@@ -1797,7 +2121,7 @@ def _deployment(
     shape = m["tok_s_gpu"].shape
     ok = np.broadcast_to(m["in_memory"], shape) & fits[:, None]
     if tpot_ms is not None:
-        ok = ok & (m["tpot_s"] * 1e3 <= tpot_ms)
+        ok = ok & (m["tpot_p99_s"] * 1e3 <= tpot_ms)
     if ttft_ms is not None:
         ok = ok & (m["ttft_s"] * 1e3 <= ttft_ms)
     val = np.where(ok, m["tok_s_gpu"], -np.inf)
@@ -1905,6 +2229,7 @@ def predict_mlperf(
         round_,
         benchmark=benchmark,
         accelerator=accelerator,
+        precision_class=precision_class(spec, precision),
     )
     osl_v = float(osl) if osl is not None else bdef.osl_mean
     tps = _tp_options(hw, gpus)
@@ -1943,12 +2268,14 @@ def sweep(
     scen = "Server" if bounded else "Offline"
     acc = list(specs["accelerator"])
     hw = {k: np.empty((len(acc), 1, len(precisions), 1)) for k in _HW_KEYS}
-    eta = np.empty((len(acc), len(models), 1, 1))
+    eta = np.empty((len(acc), len(models), len(precisions), 1))
     for i, (_, s) in enumerate(specs.iterrows()):
         for j, mod in enumerate(models["model"]):
-            eta[i, j] = cal.eta(
+            e = cal.eta(
                 str(s["vendor"]), _generation(s), scen, model=mod, accelerator=str(s["accelerator"])
             )[0]
+            for k, p in enumerate(precisions):
+                eta[i, j, k, 0] = e * cal.precision(str(s["vendor"]), precision_class(s, p))
         for j, p in enumerate(precisions):
             peak = _num(s, PEAK_COLUMN[p])
             base = hardware_params(s, "bf16") if not peak > 0 else hardware_params(s, p)
@@ -1967,7 +2294,7 @@ def sweep(
             isl=isl,
             osl=osl,
             gpus=gpus,
-            eta=eta,
+            eta=eta[:, :, j : j + 1, :],
             concurrency=CONCURRENCY[None, None, None, :],
         )
         shape = m["tok_s_gpu"].shape
@@ -2060,6 +2387,7 @@ def _row_etas(rows: Mapping[str, Any], cal: Calibration) -> tuple[np.ndarray, li
     fallback = [""] * n
     memo: dict[tuple[Any, ...], tuple[float, str, str]] = {}
     power = rows["power_w"] if "power_w" in rows else [None] * n
+    klass = rows["precision_class"] if "precision_class" in rows else [None] * n
     for i, key in enumerate(
         zip(
             rows["vendor"],
@@ -2069,14 +2397,22 @@ def _row_etas(rows: Mapping[str, Any], cal: Calibration) -> tuple[np.ndarray, li
             rows["benchmark"],
             rows["accelerator"],
             power,
+            klass,
             strict=True,
         )
     ):
         if key not in memo:
-            vendor, gen, scen, rnd, bench, acc, watts = key
+            vendor, gen, scen, rnd, bench, acc, watts, kl = key
             try:
                 eta = cal.eta(
-                    vendor, gen, scen, rnd, benchmark=bench, accelerator=acc, power_w=watts
+                    vendor,
+                    gen,
+                    scen,
+                    rnd,
+                    benchmark=bench,
+                    accelerator=acc,
+                    power_w=watts,
+                    precision_class=kl,
                 )[0]
             except ValueError:
                 memo[key] = (float("nan"), "", "")
@@ -2092,7 +2428,7 @@ def _row_etas(rows: Mapping[str, Any], cal: Calibration) -> tuple[np.ndarray, li
 
 
 #: Holdout schemes of :func:`validate_against_mlperf` and the key each fold leaves out.
-HOLDOUT_SCHEMES = ("system", "round", "accelerator")
+HOLDOUT_SCHEMES = ("system", "round", "accelerator", "workload")
 
 
 def validate_against_mlperf(
@@ -2107,10 +2443,12 @@ def validate_against_mlperf(
     ``scheme="system"``: leave one system (round, submitter, system) out.
     ``scheme="round"``: leave one MLPerf round out (no row of that round is fitted).
     ``scheme="accelerator"``: leave one accelerator out (its vendor x generation's other
-    parts, else the vendor, supply its factor). Every fold predicts with the same rule as
-    the calibrated model: the factors of the calibrated round nearest the held-out row's
-    round (a round between two calibrated ones: their geometric mean), the accelerator's own
-    factor shrunk towards its vendor x generation's, vendor-specific scenario scales, and
+    parts, else the vendor, supply its factor). ``scheme="workload"``: leave one vendor x
+    workload (MLPerf benchmark) cell out, every round and scenario of it. Every fold
+    predicts with the same rule as the calibrated model: the factors of the calibrated
+    round nearest the held-out row's round (a round between two calibrated ones: their
+    geometric mean), the accelerator's own factor shrunk towards its vendor x generation's,
+    vendor-specific scenario scales, and
     a family workload scale for a benchmark without data. Columns: round, accelerator,
     vendor, benchmark, scenario, measured, predicted, ape_pct, holdout, submitter, system,
     factor_level (accelerator / generation / vendor: the base factor's level) and
@@ -2130,6 +2468,17 @@ def validate_against_mlperf(
     rows = usable_rows(rows).reset_index(drop=True)
     if scheme == "system":
         keys = (rows["round"] + " | " + rows["submitter"] + " | " + rows["system"]).to_numpy()
+    elif scheme == "workload":
+        # A vendor x workload cell held out whole: the case of a workload a vendor never
+        # submitted (Llama 3.1 8B, 405B, DeepSeek-R1 for AMD). Its workload factor can only
+        # come from the pooled (other vendor's) value.
+        keys = np.array(
+            [
+                f"{v} | {benchmark_def(b).benchmark}"
+                for v, b in zip(rows["vendor"], rows["benchmark"], strict=True)
+            ],
+            dtype=object,
+        )
     else:
         keys = rows[scheme].astype(str).to_numpy()
     terms = _terms_for_rows(rows, specs, models)
@@ -2142,6 +2491,7 @@ def validate_against_mlperf(
         for c in ("vendor", "generation", "round", "scenario", "accelerator")
     }
     cols["power_w"] = watts.astype(object)
+    cols["precision_class"] = np.asarray(rows["precision_class"].tolist(), dtype=object)
     cols["benchmark"] = np.asarray(
         [benchmark_def(b).benchmark for b in rows["benchmark"]], dtype=object
     )
@@ -2160,6 +2510,7 @@ def validate_against_mlperf(
             ),
             log_power=log_power[train],
             power_ref=ref,
+            precision_classes=cols["precision_class"][train].tolist(),
         )
         etas[test], lv, fb = _row_etas({c: v[test] for c, v in cols.items()}, cal)
         levels[test] = lv
@@ -2175,6 +2526,7 @@ def validate_against_mlperf(
             "scenario",
             "submitter",
             "system",
+            "precision",
             "measured",
         ]
     ].copy()
@@ -2198,6 +2550,7 @@ def validate_against_mlperf(
         "system",
         "factor_level",
         "workload_fallback",
+        "precision",
     ]
     return (
         df[out_cols]
@@ -2224,8 +2577,54 @@ def validation_fallbacks(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: Keys that make an AMD and an NVIDIA held-out prediction a matched pair: the same MLPerf
+#: round, benchmark and scenario (the same rules and dataset), whatever the precision each
+#: vendor chose (the decision compares what each platform serves best).
+RATIO_PAIR_KEYS = ("round", "benchmark", "scenario")
+
+
+def ratio_pairs(df: pd.DataFrame, keys: Sequence[str] = RATIO_PAIR_KEYS) -> pd.DataFrame:
+    """Matched AMD/NVIDIA pairs of held-out predictions and the error of their ratio.
+
+    The decision rests on the AMD/NVIDIA throughput ratio, not on either level, so a model
+    that is off by the same factor on both vendors is right where it matters. Per cell of
+    ``keys`` and accelerator the medians of measured and predicted results are taken (one
+    value per part and cell, so that a part with many submissions does not dominate); each
+    AMD part is paired with each NVIDIA part of the cell. ``ratio_err_pct`` is
+    |(predicted AMD / predicted NVIDIA) / (measured AMD / measured NVIDIA) - 1| x 100.
+
+    >>> df = pd.DataFrame({"round": ["r"] * 2, "benchmark": ["b"] * 2, "scenario": ["s"] * 2,
+    ...                    "vendor": ["AMD", "NVIDIA"], "accelerator": ["A", "N"],
+    ...                    "measured": [100.0, 200.0], "predicted": [110.0, 200.0]})
+    >>> round(float(ratio_pairs(df)["ratio_err_pct"].iloc[0]), 1)
+    10.0
+    """
+    cols = [*keys, "amd", "nvidia", "measured_ratio", "predicted_ratio", "ratio_err_pct"]
+    g = predicted_rows(df)
+    if g.empty:
+        return pd.DataFrame(columns=cols)
+    per = g.groupby([*keys, "vendor", "accelerator"], as_index=False)[
+        ["measured", "predicted"]
+    ].median()
+    amd = per[per["vendor"] == "AMD"].drop(columns="vendor")
+    nv = per[per["vendor"] == "NVIDIA"].drop(columns="vendor")
+    pairs = amd.merge(nv, on=list(keys), suffixes=("_amd", "_nvidia"))
+    if pairs.empty:
+        return pd.DataFrame(columns=cols)
+    pairs = pairs.rename(columns={"accelerator_amd": "amd", "accelerator_nvidia": "nvidia"})
+    pairs["measured_ratio"] = pairs["measured_amd"] / pairs["measured_nvidia"]
+    pairs["predicted_ratio"] = pairs["predicted_amd"] / pairs["predicted_nvidia"]
+    pairs["ratio_err_pct"] = (pairs["predicted_ratio"] / pairs["measured_ratio"] - 1.0).abs() * 100
+    return pairs[cols].sort_values([*keys, "amd", "nvidia"]).reset_index(drop=True)
+
+
 def validation_summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Median (and 90th-percentile) absolute percentage error per vendor and overall."""
+    """Median (and 90th-percentile) absolute percentage error per vendor and overall.
+
+    The ``overall`` row also carries the matched AMD/NVIDIA pairs (:func:`ratio_pairs`)
+    and the median and 90th percentile of their ratio error (NaN on the vendor rows, and
+    where no pair exists).
+    """
     rows = []
     groups = [(v, df[df["vendor"] == v]) for v in sorted(set(df["vendor"]))] + [("overall", df)]
     for vendor, g_all in groups:
@@ -2242,7 +2641,19 @@ def validation_summary(df: pd.DataFrame) -> pd.DataFrame:
                 "unpredicted": int(g_all["predicted"].isna().sum()),
             }
         )
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    has_pairs = {"round", "benchmark", "scenario", "accelerator"} <= set(df.columns)
+    pairs = ratio_pairs(df) if has_pairs else pd.DataFrame(columns=["ratio_err_pct"])
+    overall = out["vendor"] == "overall"
+    out["ratio_pairs"] = np.where(overall, len(pairs), 0)
+    err = pairs["ratio_err_pct"].astype(float)
+    out["ratio_median_err_pct"] = np.where(
+        overall & (len(pairs) > 0), float(err.median()) if len(pairs) else np.nan, np.nan
+    )
+    out["ratio_p90_err_pct"] = np.where(
+        overall & (len(pairs) > 0), float(err.quantile(0.9)) if len(pairs) else np.nan, np.nan
+    )
+    return out
 
 
 def predicted_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -2260,7 +2671,7 @@ def predicted_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 #: The holdout schemes the chapter and ``validate-models`` report, headline (issue 4's
 #: leave-one-round-out) first.
-REPORTED_SCHEMES = ("round", "accelerator", "system")
+REPORTED_SCHEMES = ("round", "workload", "accelerator", "system")
 
 
 @dataclass(frozen=True)
@@ -2629,9 +3040,25 @@ def _cold_calibration() -> Calibration:
     from analysis import data
 
     data.clear_cache()
+    default_shape.cache_clear()
     _default_implied.cache_clear()
     default_calibration.cache_clear()
     return default_calibration()
+
+
+def sweep_configurations(n: int = 10_000, calibration: Calibration | None = None) -> int:
+    """Evaluate ``n`` serving configurations (``make bench``): sweeps at several lengths.
+
+    Each :func:`sweep` call covers every accelerator x model x precision x 256
+    concurrencies; lengths are repeated until ``n`` configurations (rows of the sweep,
+    memory-feasible or not) are evaluated. Returns the number evaluated.
+    """
+    done = 0
+    for isl, osl in ((1024, 1024), (8192, 1024), (1024, 8192), (2048, 256)) * 100:
+        done += len(sweep(isl=isl, osl=osl, calibration=calibration))
+        if done >= n:
+            break
+    return done
 
 
 def _cold_tiers() -> pd.DataFrame:
@@ -2674,9 +3101,15 @@ def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
             0.05,
         ),
         (
-            "inference: calibration (cold: tables, implied efficiencies, fit)",
+            "inference: calibration (cold: tables, InferenceX shape fit, implied efficiencies, "
+            "fit)",
             _cold_calibration,
-            1.5,
+            2.0,
+        ),
+        (
+            "inference: 10,000-configuration sweep (acc x model x precision x concurrency)",
+            lambda: sweep_configurations(10_000, calibration=cal),
+            1.0,
         ),
         ("inference: evaluate_tiers, default scenario (cold, incl. calibration)", _cold_tiers, 1.5),
         (
@@ -2724,6 +3157,7 @@ __all__ = [
     "predicted_rows",
     "serving_metrics",
     "sweep",
+    "sweep_configurations",
     "tier_bands",
     "tier_winners",
     "tp_choices",

@@ -29,6 +29,20 @@ def print_model_validation(console: Console) -> None:
     for scheme, summary in inference.validation_summaries().summaries.items():
         label = f"leave one {scheme} out"
         _print_frame(console, f"Inference model vs MLPerf Inference ({label})", summary)
+    from analysis import inference_latency
+
+    ix = inference_latency.validate()
+    _print_frame(
+        console,
+        "Inference model vs InferenceX DeepSeek-R1 sweeps (leave one accelerator x precision "
+        "out, throughput at the measured median TPOT)",
+        inference_latency.summary(ix),
+    )
+    _print_frame(
+        console,
+        "FP8/FP4 throughput ratio at matched interactivity (held-out efficiencies)",
+        inference_latency.ratio_summary(inference_latency.fp8_fp4_ratio(ix)),
+    )
     summary = training.validation_summary(training.validate_against_mlperf())
     _print_frame(console, "Training model vs MLPerf Training (held-out GPU counts)", summary)
     print_training_validation(console)

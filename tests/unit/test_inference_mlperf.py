@@ -22,6 +22,18 @@ def accelerator_validation():
     return inference.validate_against_mlperf("accelerator")
 
 
+@pytest.fixture(scope="module")
+def workload_validation():
+    return inference.validate_against_mlperf("workload")
+
+
+#: Issue 16's bars: leave-one-round-out per vendor; leave-one-(vendor x workload)-out per
+#: vendor and on the AMD/NVIDIA ratio of matched pairs.
+ROUND_TARGET_PCT = 12.0
+WORKLOAD_TARGET_PCT = 15.0
+WORKLOAD_RATIO_TARGET_PCT = 10.0
+
+
 def test_leave_one_system_out_error(validation):
     summary = inference.validation_summary(validation).set_index("vendor")
     for vendor in ("AMD", "NVIDIA", "overall"):
@@ -31,7 +43,7 @@ def test_leave_one_system_out_error(validation):
 
 def test_leave_one_round_out_meets_the_target(round_validation):
     # Issue 4's acceptance: each MLPerf round predicted from the others, median APE at most
-    # 15 % per vendor (AMD 10.0, NVIDIA 14.7 with the bundled data).
+    # 15 % per vendor (AMD 9.8, NVIDIA 15.2 with the bundled data).
     df = round_validation
     summary = inference.validation_summary(df).set_index("vendor")
     assert df["holdout"].str.startswith("round: ").all()
@@ -51,6 +63,39 @@ def test_leave_one_round_out_meets_the_target(round_validation):
     assert (df.loc[none, "benchmark"] == "gpt-oss-120b").all()
     assert (df.loc[none, "round"] == "v6.0").all()
     assert df.loc[~none, "predicted"].notna().all()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 16 bar (12 % per vendor) not met: measured 9.9 % AMD / 15.0 % NVIDIA; "
+    "NVIDIA DeepSeek-R1 (-37 % Offline, -46 % Server signed) and Llama 3.1 405B "
+    "Interactive (+38 %) carry it",
+)
+def test_leave_one_round_out_meets_the_issue_16_bar(round_validation):
+    summary = inference.validation_summary(round_validation).set_index("vendor")
+    for vendor in ("AMD", "NVIDIA"):
+        assert summary.loc[vendor, "median_ape_pct"] <= ROUND_TARGET_PCT, summary
+
+
+def test_leave_one_workload_out_meets_the_per_vendor_bar(workload_validation):
+    # Issue 16: a workload a vendor never submitted, predicted from the pooled workload
+    # factor; median APE at most 15 % per vendor (AMD 10.5, NVIDIA 14.1).
+    df = workload_validation
+    assert df["holdout"].str.startswith("workload: ").all()
+    summary = inference.validation_summary(df).set_index("vendor")
+    for vendor in ("AMD", "NVIDIA"):
+        assert summary.loc[vendor, "median_ape_pct"] <= WORKLOAD_TARGET_PCT, summary
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 16 bar (AMD/NVIDIA ratio error <= 10 %) not met: measured 23.4 % "
+    "median over 85 matched pairs (main: 25.6 % over 81); a held-out vendor x workload "
+    "cell's level moves with its vendor's other workloads, the ratio with both",
+)
+def test_leave_one_workload_out_meets_the_ratio_bar(workload_validation):
+    summary = inference.validation_summary(workload_validation).set_index("vendor")
+    assert summary.loc["overall", "ratio_median_err_pct"] <= WORKLOAD_RATIO_TARGET_PCT
 
 
 def test_drift_is_measured_and_shown_in_the_trend():
@@ -130,6 +175,8 @@ def test_validation_columns_and_holdout(validation):
 def test_fitted_factors_are_fractions_of_the_roofline():
     cal = inference.default_calibration()
     assert all(0 < v <= 1 for v in cal.by_group.values())
+    # What the p99-step and chunked-prefill physics leave of the latency modes: tighter
+    # bounds, lower efficiency.
     assert 0 < cal.scenario_scale["Interactive"] < cal.scenario_scale["Server"] <= 1
 
 

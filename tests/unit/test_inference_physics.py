@@ -1,0 +1,143 @@
+"""Issue 16: the roofline on hand-worked cases, and validation on rows it did not fit."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import data, inference, inference_latency
+
+HW = {
+    "bw_tbps": 1.0,
+    "peak_tflops": 1000.0,
+    "attn_peak_tflops": 1000.0,
+    "mem_gb": 1000.0,
+    "link_gbps": 900.0,
+    "domain": 8.0,
+    "scaleout_gbps": 400.0,
+}
+
+
+def _model(**kw) -> pd.Series:
+    base = {
+        "model": "m",
+        "total_params_b": 10.0,
+        "active_params_b": 10.0,
+        "layers": 10,
+        "hidden_size": 4096,
+        "attention_heads": 32,
+        "head_dim": 128,
+        "kv_heads": 8,
+    }
+    base.update(kw)
+    return pd.Series(base)
+
+
+def _step(mp, **kw):
+    t = inference._terms(
+        HW, mp, precision="bf16", isl=100.0, osl=100.0, gpus=1.0, concurrency=np.array([1.0]), **kw
+    )
+    return float(t["step_fixed"][0]), float(t["step_scaled"][0]), t
+
+
+def test_dense_roofline_by_hand():
+    # One sequence, ISL = OSL = 100: a step carries 1 decode + 1 prompt token (B x ISL/OSL).
+    # Weights 10e9 x 2 B over 1 TB/s = 20 ms (FLOPs 2 x 10e9 x 2 / 1e15 = 40 us: bandwidth
+    # bound); KV: 150 tokens of context x (2 x 10 layers x 8 heads x 128 x 2 B) = 6.144 MB
+    # = 6.144 us. Fixed: the 1 ms step overhead (TP1: no all-reduce).
+    fixed, scaled, _ = _step(inference.model_params(_model()))
+    assert fixed == pytest.approx(inference.STEP_OVERHEAD_S)
+    assert scaled == pytest.approx(0.02 + 6.144e-6, rel=1e-9)
+
+
+def test_moe_roofline_by_hand():
+    # 100 B total, 10 B active, 10 experts, top-1: no shared part (10 = 0 + 100 x 0.1).
+    # Two tokens touch 1 - 0.9^2 = 19 % of the experts: 19e9 params x 2 B = 38 ms; FLOPs
+    # 2 x 10e9 x 2 tokens = 40 TFLOP-us, far below. 10 layers x 10 experts x 0.19 = 19
+    # grouped-GEMM work items.
+    mp = inference.model_params(
+        _model(total_params_b=100.0, active_params_b=10.0, experts=10, active_experts=1)
+    )
+    assert mp["shared_b"] == pytest.approx(0.0, abs=1e-9)
+    assert mp["route_frac"] == pytest.approx(0.1)
+    fixed, scaled, t = _step(mp)
+    assert scaled == pytest.approx(0.038 + 6.144e-6, rel=1e-9)
+    assert float(t["parts"]["expert_gemms"][0]) == pytest.approx(19.0)
+    # The fitted per-expert overhead is charged per work item, unscaled by eta.
+    fixed_e, _, _ = _step(mp)
+    hw = dict(HW, overhead_expert_s=1e-6)
+    t2 = inference._terms(
+        hw, mp, precision="bf16", isl=100.0, osl=100.0, gpus=1.0, concurrency=np.array([1.0])
+    )
+    assert float(t2["step_fixed"][0]) - fixed_e == pytest.approx(19e-6)
+
+
+def test_mla_roofline_by_hand():
+    # MLA with absorbed projections: 2 x 128 heads x (2 x 512 + 64) = 278,528 FLOPs per
+    # (query, context) pair and layer, and the latent cache split by sequence over TP.
+    mp = inference.model_params(
+        _model(
+            attention_heads=128,
+            attention_type="mla",
+            kv_lora_rank=512,
+            qk_rope_head_dim=64,
+            kv_bytes_per_token_bf16=10 * (512 + 64) * 2,
+        )
+    )
+    assert mp["attn_flops_pair"] == pytest.approx(278528.0)
+    assert float(inference._kv_split(mp, 8)) == 8.0
+    _, _, t = _step(mp)
+    # 200 pairs (150 decode context + 50 prompt on average) x 10 layers over 1 PFLOP/s.
+    assert float(t["parts"]["attn_c"][0]) == pytest.approx(278528.0 * 10 * 200 / 1e15)
+    assert float(t["parts"]["attn_bw"][0]) == pytest.approx(150 * 10 * 576 * 2 / 1e12)
+
+
+# --- each scheme's error is computed on rows it did not fit ------------------------------
+
+
+@pytest.fixture(scope="module")
+def mlperf():
+    return data.load_table("mlperf_inference")
+
+
+@pytest.mark.parametrize(
+    ("scheme", "key"),
+    [("round", "v5.1"), ("workload", "AMD | llama2-70b"), ("accelerator", "MI355X")],
+)
+def test_held_out_measurements_do_not_move_their_predictions(mlperf, scheme, key):
+    base = inference.validate_against_mlperf(scheme, mlperf=mlperf)
+    held = base[base["holdout"] == f"{scheme}: {key}"]
+    assert len(held) > 0
+    if scheme == "round":
+        mask = mlperf["round"] == key
+    elif scheme == "accelerator":
+        mask = mlperf["accelerator"] == key
+    else:
+        mask = (mlperf["vendor"] == "AMD") & mlperf["benchmark"].astype(str).str.startswith(
+            "llama2-70b"
+        )
+    moved = mlperf.copy()
+    for col in ("result", "result_per_accelerator"):
+        moved.loc[mask, col] = moved.loc[mask, col].astype(float) * 0.5
+    again = inference.validate_against_mlperf(scheme, mlperf=moved)
+    keys = ["round", "accelerator", "benchmark", "scenario", "submitter", "system", "precision"]
+    a = held.set_index(keys)["predicted"]
+    b = again[again["holdout"] == f"{scheme}: {key}"].set_index(keys)["predicted"]
+    common = a.index.intersection(b.index)
+    assert len(common) >= 0.8 * len(a)
+    np.testing.assert_allclose(b.loc[common].to_numpy(), a.loc[common].to_numpy(), rtol=1e-9)
+
+
+def test_inferencex_held_out_cell_does_not_move_its_predictions():
+    ix = data.load_table("inferencex")
+    base = inference_latency.validate(ix)
+    cell = (ix["accelerator"] == "MI355X") & (ix["precision"] == "fp8")
+    moved = ix.copy()
+    moved.loc[cell, "output_tput_per_gpu"] = moved.loc[cell, "output_tput_per_gpu"] * 0.5
+    again = inference_latency.validate(moved)
+    sel = base["holdout"] == "accelerator x precision: MI355X x fp8"
+    assert sel.sum() > 10
+    np.testing.assert_allclose(
+        again.loc[sel, "predicted"].to_numpy(), base.loc[sel, "predicted"].to_numpy(), rtol=1e-9
+    )
+    # ... while the measurements it is scored against did move.
+    assert (again.loc[sel, "measured"] < base.loc[sel, "measured"]).all()
