@@ -7,8 +7,13 @@ Analytical decisions taken here (the mechanics are in the functions):
 * A chapter receives a parameter only if its ``parameters`` cell declares it. The cell is
   read with :mod:`ast` (literal assignments), not papermill's line regex, which silently
   skips a line whose comment contains ``=`` or braces.
-* Chapters that declare ``chapter_results`` depend on every other chapter's key results,
-  so they run in a second wave, after all the others.
+* Chapters that declare ``chapter_results`` depend on other chapters' key results, so they
+  run in a second wave, after all the others. A chapter that also declares
+  ``previous_results`` (the summary) compares this whole version with the previous one,
+  so it runs last, in a third wave, and receives the second wave's results too: without
+  them its "what changed" listed every key of the claims and appendix chapters as gone
+  on an identical re-run, while ``analysis diff`` (which reads all of results.json) said
+  nothing changed.
 * Each chapter runs in one kernel (papermill injects, nbclient executes); up to ``jobs``
   chapters run at once, as asyncio tasks in one event loop (no threads).
 * A failing cell stops the run. The executed notebook is kept, and the error names the
@@ -87,6 +92,11 @@ class Chapter:
     def takes_chapter_results(self) -> bool:
         """True for chapters (the summary) that run after all others."""
         return "chapter_results" in self.declared
+
+    @property
+    def compares_versions(self) -> bool:
+        """True for the chapter (the summary) that runs last: it compares whole versions."""
+        return self.takes_chapter_results and "previous_results" in self.declared
 
 
 @dataclass
@@ -343,7 +353,8 @@ def execute_all(
     """Run ``chapters`` into ``out_dir``, the summary-like ones last.
 
     Independent chapters run first (``jobs`` at a time), then those that take
-    ``chapter_results``, with the others' key results injected.
+    ``chapter_results``, with the others' key results injected, and last the ones that
+    also take ``previous_results`` (the summary), with every other chapter's results.
 
     ``base_parameters`` holds ``scenario`` and, optionally, ``previous_results`` and
     ``run_info``; each chapter gets the ones it declares.
@@ -435,7 +446,8 @@ async def _execute_all(
     on_cell: ProgressHook | None,
 ) -> list[ExecutedChapter]:
     first = [c for c in chapters if not c.takes_chapter_results]
-    second = [c for c in chapters if c.takes_chapter_results]
+    second = [c for c in chapters if c.takes_chapter_results and not c.compares_versions]
+    third = [c for c in chapters if c.compares_versions]
     done: dict[str, ExecutedChapter] = {}
     limit = asyncio.Semaphore(max(1, jobs))
     stopper = _Stopper(asyncio.get_running_loop())
@@ -477,6 +489,11 @@ async def _execute_all(
         for ch in first:
             collected.update(done[ch.id].results)
         await wave(second, {**base, "chapter_results": collected})
+        if stopper.interrupted:
+            raise _Interrupted
+        for ch in second:
+            collected.update(done[ch.id].results)
+        await wave(third, {**base, "chapter_results": collected})
         if stopper.interrupted:
             raise _Interrupted
     finally:
