@@ -122,14 +122,18 @@ MLPERF_INFERENCE = Table(
     key=("round", "mlperf_id", "benchmark", "scenario"),
     columns=(
         *_COMMON_SYSTEM_COLS,
+        # 1 to 10 in the tables (72 for an NVL72 node); NVL576 (announced) x 2.
         Col(
             "accelerators_per_node",
             "int",
             "Accelerators per node (MLPerf `a#`)",
             unit="accelerators",
             ge=1,
+            le=1_152,
         ),
-        Col("nodes", "int", "Number of nodes", unit="nodes", ge=1),
+        # 1 to 1,452 nodes (MLPerf Training's largest system, 11,616 GPUs).
+        Col("nodes", "int", "Number of nodes", unit="nodes", ge=1, le=100_000),
+        # Up to 11,616 (MLPerf Training v5.0); the largest clusters are ~200k GPUs.
         Col(
             "total_accelerators",
             "int",
@@ -137,6 +141,7 @@ MLPERF_INFERENCE = Table(
             "'(x87)' counts 11 x 8 = 88)",
             unit="accelerators",
             ge=1,
+            le=1_000_000,
         ),
         Col(
             "benchmark",
@@ -152,8 +157,17 @@ MLPERF_INFERENCE = Table(
             "MLPerf scenario (Interactive = Server with tighter latency bounds)",
             isin=INFERENCE_SCENARIOS,
         ),
-        Col("result", "float", "Official MLPerf result (whole system)", unit="see `units`", gt=0),
+        # Whole-system results: 203 to 2.5 M tokens/s; 1e9 is 400x the largest.
+        Col(
+            "result",
+            "float",
+            "Official MLPerf result (whole system)",
+            unit="see `units`",
+            gt=0,
+            le=1e9,
+        ),
         Col("units", "str", "Units of `result` as published (normally `Tokens/s`)"),
+        # 25 to 21k tokens/s per accelerator; 1e7 is 500x.
         Col(
             "result_per_accelerator",
             "float",
@@ -161,7 +175,9 @@ MLPERF_INFERENCE = Table(
             "to 3 decimals",
             unit="`units` per accelerator",
             gt=0,
+            le=1e7,
         ),
+        # 143 to 3,818 tokens; at most a context length (<= 10 M).
         Col(
             "tokens_per_sample",
             "float",
@@ -170,6 +186,7 @@ MLPERF_INFERENCE = Table(
             unit="tokens",
             required=False,
             gt=0,
+            le=10_000_000,
         ),
         Col(
             "weight_precision",
@@ -232,12 +249,14 @@ MLPERF_INFERENCE = Table(
             "Raw file the row came from (stable relative path, e.g. "
             "`shared/data/mlperf/inference_v5.1_summary_results.json`)",
         ),
+        # Row index in a compiled MLCommons table (< 1,000 today).
         Col(
             "source_row",
             "int",
             "0-based record index in `source_file` (JSON array index, "
             "or CSV data row without the header)",
             ge=0,
+            le=10_000_000,
         ),
         ACCESSED_COL,
     ),
@@ -257,10 +276,25 @@ MLPERF_TRAINING = Table(
     key=("round", "results_path"),
     columns=(
         *_COMMON_SYSTEM_COLS,
-        Col("nodes", "int", "Number of nodes", unit="nodes", ge=1),
-        Col("accelerators_per_node", "int", "Accelerators per node", unit="accelerators", ge=1),
+        # 1 to 1,452 nodes (MLPerf Training's largest system, 11,616 GPUs).
+        Col("nodes", "int", "Number of nodes", unit="nodes", ge=1, le=100_000),
+        # 1 to 10 in the tables (72 for an NVL72 node); NVL576 (announced) x 2.
         Col(
-            "total_accelerators", "int", "nodes x accelerators_per_node", unit="accelerators", ge=1
+            "accelerators_per_node",
+            "int",
+            "Accelerators per node",
+            unit="accelerators",
+            ge=1,
+            le=1_152,
+        ),
+        # Up to 11,616 (MLPerf Training v5.0); the largest clusters are ~200k GPUs.
+        Col(
+            "total_accelerators",
+            "int",
+            "nodes x accelerators_per_node",
+            unit="accelerators",
+            ge=1,
+            le=1_000_000,
         ),
         Col("benchmark", "str", "MLPerf Training benchmark id", isin=TRAINING_BENCHMARKS),
         Col(
@@ -270,6 +304,7 @@ MLPERF_TRAINING = Table(
             required=False,
             isin=ids.MODELS,
         ),
+        # 0.56 to 269 min; 100,000 min is ~70 days (MLPerf runs take hours).
         Col(
             "time_to_train_min",
             "float",
@@ -277,7 +312,9 @@ MLPERF_TRAINING = Table(
             unit="min",
             required=False,
             gt=0,
+            le=100_000,
         ),
+        # Same range as time_to_train_min.
         Col(
             "olympic_mean_min_raw",
             "float",
@@ -285,8 +322,17 @@ MLPERF_TRAINING = Table(
             unit="min",
             required=False,
             gt=0,
+            le=100_000,
         ),
-        Col("n_success_runs", "int", "Runs that reached the quality target", unit="runs", ge=0),
+        # MLPerf Training asks for up to 10 runs per submission (0-10 here).
+        Col(
+            "n_success_runs",
+            "int",
+            "Runs that reached the quality target",
+            unit="runs",
+            ge=0,
+            le=100,
+        ),
         Col("software", "str", "Framework as published", required=False),
         Col(
             "availability",
@@ -298,7 +344,8 @@ MLPERF_TRAINING = Table(
         Col("division", "str", "MLPerf division", isin=("closed", "open")),
         Col("caveat", "str", "What a reader must know about this row", required=False),
         Col("source_file", "str", "Compiled table the row came from (stable relative path)"),
-        Col("source_row", "int", "0-based data row index in `source_file`", ge=0),
+        # Row index in a compiled MLCommons table (< 1,000 today).
+        Col("source_row", "int", "0-based data row index in `source_file`", ge=0, le=10_000_000),
         Col("results_path", "str", "Results folder in the MLCommons repository"),
         Col("repo", "str", "MLCommons results repository (`owner/name`)"),
         Col("commit", "str", "Commit of `repo` the logs were read at", pattern=r"^[0-9a-f]{40}$"),
