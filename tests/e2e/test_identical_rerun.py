@@ -39,7 +39,17 @@ def _run(reports: Path, build: Path) -> report.RunResult:
 def test_identical_rerun_reports_zero_changed_figures(tmp_path: Path) -> None:
     reports, build = tmp_path / "reports", tmp_path / "_build"
     first = _run(reports, build)
+    # what a killed run leaves: its staging folder and temporary latest link (the pid is
+    # above pid_max's default, so no such process); the next run removes both
+    dead = 2**22 + 12345
+    stale = [
+        reports / "ci" / f".tmp-20260101T000000000000Z-{dead}",
+        reports / "ci" / f".latest-{dead}-1",
+    ]
+    (stale[0] / "notebooks").mkdir(parents=True)
+    stale[1].symlink_to(first.version)
     second = _run(reports, build)
+    assert not [p for p in stale if p.exists() or p.is_symlink()]
     assert second.version_dir != first.version_dir
     assert second.version.startswith("v0002-")
 
