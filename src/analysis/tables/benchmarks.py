@@ -416,14 +416,22 @@ PUBLISHED_TRAINING = Table(
         Col("model", "str", "Canonical model id (architecture trained)", isin=ids.MODELS),
         Col("precision", "str", "Canonical training precision", isin=ids.PRECISIONS),
         Col("precision_raw", "str", "Precision recipe as published (FP8-CS, MXFP8, NVFP4, BF16)"),
-        Col("n_gpus", "int", "GPUs in the run", unit="GPUs", ge=1),
-        Col("global_batch_seqs", "int", "Global batch size", unit="sequences", ge=1),
-        Col("seq_len", "int", "Sequence length", unit="tokens", ge=1),
-        Col("tp", "int", "Tensor-parallel size as published", ge=1),
-        Col("pp", "int", "Pipeline-parallel size as published", ge=1),
-        Col("cp", "int", "Context-parallel size as published", ge=1),
-        Col("vp", "int", "Virtual pipeline stages as published", required=False, ge=1),
-        Col("ep", "int", "Expert-parallel size as published", required=False, ge=1),
+        # 8 to 16,384 GPUs published; the largest clusters are ~200k GPUs.
+        Col("n_gpus", "int", "GPUs in the run", unit="GPUs", ge=1, le=1_000_000),
+        # 64 to 4,096 sequences; Llama 3 405B's 16M tokens is 2,048 x 8k.
+        Col("global_batch_seqs", "int", "Global batch size", unit="sequences", ge=1, le=1_000_000),
+        # 4,096 to 8,192 tokens; at most a context length (<= 10 M).
+        Col("seq_len", "int", "Sequence length", unit="tokens", ge=1, le=10_000_000),
+        # 1 to 8; at most a scale-up domain (<= 1,152, see the spec ranges).
+        Col("tp", "int", "Tensor-parallel size as published", ge=1, le=1_152),
+        # 1 to 16 stages; at most the layers (<= 1,000 in models.csv).
+        Col("pp", "int", "Pipeline-parallel size as published", ge=1, le=1_024),
+        # 1 to 2 published; Llama 3 used 16 for long context.
+        Col("cp", "int", "Context-parallel size as published", ge=1, le=1_024),
+        # 4 to 8 virtual stages; at most the layers.
+        Col("vp", "int", "Virtual pipeline stages as published", required=False, ge=1, le=1_024),
+        # 1 to 64; at most the experts (<= 4,096 in models.csv).
+        Col("ep", "int", "Expert-parallel size as published", required=False, ge=1, le=4_096),
         Col(
             "fsdp",
             "int",
@@ -432,6 +440,7 @@ PUBLISHED_TRAINING = Table(
             ge=0,
             le=1,
         ),
+        # 311 to 37,556 tokens/s per GPU; 1e7 is 250x the largest.
         Col(
             "tokens_per_s_per_gpu",
             "float",
@@ -439,7 +448,9 @@ PUBLISHED_TRAINING = Table(
             unit="tokens/s/GPU",
             required=False,
             gt=0,
+            le=1e7,
         ),
+        # 163 to 3,365 TFLOP/s per GPU; never above a part's peak (FP4 range: <= 200,000).
         Col(
             "model_tflops_per_gpu",
             "float",
@@ -447,6 +458,7 @@ PUBLISHED_TRAINING = Table(
             unit="TFLOP/s/GPU",
             required=False,
             gt=0,
+            le=200_000,
         ),
         Col(
             "tokens_derived",
