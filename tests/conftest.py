@@ -18,6 +18,22 @@ import pytest
 from analysis import execute, paths
 
 FIXTURE_CHAPTERS = paths.TESTS / "e2e" / "fixtures" / "chapters"
+#: What a project copy links to the checkout (everything it needs except data/).
+_LINKED = ("notebooks", "params", "pyproject.toml", "requirements", "_quarto.yml")
+
+
+def make_project_copy(dst: Path) -> Path:
+    """A project root for ``GPU_REPORT_ROOT=dst`` subprocesses: a copy of data/ to break.
+
+    ``analysis.paths`` resolves data/, _build/ and reports/ from that root, so a command run
+    with it reads the copied tables and writes nothing into the checkout; notebooks,
+    parameter files and the lock are symlinks to the checkout's.
+    """
+    dst.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(paths.DATA, dst / "data")
+    for name in _LINKED:
+        (dst / name).symlink_to(paths.ROOT / name)
+    return dst
 
 
 def chapters_for_e2e() -> Path:
@@ -86,3 +102,9 @@ def quarto_report(tmp_path_factory: pytest.TempPathFactory):
     if not quarto_available():
         pytest.skip(NO_QUARTO_REASON)
     return _render_ci(tmp_path_factory.mktemp("rendered-quarto"), quarto=True)
+
+
+@pytest.fixture
+def project_copy(tmp_path: Path) -> Path:
+    """:func:`make_project_copy` in ``tmp_path / "project"`` (run with ``GPU_REPORT_ROOT``)."""
+    return make_project_copy(tmp_path / "project")

@@ -144,17 +144,25 @@ def _where(name: str) -> str:
 
 
 def _source_problems(name: str, df: pd.DataFrame, known: set[str]) -> list[str]:
-    """Rows of table ``name`` whose ``source_id``-like columns cite an unknown source."""
-    cols = [c for c in df.columns if c == "source_id" or c.endswith("_source_id")]
+    """Rows of table ``name`` whose source columns cite an unknown source.
+
+    Source columns: ``source_id`` and ``*_source_id`` (one id), ``*_sources`` (ids
+    separated by ``;``, e.g. the claims' ``fact_sources``).
+    """
+    single = [c for c in df.columns if c == "source_id" or c.endswith("_source_id")]
+    lists = [c for c in df.columns if c.endswith("_sources")]
     problems = []
-    for col in cols:
-        cited = df[col]
-        bad = cited.notna() & ~cited.isin(known)
-        problems += [
-            f"{_where(name)}: row {i + 2}, column {col!r}: unknown source {cited[i]!r} "
-            f"(not in {paths.SOURCES})"
-            for i in df.index[bad]
-        ]
+    for col in single + lists:
+        for i, cell in df[col].items():
+            if pd.isna(cell):
+                continue
+            ids_ = [s.strip() for s in str(cell).split(";")] if col in lists else [cell]
+            problems += [
+                f"{_where(name)}: row {i + 2}, column {col!r}: unknown source {s!r} "
+                f"(not in {paths.SOURCES})"
+                for s in ids_
+                if s not in known
+            ]
     return problems
 
 

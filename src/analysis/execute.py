@@ -7,8 +7,13 @@ Analytical decisions taken here (the mechanics are in the functions):
 * A chapter receives a parameter only if its ``parameters`` cell declares it. The cell is
   read with :mod:`ast` (literal assignments), not papermill's line regex, which silently
   skips a line whose comment contains ``=`` or braces.
-* Chapters that declare ``chapter_results`` depend on every other chapter's key results,
-  so they run in a second wave, after all the others.
+* Chapters that declare ``chapter_results`` depend on other chapters' key results, so they
+  run in a second wave, after all the others. A chapter that also declares
+  ``previous_results`` (the summary) compares this whole version with the previous one,
+  so it runs last, in a third wave, and receives the second wave's results too: without
+  them its "what changed" listed every key of the claims and appendix chapters as gone
+  on an identical re-run, while ``analysis diff`` (which reads all of results.json) said
+  nothing changed.
 * Each chapter runs in one kernel (papermill injects, nbclient executes); up to ``jobs``
   chapters run at once, as asyncio tasks in one event loop (no threads).
 * A failing cell stops the run. The executed notebook is kept, and the error names the
@@ -22,6 +27,20 @@ Analytical decisions taken here (the mechanics are in the functions):
   under load, e.g. when two kernels race for the same ports) is started once more. The
   retry is logged and recorded on the :class:`ExecutedChapter` (``retries``), so the run
   log and the manifest show it; a chapter whose cells ran is never re-run.
+* Ctrl-C (SIGINT) while chapters run cancels every chapter task, waits for their kernels
+  to shut down and raises :class:`KeyboardInterrupt` from :func:`execute_all` (the CLI
+  prints "interrupted" and exits 130). Without this, nbclient reads the cancellation as a
+  dead kernel, so the run exited 1 blaming whichever chapter was running.
+  nbclient's own SIGINT/SIGTERM handlers are not installed (the event loop ignores
+  signal handlers added by anyone but this module): each client's handler replaced the
+  previous one, cleaned up only its own kernel, and the first chapter to finish removed the
+  handler for all of them. The client whose kernel a handler had cleaned up then failed
+  its own cleanup, which left its ``atexit`` hook registered: the spurious
+  "Exception ignored in atexit callback ... assert self.km is not None" traceback.
+* Stopping early (Ctrl-C, or a failed chapter cancelling the others) leaves nbclient's
+  per-cell polling tasks behind; they are cancelled and awaited, and their late failures
+  (``AssertionError`` once the kernel client is gone) are not printed ("Task exception
+  was never retrieved" after the real error).
 """
 
 from __future__ import annotations
@@ -31,6 +50,7 @@ import asyncio
 import copy
 import logging
 import re
+import signal
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -72,6 +92,11 @@ class Chapter:
     def takes_chapter_results(self) -> bool:
         """True for chapters (the summary) that run after all others."""
         return "chapter_results" in self.declared
+
+    @property
+    def compares_versions(self) -> bool:
+        """True for the chapter (the summary) that runs last: it compares whole versions."""
+        return self.takes_chapter_results and "previous_results" in self.declared
 
 
 @dataclass
@@ -241,6 +266,14 @@ async def execute_chapter(
     return ExecutedChapter(chapter, output, seconds, extract_key_results(nb), retries)
 
 
+class _Interrupted(Exception):
+    """Ctrl-C arrived while chapters ran.
+
+    Raised out of the event loop, then re-raised as :class:`KeyboardInterrupt` once the
+    loop has shut down cleanly.
+    """
+
+
 class _KernelFailed(Exception):
     """The kernel died or timed out (not a cell error); carries its stderr tail."""
 
@@ -303,6 +336,11 @@ async def _run_cells(
     except CellExecutionError:
         raise
     except Exception as err:  # kernel death, timeout, unreadable notebook
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            # nbclient turns a cancelled wait into DeadKernelError: it was us (Ctrl-C or a
+            # failed sibling chapter), not the kernel.
+            raise asyncio.CancelledError from None
         kind = _KernelStartFailed if state["index"] is None else _KernelFailed
         raise kind(f"{type(err).__name__}: {err}", _tail(kernel_log)) from err
     finally:
@@ -320,12 +358,89 @@ def execute_all(
     """Run ``chapters`` into ``out_dir``, the summary-like ones last.
 
     Independent chapters run first (``jobs`` at a time), then those that take
-    ``chapter_results``, with the others' key results injected.
+    ``chapter_results``, with the others' key results injected, and last the ones that
+    also take ``previous_results`` (the summary), with every other chapter's results.
 
     ``base_parameters`` holds ``scenario`` and, optionally, ``previous_results`` and
     ``run_info``; each chapter gets the ones it declares.
+
+    Raises:
+        ChapterError: a chapter failed (the others were stopped).
+        KeyboardInterrupt: Ctrl-C; every kernel was shut down first.
     """
-    return asyncio.run(_execute_all(chapters, out_dir, base_parameters, jobs, on_cell))
+    try:
+        with asyncio.Runner(loop_factory=_ChapterLoop) as runner:
+            return runner.run(_execute_all(chapters, out_dir, base_parameters, jobs, on_cell))
+    except _Interrupted:
+        raise KeyboardInterrupt from None
+
+
+class _ChapterLoop(asyncio.SelectorEventLoop):
+    """An event loop on which only :class:`_Stopper` handles signals.
+
+    nbclient adds a SIGINT/SIGTERM handler per notebook client and removes it when that
+    client finishes, which breaks with several chapters in one loop (module docstring);
+    such calls are ignored here. :class:`_Stopper` calls the base class methods.
+    """
+
+    def add_signal_handler(self, sig: int, callback: Callable[..., object], *args: Any) -> None:
+        log.debug("ignored a signal handler for %s from a library", sig)
+
+    def remove_signal_handler(self, sig: int) -> bool:
+        return False
+
+
+class _Stopper:
+    """Stops the chapter tasks on Ctrl-C, and quiets nbclient's leftovers once stopping."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.interrupted = False
+        self.stopping = False
+        self._sigint = False
+
+    def install(self) -> None:
+        self.loop.set_exception_handler(self._on_loop_error)
+        try:
+            asyncio.SelectorEventLoop.add_signal_handler(self.loop, signal.SIGINT, self._on_sigint)
+            self._sigint = True
+        except (ValueError, RuntimeError, NotImplementedError):
+            pass  # not the main thread (or no signals here): asyncio.run's own handling
+
+    def uninstall(self) -> None:
+        if self._sigint:
+            asyncio.SelectorEventLoop.remove_signal_handler(self.loop, signal.SIGINT)
+            self._sigint = False
+
+    def _on_sigint(self) -> None:
+        if self.interrupted:  # a second Ctrl-C: the next one interrupts whatever runs
+            self.uninstall()
+            return
+        self.interrupted = True
+        self.cancel()
+
+    def cancel(self) -> None:
+        self.stopping = True
+        for t in self.tasks:
+            t.cancel()
+
+    async def drain(self) -> None:
+        """Cancel and await every other task still in the loop (nbclient's pollers)."""
+        me = asyncio.current_task()
+        others = [t for t in asyncio.all_tasks() if t is not me]
+        for t in others:
+            t.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+
+    def _on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        task = context.get("task") or context.get("future")
+        get_coro = getattr(task, "get_coro", None)
+        name = getattr(get_coro(), "__qualname__", "") if get_coro else ""
+        if self.stopping and name.startswith("NotebookClient._async_poll"):
+            log.debug("after stopping: %s in %s", context.get("exception"), name)
+            return
+        loop.default_exception_handler(context)
 
 
 async def _execute_all(
@@ -336,9 +451,11 @@ async def _execute_all(
     on_cell: ProgressHook | None,
 ) -> list[ExecutedChapter]:
     first = [c for c in chapters if not c.takes_chapter_results]
-    second = [c for c in chapters if c.takes_chapter_results]
+    second = [c for c in chapters if c.takes_chapter_results and not c.compares_versions]
+    third = [c for c in chapters if c.compares_versions]
     done: dict[str, ExecutedChapter] = {}
     limit = asyncio.Semaphore(max(1, jobs))
+    stopper = _Stopper(asyncio.get_running_loop())
 
     async def one(ch: Chapter, params: Mapping[str, Any]) -> ExecutedChapter:
         async with limit:
@@ -354,20 +471,36 @@ async def _execute_all(
         if not group:
             return
         tasks = [asyncio.create_task(one(ch, params)) for ch in group]
+        stopper.tasks.update(tasks)
         finished, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        failed = [t for t in finished if t.exception() is not None]
-        if failed:
-            for t in pending:
-                t.cancel()
+        failed = [t for t in finished if not t.cancelled() and t.exception() is not None]
+        if failed or stopper.interrupted:
+            stopper.cancel()
             await asyncio.gather(*pending, return_exceptions=True)  # kernels shut down
+            await stopper.drain()
+            if stopper.interrupted:
+                raise _Interrupted
             raise failed[0].exception()  # type: ignore[misc]
         for t in finished:
             res = t.result()
             done[res.chapter.id] = res
 
-    await wave(first, base)
-    collected: dict[str, dict[str, Any]] = {}
-    for ch in first:
-        collected.update(done[ch.id].results)
-    await wave(second, {**base, "chapter_results": collected})
+    stopper.install()
+    try:
+        await wave(first, base)
+        if stopper.interrupted:
+            raise _Interrupted
+        collected: dict[str, dict[str, Any]] = {}
+        for ch in first:
+            collected.update(done[ch.id].results)
+        await wave(second, {**base, "chapter_results": collected})
+        if stopper.interrupted:
+            raise _Interrupted
+        for ch in second:
+            collected.update(done[ch.id].results)
+        await wave(third, {**base, "chapter_results": collected})
+        if stopper.interrupted:
+            raise _Interrupted
+    finally:
+        stopper.uninstall()
     return [done[c.id] for c in chapters]

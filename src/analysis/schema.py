@@ -15,7 +15,7 @@ imported only then (its import and first validation cost ~0.5 s per process).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Literal
@@ -265,16 +265,17 @@ def _fast_validate(table: Table, df: pd.DataFrame) -> pd.DataFrame | None:
 
 
 # --- reusable column groups ------------------------------------------------------------
-def value_range_cols(value_description: str) -> tuple[Col, ...]:
+def value_range_cols(value_description: str, le: float | None = None) -> tuple[Col, ...]:
     """``value``, ``low``, ``high`` and ``unit``: a non-negative figure with its plausible range.
 
     The shape of the tables whose values the Monte Carlo and the tornado chart swing
-    through; pair it with ``range_check("value", "low", "high")``.
+    through; pair it with ``range_check("value", "low", "high")``. ``le`` caps all three
+    (tables whose unit varies by row use a :class:`KeyedRanges` check instead).
     """
     return (
-        Col("value", "float", value_description, ge=0),
-        Col("low", "float", "Low end of the plausible range.", ge=0),
-        Col("high", "float", "High end of the plausible range.", ge=0),
+        Col("value", "float", value_description, ge=0, le=le),
+        Col("low", "float", "Low end of the plausible range.", ge=0, le=le),
+        Col("high", "float", "High end of the plausible range.", ge=0, le=le),
         Col("unit", "str", "Unit of value/low/high."),
     )
 
@@ -296,6 +297,51 @@ def range_check(value: str | None, low: str, high: str) -> Callable[[pd.DataFram
         return [f"row {r}: expected {what}" for r in csv_rows(bad.fillna(False))]
 
     return check
+
+
+@dataclass(frozen=True)
+class KeyedRanges:
+    """Plausibility ranges of numeric columns whose unit depends on a row's key.
+
+    For long tables (one row per accelerator and field, per facility parameter), where
+    one column holds GB in one row and TFLOPS in the next, a single column bound means
+    nothing. Used as a whole-table check: a value outside the range of its key, or a key
+    without a range, is refused with the row, the column and the allowed range.
+    """
+
+    key: str
+    columns: tuple[str, ...]
+    #: ``{key value: (low, high)}``, inclusive; every key value a row may hold needs one.
+    ranges: Mapping[str, tuple[float, float]]
+
+    def __call__(self, df: pd.DataFrame) -> list[str]:
+        """Error strings for the rows outside their key's range (empty = fine)."""
+        problems = []
+        unknown = ~df[self.key].isin(list(self.ranges))
+        problems += [
+            f"row {r}, column {self.key!r}: {df.at[r - 2, self.key]!r} has no plausibility "
+            f"range in the schema (known: {', '.join(self.ranges)})"
+            for r in csv_rows(unknown)
+        ]
+        low = df[self.key].map(lambda k: self.ranges.get(k, (None, None))[0])
+        high = df[self.key].map(lambda k: self.ranges.get(k, (None, None))[1])
+        for col in self.columns:
+            v = df[col]
+            bad = ~unknown & v.notna() & ((v < low) | (v > high))
+            problems += [
+                f"row {r}, column {col!r}: {v[r - 2]:g} is implausible for "
+                f"{self.key} {df.at[r - 2, self.key]!r} (allowed: {low[r - 2]:g} to "
+                f"{high[r - 2]:g})"
+                for r in csv_rows(bad.fillna(False).astype(bool))
+            ]
+        return problems
+
+    def describe(self) -> str:
+        """One Markdown line per key for the data dictionary."""
+        cols = ", ".join(f"`{c}`" for c in self.columns)
+        lines = [f"Plausible {cols} by `{self.key}` (refused outside):", ""]
+        lines += [f"- `{k}`: {lo:g} to {hi:g}" for k, (lo, hi) in self.ranges.items()]
+        return "\n".join(lines)
 
 
 def known_id_check(
@@ -358,4 +404,7 @@ def render_data_dictionary(tables: Sequence[Table]) -> str:
             allowed = c.allowed().replace("|", "\\|")
             out.append(f"| `{c.name}` | {c.dtype} | {c.unit} | {desc} | {allowed} |")
         out.append("")
+        for check in t.checks:
+            if isinstance(check, KeyedRanges):
+                out += [check.describe(), ""]
     return "\n".join(out)

@@ -49,7 +49,8 @@ def test_low_le_high_rejected(tmp_path):
     from analysis.tables.prices import PURCHASE_PRICES
 
     df = data.load_table("purchase_prices").astype(str)
-    df.loc[0, "price_usd_low"] = "99999999"
+    # above every high estimate, inside the plausible range ($100-$50M): only low > high fails
+    df.loc[0, "price_usd_low"] = "40000000"
     with pytest.raises(data.DataValidationError, match="price_usd_low <= price_usd_high"):
         PURCHASE_PRICES.validate(pd.DataFrame(df))
 

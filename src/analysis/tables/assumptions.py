@@ -47,7 +47,10 @@ ASSUMPTIONS = Table(
             "(`tco.maintenance_frac_per_year`).",
             pattern=r"^[a-z][a-zA-Z0-9_.]*$",
         ),
-        *value_range_cols("Default value."),
+        # Each row's own low/high is its plausible range (range_check keeps the value in
+        # it); the cap refuses a slipped magnitude in any of the three. The largest entry
+        # is $70,000 (a server platform); fleet sizes stop at 16,384 GPUs; 1e6 is 14x.
+        *value_range_cols("Default value.", le=1e6),
         source_id_col("Row in `sources.csv` backing the value or range."),
         Col("value_date", "date", "Date the value was set or its source published."),
         Col("quality", "str", "Strength of the evidence.", isin=QUALITY),

@@ -122,14 +122,18 @@ MLPERF_INFERENCE = Table(
     key=("round", "mlperf_id", "benchmark", "scenario"),
     columns=(
         *_COMMON_SYSTEM_COLS,
+        # 1 to 10 in the tables (72 for an NVL72 node); NVL576 (announced) x 2.
         Col(
             "accelerators_per_node",
             "int",
             "Accelerators per node (MLPerf `a#`)",
             unit="accelerators",
             ge=1,
+            le=1_152,
         ),
-        Col("nodes", "int", "Number of nodes", unit="nodes", ge=1),
+        # 1 to 1,452 nodes (MLPerf Training's largest system, 11,616 GPUs).
+        Col("nodes", "int", "Number of nodes", unit="nodes", ge=1, le=100_000),
+        # Up to 11,616 (MLPerf Training v5.0); the largest clusters are ~200k GPUs.
         Col(
             "total_accelerators",
             "int",
@@ -137,6 +141,7 @@ MLPERF_INFERENCE = Table(
             "'(x87)' counts 11 x 8 = 88)",
             unit="accelerators",
             ge=1,
+            le=1_000_000,
         ),
         Col(
             "benchmark",
@@ -152,8 +157,17 @@ MLPERF_INFERENCE = Table(
             "MLPerf scenario (Interactive = Server with tighter latency bounds)",
             isin=INFERENCE_SCENARIOS,
         ),
-        Col("result", "float", "Official MLPerf result (whole system)", unit="see `units`", gt=0),
+        # Whole-system results: 203 to 2.5 M tokens/s; 1e9 is 400x the largest.
+        Col(
+            "result",
+            "float",
+            "Official MLPerf result (whole system)",
+            unit="see `units`",
+            gt=0,
+            le=1e9,
+        ),
         Col("units", "str", "Units of `result` as published (normally `Tokens/s`)"),
+        # 25 to 21k tokens/s per accelerator; 1e7 is 500x.
         Col(
             "result_per_accelerator",
             "float",
@@ -161,7 +175,9 @@ MLPERF_INFERENCE = Table(
             "to 3 decimals",
             unit="`units` per accelerator",
             gt=0,
+            le=1e7,
         ),
+        # 143 to 3,818 tokens; at most a context length (<= 10 M).
         Col(
             "tokens_per_sample",
             "float",
@@ -170,6 +186,7 @@ MLPERF_INFERENCE = Table(
             unit="tokens",
             required=False,
             gt=0,
+            le=10_000_000,
         ),
         Col(
             "weight_precision",
@@ -232,12 +249,14 @@ MLPERF_INFERENCE = Table(
             "Raw file the row came from (stable relative path, e.g. "
             "`shared/data/mlperf/inference_v5.1_summary_results.json`)",
         ),
+        # Row index in a compiled MLCommons table (< 1,000 today).
         Col(
             "source_row",
             "int",
             "0-based record index in `source_file` (JSON array index, "
             "or CSV data row without the header)",
             ge=0,
+            le=10_000_000,
         ),
         ACCESSED_COL,
     ),
@@ -257,10 +276,25 @@ MLPERF_TRAINING = Table(
     key=("round", "results_path"),
     columns=(
         *_COMMON_SYSTEM_COLS,
-        Col("nodes", "int", "Number of nodes", unit="nodes", ge=1),
-        Col("accelerators_per_node", "int", "Accelerators per node", unit="accelerators", ge=1),
+        # 1 to 1,452 nodes (MLPerf Training's largest system, 11,616 GPUs).
+        Col("nodes", "int", "Number of nodes", unit="nodes", ge=1, le=100_000),
+        # 1 to 10 in the tables (72 for an NVL72 node); NVL576 (announced) x 2.
         Col(
-            "total_accelerators", "int", "nodes x accelerators_per_node", unit="accelerators", ge=1
+            "accelerators_per_node",
+            "int",
+            "Accelerators per node",
+            unit="accelerators",
+            ge=1,
+            le=1_152,
+        ),
+        # Up to 11,616 (MLPerf Training v5.0); the largest clusters are ~200k GPUs.
+        Col(
+            "total_accelerators",
+            "int",
+            "nodes x accelerators_per_node",
+            unit="accelerators",
+            ge=1,
+            le=1_000_000,
         ),
         Col("benchmark", "str", "MLPerf Training benchmark id", isin=TRAINING_BENCHMARKS),
         Col(
@@ -270,6 +304,7 @@ MLPERF_TRAINING = Table(
             required=False,
             isin=ids.MODELS,
         ),
+        # 0.56 to 269 min; 100,000 min is ~70 days (MLPerf runs take hours).
         Col(
             "time_to_train_min",
             "float",
@@ -277,7 +312,9 @@ MLPERF_TRAINING = Table(
             unit="min",
             required=False,
             gt=0,
+            le=100_000,
         ),
+        # Same range as time_to_train_min.
         Col(
             "olympic_mean_min_raw",
             "float",
@@ -285,8 +322,17 @@ MLPERF_TRAINING = Table(
             unit="min",
             required=False,
             gt=0,
+            le=100_000,
         ),
-        Col("n_success_runs", "int", "Runs that reached the quality target", unit="runs", ge=0),
+        # MLPerf Training asks for up to 10 runs per submission (0-10 here).
+        Col(
+            "n_success_runs",
+            "int",
+            "Runs that reached the quality target",
+            unit="runs",
+            ge=0,
+            le=100,
+        ),
         Col("software", "str", "Framework as published", required=False),
         Col(
             "availability",
@@ -298,7 +344,8 @@ MLPERF_TRAINING = Table(
         Col("division", "str", "MLPerf division", isin=("closed", "open")),
         Col("caveat", "str", "What a reader must know about this row", required=False),
         Col("source_file", "str", "Compiled table the row came from (stable relative path)"),
-        Col("source_row", "int", "0-based data row index in `source_file`", ge=0),
+        # Row index in a compiled MLCommons table (< 1,000 today).
+        Col("source_row", "int", "0-based data row index in `source_file`", ge=0, le=10_000_000),
         Col("results_path", "str", "Results folder in the MLCommons repository"),
         Col("repo", "str", "MLCommons results repository (`owner/name`)"),
         Col("commit", "str", "Commit of `repo` the logs were read at", pattern=r"^[0-9a-f]{40}$"),
@@ -369,14 +416,22 @@ PUBLISHED_TRAINING = Table(
         Col("model", "str", "Canonical model id (architecture trained)", isin=ids.MODELS),
         Col("precision", "str", "Canonical training precision", isin=ids.PRECISIONS),
         Col("precision_raw", "str", "Precision recipe as published (FP8-CS, MXFP8, NVFP4, BF16)"),
-        Col("n_gpus", "int", "GPUs in the run", unit="GPUs", ge=1),
-        Col("global_batch_seqs", "int", "Global batch size", unit="sequences", ge=1),
-        Col("seq_len", "int", "Sequence length", unit="tokens", ge=1),
-        Col("tp", "int", "Tensor-parallel size as published", ge=1),
-        Col("pp", "int", "Pipeline-parallel size as published", ge=1),
-        Col("cp", "int", "Context-parallel size as published", ge=1),
-        Col("vp", "int", "Virtual pipeline stages as published", required=False, ge=1),
-        Col("ep", "int", "Expert-parallel size as published", required=False, ge=1),
+        # 8 to 16,384 GPUs published; the largest clusters are ~200k GPUs.
+        Col("n_gpus", "int", "GPUs in the run", unit="GPUs", ge=1, le=1_000_000),
+        # 64 to 4,096 sequences; Llama 3 405B's 16M tokens is 2,048 x 8k.
+        Col("global_batch_seqs", "int", "Global batch size", unit="sequences", ge=1, le=1_000_000),
+        # 4,096 to 8,192 tokens; at most a context length (<= 10 M).
+        Col("seq_len", "int", "Sequence length", unit="tokens", ge=1, le=10_000_000),
+        # 1 to 8; at most a scale-up domain (<= 1,152, see the spec ranges).
+        Col("tp", "int", "Tensor-parallel size as published", ge=1, le=1_152),
+        # 1 to 16 stages; at most the layers (<= 1,000 in models.csv).
+        Col("pp", "int", "Pipeline-parallel size as published", ge=1, le=1_024),
+        # 1 to 2 published; Llama 3 used 16 for long context.
+        Col("cp", "int", "Context-parallel size as published", ge=1, le=1_024),
+        # 4 to 8 virtual stages; at most the layers.
+        Col("vp", "int", "Virtual pipeline stages as published", required=False, ge=1, le=1_024),
+        # 1 to 64; at most the experts (<= 4,096 in models.csv).
+        Col("ep", "int", "Expert-parallel size as published", required=False, ge=1, le=4_096),
         Col(
             "fsdp",
             "int",
@@ -385,6 +440,7 @@ PUBLISHED_TRAINING = Table(
             ge=0,
             le=1,
         ),
+        # 311 to 37,556 tokens/s per GPU; 1e7 is 250x the largest.
         Col(
             "tokens_per_s_per_gpu",
             "float",
@@ -392,7 +448,9 @@ PUBLISHED_TRAINING = Table(
             unit="tokens/s/GPU",
             required=False,
             gt=0,
+            le=1e7,
         ),
+        # 163 to 3,365 TFLOP/s per GPU; never above a part's peak (FP4 range: <= 200,000).
         Col(
             "model_tflops_per_gpu",
             "float",
@@ -400,6 +458,7 @@ PUBLISHED_TRAINING = Table(
             unit="TFLOP/s/GPU",
             required=False,
             gt=0,
+            le=200_000,
         ),
         Col(
             "tokens_derived",
@@ -458,6 +517,9 @@ INFERENCEX = Table(
         "osl",
         "conc",
     ),
+    # Upper bounds (plausibility, issue 15): 10-100x the 2026 fixtures' extremes (TP/EP 72,
+    # 88 GPUs, 8k tokens, 16k concurrency, 27k tokens/s/GPU, 564 s TTFT, 380 tokens/s/user),
+    # so a unit slip or a garbled row is refused while larger future sweeps still fit.
     columns=(
         Col("date", "date", "Date of the run (the document date of the measurement)"),
         Col("accelerator", "str", "Canonical accelerator id", isin=INFERENCEX_ACCELERATORS),
@@ -475,8 +537,8 @@ INFERENCEX = Table(
             "disagg", "int", "Prefill and decode on separate workers (1 = yes, 0 = no)", ge=0, le=1
         ),
         Col("multinode", "int", "The run spans more than one node (1 = yes, 0 = no)", ge=0, le=1),
-        Col("prefill_tp", "int", "Tensor-parallel size of the prefill phase", ge=1),
-        Col("prefill_ep", "int", "Expert-parallel size of the prefill phase", ge=1),
+        Col("prefill_tp", "int", "Tensor-parallel size of the prefill phase", ge=1, le=576),
+        Col("prefill_ep", "int", "Expert-parallel size of the prefill phase", ge=1, le=576),
         Col(
             "prefill_dp_attention",
             "int",
@@ -484,8 +546,8 @@ INFERENCEX = Table(
             ge=0,
             le=1,
         ),
-        Col("decode_tp", "int", "Tensor-parallel size of the decode phase", ge=1),
-        Col("decode_ep", "int", "Expert-parallel size of the decode phase", ge=1),
+        Col("decode_tp", "int", "Tensor-parallel size of the decode phase", ge=1, le=576),
+        Col("decode_ep", "int", "Expert-parallel size of the decode phase", ge=1, le=576),
         Col(
             "decode_dp_attention",
             "int",
@@ -493,19 +555,25 @@ INFERENCEX = Table(
             ge=0,
             le=1,
         ),
-        Col("num_prefill_gpu", "int", "GPUs of the prefill phase", unit="GPUs", ge=0),
-        Col("num_decode_gpu", "int", "GPUs of the decode phase", unit="GPUs", ge=1),
+        Col("num_prefill_gpu", "int", "GPUs of the prefill phase", unit="GPUs", ge=0, le=4096),
+        Col("num_decode_gpu", "int", "GPUs of the decode phase", unit="GPUs", ge=1, le=4096),
         Col(
-            "isl", "int", "Nominal input length (real lengths vary around it)", unit="tokens", gt=0
+            "isl",
+            "int",
+            "Nominal input length (real lengths vary around it)",
+            unit="tokens",
+            gt=0,
+            le=1_000_000,
         ),
-        Col("osl", "int", "Nominal output length", unit="tokens", gt=0),
-        Col("conc", "int", "Maximum concurrent requests of the load generator", ge=1),
+        Col("osl", "int", "Nominal output length", unit="tokens", gt=0, le=1_000_000),
+        Col("conc", "int", "Maximum concurrent requests of the load generator", ge=1, le=1_000_000),
         Col(
             "tput_per_gpu",
             "float",
             "Total (input + output) tokens/s per GPU",
             unit="tokens/s/GPU",
             gt=0,
+            le=1_000_000,
         ),
         Col(
             "output_tput_per_gpu",
@@ -514,6 +582,7 @@ INFERENCEX = Table(
             unit="tokens/s/GPU",
             required=False,
             gt=0,
+            le=1_000_000,
         ),
         Col(
             "input_tput_per_gpu",
@@ -522,21 +591,39 @@ INFERENCEX = Table(
             unit="tokens/s/GPU",
             required=False,
             ge=0,
+            le=1_000_000,
         ),
-        Col("median_tpot_ms", "float", "Median time per output token", unit="ms", gt=0),
-        Col("p99_tpot_ms", "float", "99th-percentile time per output token", unit="ms", gt=0),
-        Col("median_ttft_ms", "float", "Median time to first token", unit="ms", gt=0),
-        Col("p99_ttft_ms", "float", "99th-percentile time to first token", unit="ms", gt=0),
+        Col(
+            "median_tpot_ms", "float", "Median time per output token", unit="ms", gt=0, le=3_600_000
+        ),
+        Col(
+            "p99_tpot_ms",
+            "float",
+            "99th-percentile time per output token",
+            unit="ms",
+            gt=0,
+            le=3_600_000,
+        ),
+        Col("median_ttft_ms", "float", "Median time to first token", unit="ms", gt=0, le=3_600_000),
+        Col(
+            "p99_ttft_ms",
+            "float",
+            "99th-percentile time to first token",
+            unit="ms",
+            gt=0,
+            le=3_600_000,
+        ),
         Col(
             "median_intvty",
             "float",
             "Interactivity: 1000 / median_tpot_ms",
             unit="tokens/s/user",
             gt=0,
+            le=100_000,
         ),
         Col("run_url", "str", "GitHub Actions run of SemiAnalysisAI/InferenceX (the source)"),
         Col("source_file", "str", "Fixture file the row was read from"),
-        Col("source_line", "int", "Line of the row in that file (1-based)", ge=1),
+        Col("source_line", "int", "Line of the row in that file (1-based)", ge=1, le=10_000_000),
         Col("source_commit", "str", "InferenceX-app commit of the fixture files"),
         ACCESSED_COL,
     ),

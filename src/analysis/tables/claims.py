@@ -113,13 +113,17 @@ CLAIMS = Table(
             "model-output test name.",
             required=False,
         ),
+        # Article figures: 1 (a ratio) to 50,000 (TFLOPS); every unit is non-negative.
         Col(
             "claimed_value",
             "float",
             "The number the article gives for the subject (or the claimed ratio / lower bound).",
             unit="see `unit`",
             required=False,
+            ge=0,
+            le=1e9,
         ),
+        # 3.35 (TB/s) to 40,000 (TFLOPS); see claimed_value.
         Col(
             "claimed_reference_value",
             "float",
@@ -127,6 +131,8 @@ CLAIMS = Table(
             "reference (or the upper bound of a claimed range).",
             unit="see `unit`",
             required=False,
+            ge=0,
+            le=1e9,
         ),
         Col(
             "claimed_text",

@@ -69,33 +69,54 @@ MODELS = Table(
     columns=(
         Col("model", "str", "Canonical model id (`analysis.ids.MODELS`)."),
         Col("name", "str", "Model name as released."),
-        Col("total_params_b", "float", "Total parameters.", unit="billions", gt=0),
+        # Largest open models: 671 B (DeepSeek-R1) to ~1,000 B (Kimi K2); 10 T is 10x beyond.
+        Col("total_params_b", "float", "Total parameters.", unit="billions", gt=0, le=10_000),
+        # At most the total (<= 10,000 B, see total_params_b).
         Col(
             "active_params_b",
             "float",
             "Parameters active per token (MoE); = total if dense.",
             unit="billions",
             gt=0,
+            le=10_000,
         ),
-        Col("layers", "int", "Transformer layers (blocks).", gt=0),
-        Col("hidden_size", "int", "Model (residual stream) width.", gt=0),
-        Col("attention_heads", "int", "Query heads per layer.", gt=0),
+        # 32 (Llama 3.1 8B) to 126 (Llama 3.1 405B).
+        Col("layers", "int", "Transformer layers (blocks).", gt=0, le=1_000),
+        # 2,880 (gpt-oss-120b) to 16,384 (Llama 3.1 405B); 8x headroom.
+        Col("hidden_size", "int", "Model (residual stream) width.", gt=0, le=131_072),
+        # 32 to 128 heads; 8x headroom.
+        Col("attention_heads", "int", "Query heads per layer.", gt=0, le=1_024),
+        # 8 to 128 (never more than the query heads).
         Col(
             "kv_heads",
             "int",
             "Key/value heads per layer (GQA groups); for MLA the decompressed head count.",
             gt=0,
+            le=1_024,
         ),
+        # 64 to 128 (192 with DeepSeek's RoPE part); 1,024 is 8x.
         Col(
             "head_dim",
             "int",
             "Dimension per head (MLA: the non-rotary query/key and value dimension).",
             gt=0,
+            le=1_024,
         ),
-        Col("vocab_size", "int", "Vocabulary size.", unit="tokens", gt=0),
-        Col("context_length", "int", "Longest supported context.", unit="tokens", gt=0),
-        Col("experts", "int", "Routed experts per MoE layer; 1 = dense.", ge=1),
-        Col("active_experts", "int", "Routed experts per token; 1 = dense.", ge=1),
+        # 32,000 (Llama 2) to 201,088 (gpt-oss); Gemma's 256k fits 4x.
+        Col("vocab_size", "int", "Vocabulary size.", unit="tokens", gt=0, le=1_048_576),
+        # 4,096 (Llama 2) to 163,840; Llama 4 Scout's 10 M tokens is the longest released.
+        Col(
+            "context_length",
+            "int",
+            "Longest supported context.",
+            unit="tokens",
+            gt=0,
+            le=10_000_000,
+        ),
+        # 1 (dense) to 256 routed (DeepSeek-R1); 16x headroom.
+        Col("experts", "int", "Routed experts per MoE layer; 1 = dense.", ge=1, le=4_096),
+        # 1 to 8 routed experts per token; at most the experts.
+        Col("active_experts", "int", "Routed experts per token; 1 = dense.", ge=1, le=1_024),
         Col(
             "attention_type",
             "str",
@@ -103,16 +124,25 @@ MODELS = Table(
             "(GQA with some sliding-window layers), `mla` (multi-head latent attention).",
             isin=ATTENTION_TYPES,
         ),
+        # 512 (DeepSeek-V3/R1 MLA); 32x headroom.
         Col(
-            "kv_lora_rank", "int", "MLA only: width of the cached KV latent.", required=False, gt=0
+            "kv_lora_rank",
+            "int",
+            "MLA only: width of the cached KV latent.",
+            required=False,
+            gt=0,
+            le=16_384,
         ),
+        # 64 (DeepSeek-V3/R1).
         Col(
             "qk_rope_head_dim",
             "int",
             "MLA only: width of the cached rotary key.",
             required=False,
             gt=0,
+            le=1_024,
         ),
+        # 128 tokens (gpt-oss); at most a context length (<= 10 M).
         Col(
             "sliding_window",
             "int",
@@ -120,13 +150,16 @@ MODELS = Table(
             unit="tokens",
             required=False,
             gt=0,
+            le=10_000_000,
         ),
+        # 18 (gpt-oss-120b); at most the layers (<= 1,000).
         Col(
             "sliding_window_layers",
             "int",
             "gqa_sliding only: how many layers use the sliding window.",
             required=False,
             gt=0,
+            le=1_000,
         ),
         source_id_col("Source of the architecture shapes (config.json)."),
         source_id_col("Source of the parameter counts (paper/model card).", "params_source_id"),

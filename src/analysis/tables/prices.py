@@ -39,8 +39,31 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis import ids
-from analysis.schema import Col, Table, range_check, value_range_cols
+from analysis.schema import Col, KeyedRanges, Table, range_check, value_range_cols
 from analysis.tables.sources import source_id_col
+
+#: The largest GPU count one rental or node offers: an NVL72 rack is 72; NVIDIA's
+#: announced NVL576 (Kyber) is 576.
+MAX_GPUS_PER_INSTANCE = 576
+#: Same bound as a scenario's GPU-hour price (``analysis.params``, ``GpuHourUsd``): quotes
+#: and TCO figures in the tables are $1-$18 per GPU-hour.
+MAX_USD_PER_GPU_HOUR = 1_000.0
+#: Purchase prices: $10k (a GPU, low estimate) to $300k (an 8-GPU server, high). The top
+#: is a scenario's server-price bound (``ServerPriceUsd``: $1k-$50M); the bottom is $100,
+#: below which no data-centre GPU module sells.
+PURCHASE_USD_RANGE = (100.0, 50_000_000.0)
+#: Facility parameters (inclusive, in the row's unit). The cost parameters use the bounds
+#: a scenario file is held to (``analysis.params.Cost``), so the table cannot hold what a
+#: user could not type in a parameter file.
+FACILITY_RANGES: dict[str, tuple[float, float]] = {
+    "colocation_usd_per_kw_month": (0, 5_000),  # table: $120-$217; Cost: <= 5,000
+    "depreciation_years": (0.5, 15),  # table: 4-6 years; Cost: 0.5-15
+    "electricity_usd_per_kwh": (0, 5),  # table: $0.06-$0.19; Cost: <= 5
+    "pue": (1.0, 3.0),  # table: 1.1-1.59; PUE is >= 1 by definition; Cost: <= 3
+    # kW per 8 GPUs: 6.5-16.5 in the table (DGX H100: 10.2 kW max); 8 x 1.8 kW (VR200)
+    # plus host and fans is ~20 kW; 1-200 kW leaves 10x either way.
+    "server_power_kw": (1, 200),
+}
 
 RENTAL_TERMS: tuple[str, ...] = ids.RENTAL_TERMS
 PROVIDER_CLASSES: tuple[str, ...] = ids.PROVIDER_CLASSES
@@ -93,7 +116,14 @@ RENTAL_QUOTES = Table(
         ),
         Col("instance", "str", "Instance type, shape or product name as published."),
         _accelerator_col("Canonical accelerator id (see `analysis.ids`)."),
-        Col("gpus_per_instance", "int", "GPUs in the quoted instance.", unit="GPU", ge=1),
+        Col(
+            "gpus_per_instance",
+            "int",
+            "GPUs in the quoted instance.",
+            unit="GPU",
+            ge=1,
+            le=MAX_GPUS_PER_INSTANCE,
+        ),
         Col(
             "term",
             "str",
@@ -106,6 +136,7 @@ RENTAL_QUOTES = Table(
             "Price per GPU-hour (instance price / GPUs).",
             unit="USD/GPU-h",
             gt=0,
+            le=MAX_USD_PER_GPU_HOUR,
         ),
         Col(
             "quote_date",
@@ -137,8 +168,22 @@ PURCHASE_PRICES = Table(
             "a rack-scale system (rack price / GPUs, CPUs and switches included).",
             isin=PURCHASE_UNITS,
         ),
-        Col("price_usd_low", "float", "Low end of the estimate.", unit="USD", gt=0),
-        Col("price_usd_high", "float", "High end of the estimate.", unit="USD", gt=0),
+        Col(
+            "price_usd_low",
+            "float",
+            "Low end of the estimate.",
+            unit="USD",
+            ge=PURCHASE_USD_RANGE[0],
+            le=PURCHASE_USD_RANGE[1],
+        ),
+        Col(
+            "price_usd_high",
+            "float",
+            "High end of the estimate.",
+            unit="USD",
+            ge=PURCHASE_USD_RANGE[0],
+            le=PURCHASE_USD_RANGE[1],
+        ),
         Col(
             "basis",
             "str",
@@ -186,7 +231,10 @@ FACILITY = Table(
         source_id_col("Row in `sources.csv`."),
         Col("note", "str", "What the figure is and how it was derived.", required=False),
     ),
-    checks=(range_check("value", "low", "high"),),
+    checks=(
+        range_check("value", "low", "high"),
+        KeyedRanges("parameter", ("value", "low", "high"), FACILITY_RANGES),
+    ),
 )
 
 TCO_BENCHMARKS = Table(
@@ -208,6 +256,7 @@ TCO_BENCHMARKS = Table(
             "Published all-in cost per GPU-hour.",
             unit="USD/GPU-h",
             gt=0,
+            le=MAX_USD_PER_GPU_HOUR,
         ),
         Col(
             "estimate",

@@ -40,7 +40,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis import ids
-from analysis.schema import Col, Table, csv_rows, known_id_check
+from analysis.schema import Col, KeyedRanges, Table, csv_rows, known_id_check
 from analysis.tables.sources import source_id_col
 
 #: Numeric fields of the long table, with the unit every row of that field must carry.
@@ -64,6 +64,39 @@ FIELD_UNITS: dict[str, str] = {
 OPTIONAL_FIELDS: frozenset[str] = frozenset(
     {"fp64_dense_tflops", "tf32_dense_tflops", "fp6_dense_tflops", "fp4_dense_tflops"}
 )
+
+#: Plausible range of each field (inclusive), in its unit. Each bound sits several times
+#: beyond the extremes of the table (2026: the smallest and largest values of shipping
+#: and announced parts), so a typo by an order of magnitude (or a unit slip, GB/s for
+#: TB/s) is refused while the next generation still fits.
+FIELD_RANGES: dict[str, tuple[float, float]] = {
+    # H100 (2022) is the oldest part; vendors announce about two years ahead (VR200, MI455X: 2026).
+    "launch_year": (2015, 2035),
+    # 80 GB (H100) to 432 GB (MI455X, announced): 16 GB (V100) to 2 TB.
+    "memory_gb": (16, 2048),
+    # 3.35 TB/s (H100) to 22 TB/s (VR200 HBM4): 0.5 (a PCIe card of HBM2) to 100.
+    "memory_bw_tbps": (0.5, 100),
+    # 1.25 (B300 vector FP64) to 163 TFLOPS (MI300X matrix FP64).
+    "fp64_dense_tflops": (0.1, 1_000),
+    # 494.5 to 1,250 TFLOPS; dense tensor TF32 is about half of BF16.
+    "tf32_dense_tflops": (10, 25_000),
+    # 989.5 (H100) to 10,000 TFLOPS (announced): 100 to 50,000.
+    "bf16_dense_tflops": (100, 50_000),
+    # 1,979 to 20,000 TFLOPS (FP8 is 2x BF16 on every part here).
+    "fp8_dense_tflops": (100, 100_000),
+    # 4,500 to 17,500 TFLOPS.
+    "fp6_dense_tflops": (100, 200_000),
+    # 9,000 to 40,000 TFLOPS (VR200, announced, dense).
+    "fp4_dense_tflops": (100, 200_000),
+    # 700 W (H100 SXM) to 1,800 W (VR200): 100 W to 5 kW per GPU.
+    "tdp_w": (100, 5_000),
+    # 896 GB/s (MI300X Infinity Fabric) to 3,600 GB/s (NVLink 6).
+    "scaleup_bw_gbps": (10, 20_000),
+    # 8 (HGX, MI300X platform) to 72 (NVL72); NVL576 (Kyber, announced) is 576: up to 1,152.
+    "scaleup_domain_gpus": (1, 1_152),
+    # 400 Gb/s to 2,400 Gb/s per GPU (1.6T NICs); up to 10 Tb/s.
+    "scaleout_gbps_per_gpu": (10, 10_000),
+}
 
 BASES: tuple[str, ...] = ("published", "sparse_halved", "derived", "estimate")
 YES_NO: tuple[str, ...] = ("yes", "no")
@@ -233,6 +266,7 @@ ACCELERATOR_VALUES = Table(
         _adjusted_values_explained,
         _possibly_sparse_explained,
         _announced_compute_dense,
+        KeyedRanges("field", ("value",), FIELD_RANGES),
     ),
 )
 
