@@ -267,7 +267,9 @@ def ingest_bench(
     accelerator: Annotated[
         str | None, typer.Option("--accelerator", help="Accelerator id (e.g. MI300X, H200).")
     ] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model id (e.g. llama2-70b).")] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model id (e.g. llama2-70b).")
+    ] = None,
     precision: Annotated[
         str | None, typer.Option("--precision", help="Serving precision: bf16, fp8 or fp4.")
     ] = None,
@@ -278,7 +280,8 @@ def ingest_bench(
         int | None, typer.Option("--gpus", help="GPUs the run used in all (default: --tp).")
     ] = None,
     stack: Annotated[
-        str | None, typer.Option("--stack", help="Serving stack and version, e.g. 'vLLM 0.11 ROCm 7'.")
+        str | None,
+        typer.Option("--stack", help="Serving stack and version, e.g. 'vLLM 0.11 ROCm 7'."),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Output folder (default: data/benchmarks/user/).")

@@ -589,6 +589,13 @@ def load_measurements(entries: Iterable[str]) -> pd.DataFrame:
             raise DataValidationError(f"{f}: not a valid CSV file ({msg})") from None
         except OSError as err:
             raise DataValidationError(f"{f}: cannot read ({err.strerror})") from None
+        if not {"tool", "source_sha256", "output_tokens_per_s_per_gpu"} <= set(raw.columns):
+            raise DataValidationError(
+                f"{f}: not a file of ingested rows (no columns tool, source_sha256, "
+                "output_tokens_per_s_per_gpu); a raw benchmark result must be ingested first: "
+                "python -m analysis ingest bench FILE --accelerator ID --model ID "
+                "--precision P --tp N"
+            )
         frames.append(USER_BENCHMARKS.validate(raw, f))
     if not frames:
         empty = {c.name: pd.Series(dtype=object) for c in USER_BENCHMARKS.columns}

@@ -330,8 +330,10 @@ def _point(meta: dict[str, Any], **values: Any) -> dict[str, Any]:
 def _serving(
     path: Path, i: int, rec: dict[str, Any], meta: dict[str, Any], tool: str
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A vLLM or SGLang run summary (the two share their field names; SGLang spells E2EL
-    ``*_e2e_latency_ms``); returns the row and what the power window needs."""
+    """A vLLM or SGLang run summary, and what the power window needs.
+
+    The two tools share their field names; SGLang spells E2EL ``*_e2e_latency_ms``.
+    """
     w = _Where(path, i)
     completed = _num(w, rec, "completed", positive=True, integer=True)
     duration = _num(w, rec, "duration", positive=True)
@@ -410,7 +412,9 @@ def _inferencex(
         )
     precision = _text(w, rec, "precision")
     if precision not in ids.PRECISIONS:
-        raise w.fail(ids.unknown_id_message("precision", str(precision), ids.PRECISIONS), "precision")
+        raise w.fail(
+            ids.unknown_id_message("precision", str(precision), ids.PRECISIONS), "precision"
+        )
     tp = _num(w, rec, "decode_tp", positive=True, integer=True)
     gpus = _num(w, rec, "num_decode_gpu", positive=True, integer=True)
     for name, mine in (("accelerator", acc), ("model", model), ("precision", precision)):
@@ -523,8 +527,10 @@ def _mlperf(
     ms = 1e-6
     tpot = num("50.00 percentile time to output token (ns)", required=False, scale=ms)
     if scenario == "Server" and tpot is None:
-        raise w.fail("missing line; a Server summary of an LLM benchmark reports TPOT "
-                     "percentiles", "50.00 percentile time to output token (ns)")
+        raise w.fail(
+            "missing line; a Server summary of an LLM benchmark reports TPOT percentiles",
+            "50.00 percentile time to output token (ns)",
+        )
     row = _point(
         meta,
         tool="mlperf-loadgen",
@@ -608,9 +614,13 @@ def read_power_log(path: Path) -> PowerLog:
         try:
             watts = float(cell)
         except ValueError:
-            raise w.fail(f"line {n}: expected watts, got {excerpt(r[power_col])}", header[power_col]) from None
+            raise w.fail(
+                f"line {n}: expected watts, got {excerpt(r[power_col])}", header[power_col]
+            ) from None
         if not math.isfinite(watts) or watts < 0:
-            raise w.fail(f"line {n}: expected watts >= 0, got {excerpt(r[power_col])}", header[power_col])
+            raise w.fail(
+                f"line {n}: expected watts >= 0, got {excerpt(r[power_col])}", header[power_col]
+            )
         stamp = None
         if ts_col is not None and r[ts_col].strip():
             stamp = _timestamp(w, n, r[ts_col].strip())
@@ -637,7 +647,9 @@ def _timestamp(w: _Where, line: int, text: str) -> dt.datetime:
         raise w.fail(f"line {line}: unreadable timestamp {excerpt(text)}", "timestamp") from None
 
 
-def _average_power(log: PowerLog, gpus: int, window: dict[str, Any], where: _Where) -> tuple[float, int]:
+def _average_power(
+    log: PowerLog, gpus: int, window: dict[str, Any], where: _Where
+) -> tuple[float, int]:
     """Mean board power per GPU over the run window (or the whole log) and the samples used."""
     samples = log.samples
     end, dur = window.get("end"), window.get("duration_s")
@@ -743,12 +755,16 @@ def ingest(
         try:
             USER_BENCHMARKS.validate(read_raw_csv(io.StringIO(text)), target)
         except DataValidationError as err:
-            raise BenchIngestError(f"{one_line(src)}: normalized rows fail the schema: {err}") from None
+            raise BenchIngestError(
+                f"{one_line(src)}: normalized rows fail the schema: {err}"
+            ) from None
         texts[target] = (src, rows, text)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise BenchIngestError(f"{one_line(out_dir)}: cannot create the folder ({err.strerror})") from None
+        raise BenchIngestError(
+            f"{one_line(out_dir)}: cannot create the folder ({err.strerror})"
+        ) from None
     lines = []
     for target, (src, rows, text) in texts.items():
         fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{target.name}.", suffix=".tmp")

@@ -522,7 +522,9 @@ USER_BENCHMARKS = Table(
             unit="tokens/s/GPU",
             gt=0,
         ),
-        Col("median_ttft_ms", "float", "Median time to first token", unit="ms", required=False, ge=0),
+        Col(
+            "median_ttft_ms", "float", "Median time to first token", unit="ms", required=False, ge=0
+        ),
         Col("p99_ttft_ms", "float", "99th percentile TTFT", unit="ms", required=False, ge=0),
         Col(
             "median_tpot_ms",
@@ -533,7 +535,9 @@ USER_BENCHMARKS = Table(
             gt=0,
         ),
         Col("p99_tpot_ms", "float", "99th percentile TPOT", unit="ms", required=False, gt=0),
-        Col("median_itl_ms", "float", "Median inter-token latency", unit="ms", required=False, ge=0),
+        Col(
+            "median_itl_ms", "float", "Median inter-token latency", unit="ms", required=False, ge=0
+        ),
         Col(
             "median_e2el_ms",
             "float",
@@ -564,7 +568,12 @@ USER_BENCHMARKS = Table(
             "INVALID loadgen run, ...)",
             required=False,
         ),
-        Col("run_date", "date", "Day of the run where the file says it (or `--run-date`)", required=False),
+        Col(
+            "run_date",
+            "date",
+            "Day of the run where the file says it (or `--run-date`)",
+            required=False,
+        ),
         Col("source_file", "str", "File name of the ingested result file"),
         Col("source_sha256", "str", "sha256 of the ingested file", pattern=_SHA256),
         Col("source_row", "int", "0-based record index in the file", ge=0),
