@@ -223,8 +223,9 @@ def make_goldens(
             executed = execute_all(plain, Path(tmp), base_for(scenario), jobs=jobs)
             for ch in extra:
                 sets = {k: GOLDEN_REQUIRED[k] for k in ch.requires if k in GOLDEN_REQUIRED}
-                variant = scenario.model_copy(update=sets) if sets else scenario
-                variant = type(scenario).model_validate(variant.model_dump())
+                variant = type(scenario).model_validate(
+                    {**scenario.model_dump(mode="json"), **sets}
+                )
                 executed += execute_all([ch], Path(tmp), base_for(variant), jobs=1)
         except ChapterError as err:
             raise ReportError(str(err)) from None

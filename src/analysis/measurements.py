@@ -195,7 +195,7 @@ def fit_corrections(
     ...                     "precision": ["fp8"] * 2, "ratio": [1.2, 1.3], "used": [True] * 2})
     >>> c = fit_corrections(pts, prior_weight=0.25, sigma_floor=0.03)
     >>> round(float(c["correction"].iloc[0]), 4), int(c["n"].iloc[0])
-    (1.2209, 2)
+    (1.2185, 2)
     """
     cols = [
         *_COMBO,
