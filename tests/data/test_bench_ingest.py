@@ -170,6 +170,13 @@ CASES = {
         "`Tokens per second`: missing line",
     ),
     "mlperf without --isl": (lambda t: MLPERF, FLAGS, "--isl is required"),
+    "mlperf accuracy run": (
+        lambda t: _write(
+            t, "acc_summary.txt", MLPERF.read_text().replace("PerformanceOnly", "AccuracyOnly")
+        ),
+        [*FLAGS, "--isl", "1024"],
+        "`Mode`: expected PerformanceOnly",
+    ),
     "power log as result": (lambda t: AMD_POWER, FLAGS, "this is a power log"),
 }
 

@@ -143,7 +143,7 @@ def check_html_summary_shows_the_same_numbers(scenario_report) -> None:
 
 
 def check_measurements_section(scenario_report) -> None:
-    """"Your measurements" appears exactly when the scenario lists measurements, and then the
+    """ "Your measurements" appears exactly when the scenario lists measurements, and then the
     TCO chapter's P(AMD cheaper) is the calibrated one and the frontier shows the runs."""
     sc, r, res = scenario_report
     ch = res["chapters"]

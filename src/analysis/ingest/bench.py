@@ -506,6 +506,12 @@ def _mlperf(
             raise w.fail(f"expected a finite number >= 0, got {excerpt(fields[key])}", key)
         return x * scale
 
+    if fields.get("Mode") != "PerformanceOnly":
+        raise w.fail(
+            f"expected PerformanceOnly (an accuracy run has no throughput), got "
+            f"{excerpt(fields.get('Mode'))}",
+            "Mode",
+        )
     scenario = fields.get("Scenario")
     if scenario not in ("Offline", "Server"):
         raise w.fail(f"expected Offline or Server, got {excerpt(scenario)}", "Scenario")
