@@ -40,12 +40,14 @@ scenario: dict = {}  # the Scenario as plain data (papermill injects it); {} = p
 # %%
 from IPython.display import Markdown  # noqa: E402 (after parameters)
 
-from analysis import charts, inference, params, results  # noqa: E402
+from analysis import charts, data, inference, measurements, params, results  # noqa: E402
 from analysis.inference_benchmarks import benchmark_table  # noqa: E402
 
 sc = params.scenario_from_parameters(scenario)
 charts.enable()
 inf = sc.inference
+# The team's own runs (scenario key `measurements`; none = the public-data model as is).
+mcal = measurements.calibrate(data.load_measurements(sc.measurements))
 print(f"{inf.model} at {inf.precision}, ISL {inf.isl}, OSL {inf.osl}, "
       f"tensor parallelism up to {inf.gpus_per_replica} (chosen per tier); "
       f"candidates: {', '.join(sc.accelerators)}")
@@ -200,15 +202,18 @@ charts.plot_memory_headroom(headroom)
 # tensor-parallel choices (TP 1-8 within a server): to the right, each user gets tokens
 # faster; up, each GPU serves more tokens. Small TP dominates the left (throughput), large
 # TP extends the line to the right (interactivity). Shaded bands are the interactivity
-# each tier requires (1000 / TPOT bound).
+# each tier requires (1000 / TPOT bound). With the scenario's `measurements`, each
+# measured accelerator's line is the model corrected by those runs (chapter "Your
+# measurements"), and the runs themselves are the filled diamonds, at their own tensor
+# parallelism.
 
 # %%
 #| label: fig-inference-frontier
-#| fig-cap: "Throughput per GPU vs tokens per second per user, with the latency tiers shaded."
-#| fig-alt: "Line chart, one line per accelerator coloured by vendor, of output tokens per second per GPU against tokens per second per user on a log axis; grey bands mark the tiers."
-front = inference.frontiers(sc)
+#| fig-cap: "Throughput per GPU vs tokens per second per user, with the latency tiers shaded (diamonds: your measured runs, where given)."
+#| fig-alt: "Line chart, one line per accelerator coloured by vendor, of output tokens per second per GPU against tokens per second per user on a log axis; grey bands mark the tiers; measured runs, when given, are diamonds."
+front = measurements.apply_to_frontier(inference.frontiers(sc), mcal, sc)
 bands = inference.tier_bands(sc)
-charts.plot_inference_frontier(front, bands)
+charts.plot_inference_frontier(front, bands, measurements.scenario_points(mcal, sc))
 
 # %% [markdown]
 # ## Latency tiers
@@ -218,23 +223,46 @@ charts.plot_inference_frontier(front, bands)
 # price rule (`tco.price_rule`): the scenario's mode (owned all-in, or the median quote of
 # its rental pool plus porting) per paid GPU-hour, tokens priced per useful GPU-hour. The
 # TCO chapter's point column shows the same figures; blank = no price in this mode (e.g.
-# no quote in the pool).
+# no quote in the pool). `Basis` says where a figure stands: "measured" where one of your
+# runs meets the tier's bounds (its best tokens/s per GPU beside it, at its own TP),
+# "model, corrected" where your runs corrected that accelerator, "model" otherwise.
 
 # %%
-tiers = inference.evaluate_tiers(sc)
+tiers = measurements.apply_to_tiers(inference.evaluate_tiers(sc), mcal, sc)
 charts.table(tiers, "inference-tiers", columns={
     "tier": "Tier", "accelerator": "Accelerator", "status": "Status", "feasible": "Feasible",
     "tp": "TP", "tokens_per_s_per_gpu": "Tokens/s per GPU", "concurrency": "Concurrency",
     "tpot_ms": "TPOT (ms)", "ttft_ms": "TTFT (ms)", "gpu_hour_usd": "GPU-hour (USD)",
-    "cost_per_mtok_usd": "Cost (USD/M tokens)"},
+    "cost_per_mtok_usd": "Cost (USD/M tokens)", "basis": "Basis",
+    "measured_tok_s_gpu": "Measured tokens/s per GPU"},
     decimals={"tp": 0, "tokens_per_s_per_gpu": 0, "concurrency": 0, "tpot_ms": 1,
-              "ttft_ms": 0, "gpu_hour_usd": 2, "cost_per_mtok_usd": 3})
+              "ttft_ms": 0, "gpu_hour_usd": 2, "cost_per_mtok_usd": 3,
+              "measured_tok_s_gpu": 0})
 
 # %%
 #| label: fig-inference-tier-table
 #| fig-cap: "Best output tokens/s per GPU per latency tier and the tensor parallelism that reaches it (blank = cannot meet the tier)."
 #| fig-alt: "Heat-map table with accelerators as rows and latency tiers as columns; each cell shows the best output tokens per second per GPU and the chosen tensor-parallel degree."
 charts.plot_tier_table(tiers)
+
+# %% [markdown]
+# ### Energy per token
+#
+# Joules per output token and output tokens/s per kW in each tier. Where one of your runs
+# meets the tier and carries power (InferenceX rows with power, or a `--power` log), the
+# figure is that run's measured GPU board power over its measured throughput; otherwise it
+# is the provisioned server power per GPU (`facility.csv`, server power / 8) over the
+# tier's throughput. Board power leaves out CPUs, fans and networking; provisioned power is
+# a ceiling: the two are labelled and not to be compared as equals.
+
+# %%
+charts.table(measurements.energy_per_token(tiers, mcal, sc, data.load_table("facility")),
+             "inference-energy", columns={
+    "tier": "Tier", "accelerator": "Accelerator", "tokens_per_s_per_gpu": "Tokens/s per GPU",
+    "power_w_per_gpu": "Power per GPU (W)", "joules_per_token": "J per output token",
+    "tokens_per_s_per_kw": "Tokens/s per kW", "power_basis": "Power basis"},
+    decimals={"tokens_per_s_per_gpu": 0, "power_w_per_gpu": 0, "joules_per_token": 3,
+              "tokens_per_s_per_kw": 0}, wide_text=("power_basis",))
 
 # %% [markdown]
 # Winners among shipping parts (announced parts are projections), their margin over the

@@ -36,11 +36,16 @@ sc = params.scenario_from_parameters(scenario)
 # %%
 import pandas as pd  # noqa: E402
 
-from analysis import charts, inference, results, tco, training  # noqa: E402
+from analysis import charts, data, inference, measurements, results, tco, training  # noqa: E402
 
 charts.enable()
-inp, inp_buy, inp_rent = tco.scenario_inputs(sc)
-tiers = inference.evaluate_tiers(sc, with_cost=False)
+# The team's own runs (scenario key `measurements`) correct the measured accelerators'
+# throughput and narrow their throughput error to the runs' residual (chapter "Your
+# measurements"); without measurements both are the public-data model's.
+mcal = measurements.calibrate(data.load_measurements(sc.measurements))
+sigmas = measurements.throughput_sigmas(mcal, sc)
+inp, inp_buy, inp_rent = (tco.with_throughput_sigmas(i, sigmas) for i in tco.scenario_inputs(sc))
+tiers = measurements.apply_to_tiers(inference.evaluate_tiers(sc, with_cost=False), mcal, sc)
 train = training.evaluate_training(sc)
 print(f"Scenario {sc.name!r}: mode = {sc.cost.mode}, rental pool = {sc.cost.rental_pool}, "
       f"{sc.cost.mc_draws:,} Monte Carlo draws (seed {sc.cost.seed}).")

@@ -644,11 +644,14 @@ def plot_buy_vs_rent(costs: Any) -> alt.Chart:
 # --- 30-inference-tiers ------------------------------------------------------------------
 
 
-def plot_inference_frontier(front: Any, tiers: Any) -> alt.LayerChart:
+def plot_inference_frontier(front: Any, tiers: Any, measured: Any = None) -> alt.LayerChart:
     """Throughput per GPU vs tokens/s per user per accelerator, tier bands shaded.
 
     ``front``: inference.frontiers(); ``tiers``: rows with name, lo, hi in tokens/s per user
-    (1000 / TPOT bound), one per bounded tier.
+    (1000 / TPOT bound), one per bounded tier. ``measured``: the team's own points
+    (:func:`analysis.measurements.scenario_points`: accelerator, vendor,
+    tokens_per_s_per_user, tokens_per_s_per_gpu, tp, tool), drawn as filled diamonds; points
+    without TPOT (MLPerf Offline) have no interactivity and are left off the chart.
     """
     bands = (
         alt.Chart(tiers)
@@ -677,11 +680,36 @@ def plot_inference_frontier(front: Any, tiers: Any) -> alt.LayerChart:
             + ["concurrency", "tokens_per_s_per_gpu", "tokens_per_s_per_user"],
         )
     )
+    layers = [bands, lines]
+    title = "Throughput-interactivity frontier per accelerator (calibrated model)"
+    if measured is not None and len(measured):
+        pts = measured[measured["tokens_per_s_per_user"].notna()]
+        pts = pts[
+            ["accelerator", "vendor", "tp", "tool", "tokens_per_s_per_user", "tokens_per_s_per_gpu"]
+        ].assign(point="measured (yours)")
+        layers.append(
+            alt.Chart(pts)
+            .mark_point(shape="diamond", filled=True, size=90, opacity=0.9)
+            .encode(
+                x="tokens_per_s_per_user:Q",
+                y="tokens_per_s_per_gpu:Q",
+                fill=alt.Fill("vendor:N", scale=_vendor_scale(), legend=None),
+                shape=alt.Shape("point:N", title="Your runs", scale=alt.Scale(range=["diamond"])),
+                tooltip=[
+                    "accelerator",
+                    "tool",
+                    "tp",
+                    "tokens_per_s_per_gpu",
+                    "tokens_per_s_per_user",
+                ],
+            )
+        )
+        title = "Throughput-interactivity frontier: corrected model and your measured points"
     return (
-        alt.layer(bands, lines)
+        alt.layer(*layers)
         .resolve_scale(color="independent")
         .properties(
-            title="Throughput-interactivity frontier per accelerator (calibrated model)",
+            title=title,
             description=(
                 "Lines: output tokens/s per GPU against tokens/s per user as concurrency "
                 "grows, one per accelerator (upper envelope over the tensor-parallel "

@@ -281,6 +281,71 @@ def ingest_inferencex(
         console.print(line)
 
 
+@ingest_app.command("bench")
+def ingest_bench(
+    sources: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Result files: vLLM --save-result JSON, SGLang bench_serving JSONL, "
+            "InferenceX rows, MLPerf mlperf_log_summary.txt."
+        ),
+    ],
+    accelerator: Annotated[
+        str | None, typer.Option("--accelerator", help="Accelerator id (e.g. MI300X, H200).")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model id (e.g. llama2-70b).")
+    ] = None,
+    precision: Annotated[
+        str | None, typer.Option("--precision", help="Serving precision: bf16, fp8 or fp4.")
+    ] = None,
+    tp: Annotated[
+        int | None, typer.Option("--tp", help="Tensor-parallel GPUs per replica.")
+    ] = None,
+    gpus: Annotated[
+        int | None, typer.Option("--gpus", help="GPUs the run used in all (default: --tp).")
+    ] = None,
+    stack: Annotated[
+        str | None,
+        typer.Option("--stack", help="Serving stack and version, e.g. 'vLLM 0.11 ROCm 7'."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output folder (default: data/benchmarks/user/).")
+    ] = None,
+    power: Annotated[
+        Path | None,
+        typer.Option("--power", help="nvidia-smi --format=csv or amd-smi metric --csv power log."),
+    ] = None,
+    isl: Annotated[
+        float | None,
+        typer.Option("--isl", help="Mean input tokens per request (MLPerf summaries carry none)."),
+    ] = None,
+    run_date: Annotated[
+        str | None,
+        typer.Option("--run-date", help="Day of the run (YYYY-MM-DD) where the file has no date."),
+    ] = None,
+) -> None:
+    """Normalize a team's own serving benchmark results into data/benchmarks/user/."""
+    from analysis.ingest import bench
+
+    flags = bench.BenchFlags(
+        accelerator=accelerator,
+        model=model,
+        precision=precision,
+        tp=tp,
+        gpus=gpus,
+        stack=stack,
+        isl=isl,
+        run_date=run_date,
+    )
+    try:
+        lines = bench.ingest(sources, flags, out_dir=out, power=power)
+    except (*USER_ERRORS, bench.BenchIngestError) as err:
+        raise fail(str(err)) from None
+    for line in lines:
+        say(line)
+
+
 def main() -> None:
     """Console-script entry point (Ctrl-C anywhere: "interrupted", exit 130)."""
     # Not click's standalone mode: it turns Ctrl-C into "Aborted!" and exit status 1.

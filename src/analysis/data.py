@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -45,6 +46,7 @@ __all__ = [
     "load_claims",
     "load_facility",
     "load_mlperf_inference",
+    "load_measurements",
     "load_mlperf_training",
     "load_models",
     "load_published_training",
@@ -54,6 +56,7 @@ __all__ = [
     "load_spec_values",
     "load_specs",
     "load_table",
+    "measurement_files",
     "mlperf_coverage",
     "mlperf_coverage_matrix",
     "shared_models",
@@ -528,6 +531,87 @@ def load_assumptions() -> pd.DataFrame:
     return load_table("assumptions")
 
 
+# --- a team's own measurements (scenario key `measurements`) ---------------------------
+
+
+def measurement_files(entries: Iterable[str]) -> list[Path]:
+    """The ingested-rows CSV files a scenario's ``measurements`` entries name.
+
+    A relative entry is relative to the project root (:data:`analysis.paths.ROOT`, where
+    ``ingest bench`` writes ``data/benchmarks/user/``), so a chapter kernel, nbval and the
+    command line resolve it alike. A folder stands for every ``*.csv`` under it (sorted).
+
+    Raises:
+        DataValidationError: an entry that does not exist, is not readable, or is a folder
+            without any ``.csv`` file.
+    """
+    out: list[Path] = []
+    for entry in entries:
+        p = Path(entry)
+        p = p if p.is_absolute() else paths.ROOT / p
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*.csv") if f.is_file())
+            if not found:
+                raise DataValidationError(
+                    f"{entry}: folder holds no .csv file of ingested rows (write them with "
+                    "`python -m analysis ingest bench FILE... --out {entry}`)"
+                )
+            out += found
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise DataValidationError(
+                f"{entry}: no such file or folder (relative paths are relative to the project "
+                f"root {paths.ROOT})"
+            )
+    return out
+
+
+def load_measurements(entries: Iterable[str]) -> pd.DataFrame:
+    """Every ingested row of the files and folders in ``entries``, validated and stacked.
+
+    Each file must be in the ``user_benchmarks`` format (what ``ingest bench`` writes);
+    the same point listed twice (a file and its folder) is kept once. Empty ``entries``
+    give an empty frame with the table's columns.
+
+    Raises:
+        DataValidationError: a missing or unreadable entry, or a file that fails the
+            schema (the message names file, row and column).
+    """
+    from analysis.schema import read_raw_csv
+    from analysis.tables.benchmarks import USER_BENCHMARKS
+
+    frames = []
+    for f in measurement_files(entries):
+        try:
+            raw = read_raw_csv(f)
+        except pd.errors.EmptyDataError:
+            raise DataValidationError(
+                f"{f}: empty file; expected the ingested rows of `ingest bench` (columns "
+                f"{', '.join(USER_BENCHMARKS.column_names)})"
+            ) from None
+        except UnicodeDecodeError as err:
+            raise DataValidationError(f"{f}: not UTF-8 text (byte offset {err.start})") from None
+        except (pd.errors.ParserError, ValueError) as err:
+            msg = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
+            raise DataValidationError(f"{f}: not a valid CSV file ({msg})") from None
+        except OSError as err:
+            raise DataValidationError(f"{f}: cannot read ({err.strerror})") from None
+        if not {"tool", "source_sha256", "output_tokens_per_s_per_gpu"} <= set(raw.columns):
+            raise DataValidationError(
+                f"{f}: not a file of ingested rows (no columns tool, source_sha256, "
+                "output_tokens_per_s_per_gpu); a raw benchmark result must be ingested first: "
+                "python -m analysis ingest bench FILE --accelerator ID --model ID "
+                "--precision P --tp N"
+            )
+        frames.append(USER_BENCHMARKS.validate(raw, f))
+    if not frames:
+        empty = {c.name: pd.Series(dtype=object) for c in USER_BENCHMARKS.columns}
+        return pd.DataFrame(empty)
+    out = pd.concat(frames, ignore_index=True)
+    return out.drop_duplicates(list(USER_BENCHMARKS.key)).reset_index(drop=True)
+
+
 # --- coverage ----------------------------------------------------------------------------
 
 
@@ -601,8 +685,10 @@ def render_data_readme() -> str:
     from analysis import tco
     from analysis.schema import render_data_dictionary
     from analysis.tables import ALL
+    from analysis.tables.benchmarks import USER_TABLES
 
     cov = tco.price_coverage(
         load_table("rental_quotes"), load_table("purchase_prices"), load_table("facility")
     )
-    return render_data_dictionary(list(ALL.values())) + "\n" + tco.coverage_markdown(cov)
+    tables = [*ALL.values(), *USER_TABLES]
+    return render_data_dictionary(tables) + "\n" + tco.coverage_markdown(cov)

@@ -3,7 +3,10 @@
 Analytical decisions taken here (the mechanics are in the functions):
 
 * A chapter is any ``NN-*.ipynb`` in the chapters folder; its id is the file stem. Adding a
-  chapter means adding a notebook: nothing here lists chapters by name.
+  chapter means adding a notebook: nothing here lists chapters by name. A chapter whose
+  front matter says ``requires: [<scenario key>]`` is part of a report only when the
+  scenario sets that key (``Chapter.applies_to``): "Your measurements" appears only with
+  measurements.
 * A chapter receives a parameter only if its ``parameters`` cell declares it. The cell is
   read with :mod:`ast` (literal assignments), not papermill's line regex, which silently
   skips a line whose comment contains ``=`` or braces.
@@ -87,6 +90,9 @@ class Chapter:
     declared: frozenset[str]
     n_code_cells: int
     title: str = ""
+    #: Scenario keys that must be set (non-empty) for the chapter to be part of a report:
+    #: front matter ``requires: [measurements]`` (e.g. "Your measurements").
+    requires: tuple[str, ...] = ()
 
     @property
     def takes_chapter_results(self) -> bool:
@@ -97,6 +103,10 @@ class Chapter:
     def compares_versions(self) -> bool:
         """True for the chapter (the summary) that runs last: it compares whole versions."""
         return self.takes_chapter_results and "previous_results" in self.declared
+
+    def applies_to(self, scenario: Any) -> bool:
+        """True when every scenario key the chapter ``requires`` is set (non-empty)."""
+        return all(bool(getattr(scenario, key, None)) for key in self.requires)
 
 
 @dataclass
@@ -151,13 +161,16 @@ def discover_chapters(folder: Path) -> list[Chapter]:
         if not CHAPTER_NAME.match(path.stem):
             continue
         nb = nbformat.read(path, as_version=4)
+        meta = front_matter(nb)
+        requires = meta.get("requires") or ()
         chapters.append(
             Chapter(
                 id=path.stem,
                 path=path,
                 declared=declared_parameters(nb),
                 n_code_cells=sum(c.cell_type == "code" for c in nb.cells),
-                title=str(front_matter(nb).get("title", path.stem)),
+                title=str(meta.get("title", path.stem)),
+                requires=(requires,) if isinstance(requires, str) else tuple(map(str, requires)),
             )
         )
     return chapters

@@ -58,6 +58,9 @@ GOLDEN_RUN_INFO: dict[str, Any] = {
     "params_digest": "golden",
     "version": "golden",
 }
+#: What the golden of a chapter that ``requires`` a scenario key sets it to (on top of
+#: params/ci.yaml): "Your measurements" runs on the bundled example measurements.
+GOLDEN_REQUIRED: dict[str, Any] = {"measurements": ["params/scenarios/own-measurements"]}
 SANITIZE_FILE: Path = paths.TESTS / "notebooks" / "nbval-sanitize.cfg"
 #: Output types neither stored in goldens nor compared (charts: :data:`CHART_SUMMARY_MIME`).
 NOT_COMPARED: tuple[str, ...] = (VEGALITE_MIME, "image/png")
@@ -210,23 +213,34 @@ def make_goldens(
     if not chapters:
         raise ReportError(f"no chapters found in {folder}")
     scenario = load_scenario(params_file or paths.CI_PARAMS)
-    # Keys sorted at every level: the golden stores its parameters in JSON metadata, which
-    # nbformat writes with sorted keys; grafting re-injects them in that order, so the
-    # golden run must see the same order (a chapter that shows a dict shows its order).
-    base = json.loads(
-        json.dumps(
-            {
-                **scenario_to_parameters(scenario),
-                "previous_results": {},
-                "run_info": dict(GOLDEN_RUN_INFO),
-            },
-            sort_keys=True,
+
+    def base_for(sc: Any) -> dict[str, Any]:
+        # Keys sorted at every level: the golden stores its parameters in JSON metadata,
+        # which nbformat writes with sorted keys; grafting re-injects them in that order, so
+        # the golden run must see the same order (a chapter that shows a dict shows it).
+        return json.loads(
+            json.dumps(
+                {
+                    **scenario_to_parameters(sc),
+                    "previous_results": {},
+                    "run_info": dict(GOLDEN_RUN_INFO),
+                },
+                sort_keys=True,
+            )
         )
-    )
+
+    plain = [c for c in chapters if not c.requires]
+    extra = [c for c in chapters if c.requires]
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="gpu-report-goldens-") as tmp:
         try:
-            executed = execute_all(chapters, Path(tmp), base, jobs=jobs)
+            executed = execute_all(plain, Path(tmp), base_for(scenario), jobs=jobs)
+            for ch in extra:
+                sets = {k: GOLDEN_REQUIRED[k] for k in ch.requires if k in GOLDEN_REQUIRED}
+                variant = type(scenario).model_validate(
+                    {**scenario.model_dump(mode="json"), **sets}
+                )
+                executed += execute_all([ch], Path(tmp), base_for(variant), jobs=1)
         except ChapterError as err:
             raise ReportError(str(err)) from None
         written = []

@@ -22,6 +22,9 @@ Analytical decisions taken here:
   and :data:`MAX_NODES` nodes after alias expansion (a 381-byte "billion laughs" file
   expands to gigabytes), nesting at most :data:`MAX_DEPTH` deep. Messages quote user input
   as a short excerpt only.
+* ``measurements`` entries (files or folders of ``ingest bench`` rows, relative to the
+  project root) must exist, be readable and pass the ``user_benchmarks`` schema, so a
+  wrong path or a raw benchmark file is reported here, naming the file, not in a chapter.
 * Defaults that are not measured facts (utilization, PUE, porting effort ...) live in the
   assumptions register (``data/assumptions/``); the values here mirror it and a data test
   keeps the two in step.
@@ -66,6 +69,8 @@ MAX_DESCRIPTION = 500
 MAX_TIER_NAME = 60
 #: At most this many latency tiers (each is a column of every inference table).
 MAX_TIERS = 8
+#: At most this many ``measurements`` entries (files or folders) in one scenario.
+MAX_MEASUREMENTS = 64
 
 
 def _finite(*, gt: float | None = None, ge: float | None = None, le: float | None = None) -> Any:
@@ -317,6 +322,15 @@ class Scenario(_Strict):
     inference: Inference = Field(default_factory=Inference, description="Inference workload.")
     training: Training = Field(default_factory=Training, description="Training job.")
     cost: Cost = Field(default_factory=Cost, description="Buy/rent and facility inputs.")
+    measurements: tuple[str, ...] = Field(
+        (),
+        description=(
+            "Your own benchmark runs: files or folders of rows written by `python -m analysis "
+            "ingest bench` (relative paths are relative to the project root). The report "
+            "calibrates the inference model on them and adds the chapter 'Your measurements'."
+        ),
+        max_length=MAX_MEASUREMENTS,
+    )
 
     @field_validator("name")
     @classmethod
@@ -344,6 +358,25 @@ class Scenario(_Strict):
         _require_known(v, "accelerator", ids.ACCELERATORS)
         if len(set(v)) != len(v):
             raise ValueError(f"candidates list an accelerator twice: {list(v)}")
+        return v
+
+    @field_validator("measurements")
+    @classmethod
+    def _ingested_rows(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in v:
+            if not entry.strip() or one_line(entry) != entry:
+                raise ValueError("a measurements entry must be a non-blank, one-line path")
+        if v:
+            from analysis import data  # local import: params stays importable without data
+            from analysis.schema import DataValidationError
+
+            try:
+                data.load_measurements(v)
+            except DataValidationError as err:
+                raise ValueError(
+                    f"{one_line(err)[:600]} (measurements are the rows `python -m analysis "
+                    "ingest bench` writes)"
+                ) from None
         return v
 
     @model_validator(mode="after")

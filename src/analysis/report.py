@@ -465,7 +465,7 @@ def run_report(
     scenario = load_scenario(params)  # ParamsError -> the CLI prints it and exits 1
     data.validate_all()  # DataValidationError: every table checked before any kernel
     folder = chapters_folder(notebooks_dir)
-    chapters = discover_chapters(folder)
+    chapters = [c for c in discover_chapters(folder) if c.applies_to(scenario)]
     if not chapters:
         raise ReportError(f"no chapters found: no notebooks matching NN-*.ipynb in {folder}")
     try:
@@ -482,9 +482,14 @@ def run_report(
     params_digest = sha256_file(params)
     data_digest, data_entries = digest_files(_files_under(paths.DATA), paths.ROOT)
     nb_digest, nb_entries = digest_files([c.path for c in chapters], paths.ROOT)
+    # A team's own measurements are inputs like the data: listed with their sha256.
+    meas_digest, meas_entries = digest_files(
+        data.measurement_files(scenario.measurements), paths.ROOT
+    )
     lock_digest = sha256_file(paths.LOCK_FILE) if paths.LOCK_FILE.is_file() else None
     run_digest = hashlib.sha256(
-        f"{params_digest}|{data_digest}|{nb_digest}|{lock_digest}|{__version__}|{git['commit']}".encode()
+        f"{params_digest}|{data_digest}|{nb_digest}|{lock_digest}|{__version__}|{git['commit']}"
+        f"{'|' + meas_digest if meas_entries else ''}".encode()
     ).hexdigest()
     run_id = f"{_utc_now().strftime('%Y%m%dT%H%M%S%fZ')}-{os.getpid()}"
     # The version id is only known at publish time (under the lock); chapters see this
@@ -545,6 +550,7 @@ def run_report(
                         "params": {"path": _rel(params, paths.ROOT), "sha256": params_digest},
                         "data": {"digest": data_digest, "files": data_entries},
                         "notebooks": {"digest": nb_digest, "files": nb_entries},
+                        "measurements": {"digest": meas_digest, "files": meas_entries},
                         "lock": {"path": _rel(paths.LOCK_FILE, paths.ROOT), "sha256": lock_digest},
                     },
                     previous_version=previous.get("version"),

@@ -216,6 +216,9 @@ class CostInputs:
     quote_note: dict[str, str] = field(default_factory=dict)
     # Register A-throughput-error's default; cost_inputs always sets it from the register.
     throughput_log_sigma: float = 0.15
+    #: Per-accelerator sigma of the *inference* throughput where the team measured
+    #: (:func:`with_throughput_sigmas`); the others, and training, keep the register's.
+    inference_log_sigma: Mapping[str, float] = field(default_factory=dict)
 
 
 def _recentre(value: float, reg_value: float, low: float, high: float) -> tuple[float, float]:
@@ -733,10 +736,40 @@ def draw_inputs(inp: CostInputs, n: int, seed: int) -> dict[str, np.ndarray]:
         pool = inp.quotes[a]
         rent.append(pool[rng.integers(0, pool.size, n)] if pool.size else np.full(n, np.nan))
     d["rental_usd_per_gpu_hour"] = np.stack(rent)
-    d["throughput_factor"] = np.exp(
-        rng.normal(0.0, inp.throughput_log_sigma, (len(inp.accelerators), n))
+    # One standard normal per accelerator and draw: the same "faster or slower than
+    # modelled" world for serving and training; each scales it by its own sigma (serving:
+    # narrower where the team measured). ``sigma * z`` equals ``rng.normal(0, sigma)``
+    # draw for draw, so scenarios without measurements draw exactly what they drew before.
+    z = rng.standard_normal((len(inp.accelerators), n))
+    d["throughput_factor"] = np.exp(inp.throughput_log_sigma * z)
+    sig = np.array(
+        [inp.inference_log_sigma.get(a, inp.throughput_log_sigma) for a in inp.accelerators]
     )
+    d["inference_throughput_factor"] = np.exp(sig[:, None] * z)
     return d
+
+
+def with_throughput_sigmas(inp: CostInputs, sigmas: Mapping[str, float]) -> CostInputs:
+    """``inp`` with the serving throughput sigma of some accelerators replaced.
+
+    ``sigmas``: accelerator -> lognormal sigma (:func:`analysis.measurements.throughput_sigmas`:
+    the residual of the team's own measurements around the corrected model). The tier
+    Monte Carlo draws those accelerators' throughput error with it, and the tornado swings
+    their ``throughput_factor`` over its 5-95 % range; accelerators not listed, and the
+    training run, keep ``A-throughput-error``.
+    """
+    import dataclasses
+
+    known = {a: float(v) for a, v in sigmas.items() if a in inp.accelerators}
+    if not known:
+        return inp
+    per = inp.per_acc.copy()
+    for a, sig in known.items():
+        per.at[a, "throughput_factor_low"] = float(np.exp(-Z_95 * sig))
+        per.at[a, "throughput_factor_high"] = float(np.exp(Z_95 * sig))
+    return dataclasses.replace(
+        inp, per_acc=per, inference_log_sigma={**inp.inference_log_sigma, **known}
+    )
 
 
 @dataclass(frozen=True)
@@ -846,7 +879,9 @@ def simulate(
             tps = grp["tokens_per_s_per_gpu"].to_numpy(dtype=float)[:, None]
             feas = grp["feasible"].to_numpy(dtype=bool)[:, None]
             with np.errstate(all="ignore"):
-                c = cost_per_million_tokens(useful[idx], tps * d["throughput_factor"][idx])
+                c = cost_per_million_tokens(
+                    useful[idx], tps * d["inference_throughput_factor"][idx]
+                )
             c = np.where(feas & np.isfinite(tps), c, np.nan)
             lo, mid, hi = _q(c)
             meta = grp.assign(**_id_columns(grp["accelerator"]))

@@ -50,6 +50,7 @@ def test_scenario_renders_and_its_summary_matches_the_chapters(
     check_files(rendered)
     check_summary_keys_equal_the_chapters(rendered)
     check_html_summary_shows_the_same_numbers(rendered)
+    check_measurements_section(rendered)
 
 
 def _text(fragment: str) -> str:
@@ -139,3 +140,21 @@ def check_html_summary_shows_the_same_numbers(scenario_report) -> None:
             assert float(m.group(1)) == pytest.approx(1 / (1 + margin / 100), abs=0.011)
     assert "What changed since the previous version" in text
     assert "first published version" in text
+
+
+def check_measurements_section(scenario_report) -> None:
+    """ "Your measurements" appears exactly when the scenario lists measurements, and then the
+    TCO chapter's P(AMD cheaper) is the calibrated one and the frontier shows the runs."""
+    sc, r, res = scenario_report
+    ch = res["chapters"]
+    if not sc.measurements:
+        assert "35-your-measurements" not in r.chapters
+        return
+    assert "35-your-measurements" in r.chapters
+    mine = ch["35-your-measurements"]
+    assert mine["measured_points"] > 0
+    for i in range(len(sc.inference.tiers)):
+        assert ch["40-tco"][f"tier{i}_p_amd_cheaper"] == mine[f"tier{i}_p_amd_cheaper_measured"]
+    page = html.unescape((r.version_dir / "index.html").read_text(encoding="utf-8"))
+    assert "Your measurements" in page and "measured (yours)" in page
+    assert "model, corrected" in page or ">measured<" in page
