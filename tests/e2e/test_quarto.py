@@ -13,6 +13,7 @@ import json
 import re
 import subprocess
 import sys
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -35,8 +36,12 @@ def _pdf_pages(r) -> list[str]:
 
 
 def _flat(text: str) -> str:
-    """Whitespace collapsed, typographic quotes as typed (Quarto's smart quotes)."""
-    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"')
+    """Whitespace collapsed, entities decoded, typographic quotes as typed (smart quotes).
+
+    Chapter titles are escaped as user text (textsafe), so pandoc writes an apostrophe as
+    ``&#39;`` rather than a smart quote: compare what a reader sees.
+    """
+    text = unescape(text).replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"')
     return re.sub(r"\s+", " ", text.replace("\u201d", '"'))
 
 
@@ -52,7 +57,6 @@ def _external_loads(html: str) -> list[str]:
 
 
 def _dead_links(html: str) -> list[str]:
-    from html import unescape
     from urllib.parse import unquote
 
     ids = {unescape(i) for i in re.findall(r'\sid="([^"]+)"', html)}
