@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.tables.benchmarks import INFERENCEX
+
 #: InferenceX hardware names -> canonical accelerator ids (analysis.ids).
 HARDWARE = {
     "h100": "H100-SXM",
@@ -47,25 +49,8 @@ MODELS = {"dsr1": "deepseek-r1"}
 #: The upstream commit of the fixtures (shared README), recorded on every row.
 SOURCE_COMMIT = "528c4146b8f502fcbce8df7870a935a970cbae25"
 
-_IDENTITY = (
-    "run_url",
-    "date",
-    "accelerator",
-    "framework",
-    "precision",
-    "spec_method",
-    "disagg",
-    "prefill_tp",
-    "prefill_ep",
-    "decode_tp",
-    "decode_ep",
-    "decode_dp_attention",
-    "num_prefill_gpu",
-    "num_decode_gpu",
-    "isl",
-    "osl",
-    "conc",
-)
+#: One measured point: the table's key (a row in both fixture files is kept once).
+_IDENTITY = INFERENCEX.key
 
 
 class IngestError(ValueError):
