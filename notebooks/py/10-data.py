@@ -175,9 +175,6 @@ cited = data.spec_and_model_source_ids(spec_values, data.load_accelerators(), mo
 charts.table(data.count_sources_by_kind(cited, sources), "data-source-kinds",
              columns={"kind": "Kind of source", "sources": "Sources"})
 
-# %% [markdown]
-# ## Key results
-
-# %%
+# %% tags=["key-results"]
 results.show_key_results("10-data", hardware.key_results(
     specs, all_specs, models, spec_values, cited, coverage))

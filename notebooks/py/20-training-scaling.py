@@ -233,9 +233,6 @@ charts.plot_training_what_ifs(wi)
 charts.table(training.what_if_matrix(wi), "training-what-ifs", decimals=1,
              caption="Change in training throughput per GPU vs as shipped (%)")
 
-# %% [markdown]
-# ## Key results
-
-# %%
+# %% tags=["key-results"]
 results.show_key_results("20-training-scaling",
                          training.key_results(ev, summary, curves, studies))

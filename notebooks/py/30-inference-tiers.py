@@ -241,16 +241,13 @@ charts.table(winners, "inference-winners", columns={
     "margin_pct": "Margin (%)", "infeasible": "Cannot meet the tier"},
     decimals={"winner_tok_s_gpu": 0, "margin_pct": 1})
 
-# %% [markdown]
-# **Reading the result with its error.** The model's out-of-sample median error is stated
-# in the key results below (`mlperf_mape_*`); a tier margin smaller than that error is
-# not a clear win. The model chooses tensor parallelism (1 to `gpus_per_replica`) per tier
-# and assumes continuous batching with chunked prefill; disaggregated prefill, speculative
-# decoding, pipeline and expert parallelism are not modelled. With a long prompt per output
-# token (ISL/OSL = 8 in the default scenario) the prefill FLOPs bound throughput, so a
-# looser TPOT bound adds little: the tiers differ less than a decode-only view suggests.
-
 # %%
+from analysis import decision  # noqa: E402
+
+Markdown(decision.inference_reading_note(
+    sc, checks.summaries["round"].set_index("vendor")["median_ape_pct"].get("overall", float("nan"))))
+
+# %% tags=["key-results"]
 results.show_key_results("30-inference-tiers", inference.key_results(
     sc, tiers, winners, checks.summaries["system"], checks.summaries["round"],
     checks.summaries["accelerator"]))

@@ -194,7 +194,7 @@ charts.table(pd.DataFrame([sim.training_summary]), "tco-training-summary", colum
 # both cost the same (solved on the default inputs; other inputs held).
 
 # %%
-be = tco.breakeven_table(sim, inp)
+be = tco.breakeven_table(sim, inp, inp_rent if sc.cost.mode == "buy" else inp_buy)
 charts.table(be, "tco-breakeven", columns={"case": "Case", "statement": "AMD wins if ..."})
 
 # %% [markdown]
@@ -257,9 +257,6 @@ charts.table(sim_rent.tier_summary, "tco-rent-tiers", columns={
     "tier": "Tier", "cheapest": "Cheapest (rented)", "cheapest_amd": "Cheapest AMD",
     "cheapest_nvidia": "Cheapest NVIDIA", "p_amd_cheaper": "P(AMD cheaper)"}, decimals=3)
 
-# %% [markdown]
-# ## Key results
-
-# %%
+# %% tags=["key-results"]
 key = tco.key_results(sim, be, sc.cost.mode, claims, sim_rent)
 results.show_key_results("40-tco", key)

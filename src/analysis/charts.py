@@ -867,31 +867,72 @@ def plot_claim_verdicts(counts: Any) -> alt.Chart:
     )
 
 
-def plot_recommendation_costs(recs: Any) -> alt.Chart:
-    """Cheapest AMD vs cheapest NVIDIA median cost per workload, with 5-95% intervals.
+def plot_recommendation_costs(recs: Any) -> alt.LayerChart:
+    """AMD/NVIDIA cost ratio per workload (median of the joint draws, 5-95% interval).
 
-    Takes ``decision.recommend`` output; costs are relative to NVIDIA's best (= 1), as
-    :func:`analysis.decision.recommendation_costs` computes them.
+    Takes ``decision.recommend`` output. The ratio is plotted rather than the two vendors'
+    intervals: the draws are joint (shared utilization, power, capital cost), so two wide
+    intervals can overlap while the ratio stays clearly below 1 (which is what P(AMD
+    cheaper) measures). The title states the conclusion, counted from the data.
     """
-    df = decision.recommendation_costs(recs)
-    color = _vendor_color()
-    base_chart = alt.Chart(df).encode(
-        y=alt.Y("workload:N", title="Workload", axis=alt.Axis(labelLimit=280)),
-        yOffset=alt.YOffset("vendor:N"),
-        color=color,
+    df = decision.cost_ratios(recs)
+    cheaper = int((df["ratio"] < 1).sum())
+    title = (
+        f"AMD is cheaper in {cheaper} of {len(df)} workloads (AMD/NVIDIA cost ratio below 1)"
+        if len(df)
+        else "No workload has both vendors' costs"
     )
-    bars = base_chart.mark_rule(strokeWidth=2).encode(
-        x=alt.X("low:Q", title="Cost relative to the cheapest NVIDIA candidate (1 = equal)"),
-        x2="high:Q",
+    df = df.assign(
+        label=[f"{m:+.0f}% margin" for m in df["margin_pct"]],
+        side=["AMD cheaper" if x < 1 else "NVIDIA cheaper" for x in df["ratio"]],
     )
-    points = base_chart.mark_point(filled=True, size=70).encode(
-        x="relative_cost:Q", tooltip=["workload:N", "accelerator:N", "relative_cost:Q"]
+    lo = float(min(df["low"].min(), 1.0)) if len(df) else 0.5
+    hi = float(max(df["high"].max(), 1.0)) if len(df) else 1.5
+    pad = (hi - lo) * 0.08
+    scale = alt.Scale(domain=[lo - pad, hi + pad], zero=False)
+    axis_title = "AMD / NVIDIA cost (median, 5-95% of joint draws; below 1 = AMD cheaper)"
+    x = alt.X("ratio:Q", title=axis_title, scale=scale)
+    y = alt.Y("workload:N", title=None, sort=None, axis=alt.Axis(labelLimit=300))
+    color = alt.Color(
+        "side:N",
+        title=None,
+        scale=alt.Scale(
+            domain=["AMD cheaper", "NVIDIA cheaper"],
+            range=[VENDOR_COLORS["AMD"], VENDOR_COLORS["NVIDIA"]],
+        ),
+        legend=alt.Legend(orient="bottom"),
     )
-    return (bars + points).properties(
-        title="Cheapest AMD vs cheapest NVIDIA candidate per workload",
+    tooltip = [
+        alt.Tooltip("workload:N", title="Workload"),
+        alt.Tooltip("amd:N", title="AMD"),
+        alt.Tooltip("nvidia:N", title="NVIDIA"),
+        alt.Tooltip("ratio:Q", title="Cost ratio", format=".2f"),
+        alt.Tooltip("low:Q", title="p5", format=".2f"),
+        alt.Tooltip("high:Q", title="p95", format=".2f"),
+        alt.Tooltip("margin_pct:Q", title="Cost margin (%)", format=".0f"),
+        alt.Tooltip("p_call:Q", title="P(call)", format=".2f"),
+    ]
+    base = alt.Chart(df).encode(y=y)
+    parity = (
+        alt.Chart(alt.Data(values=[{"x": 1.0}]))
+        .mark_rule(color="#555", strokeDash=[4, 3])
+        .encode(x="x:Q")
+    )
+    rules = base.mark_rule(strokeWidth=3).encode(
+        x=alt.X("low:Q", title=axis_title, scale=scale), x2="high:Q", color=color, tooltip=tooltip
+    )
+    dots = base.mark_point(filled=True, size=90).encode(x=x, color=color, tooltip=tooltip)
+    text = base.mark_text(align="left", dx=8, dy=-9, fontSize=10, color="#333").encode(
+        x=x, text="label:N"
+    )
+    return alt.layer(parity, rules, dots, text).properties(
+        width=460,
+        height=alt.Step(30),
+        title=title,
         description=(
-            "For each workload, a dot per vendor at its cheapest shipping candidate's median cost "
-            "relative to NVIDIA's (1 = equal), with a line spanning the 5th-95th percentile."
+            "For each workload, a dot at the median ratio of the cheapest AMD to the cheapest "
+            "NVIDIA candidate's cost over the joint Monte Carlo draws, a line from its 5th to "
+            "its 95th percentile, and the dashed parity line at 1."
         ),
     )
 
@@ -1058,8 +1099,23 @@ class ReportTable:
             st = st.set_caption(self.caption)
         return st
 
+    def csv_text(self) -> str:
+        """The table as displayed (headers and formatted values), as CSV."""
+        return self.frame.to_csv(index=False)
+
+    def download_link(self) -> str:
+        """A link that saves the table as CSV, offline: the data travels in a data: URI.
+
+        Percent-encoded, so no cell text (user text included) can close the attribute.
+        """
+        from urllib.parse import quote
+
+        href = "data:text/csv;charset=utf-8," + quote(self.csv_text(), safe="")
+        name = _escape(f"{self.uuid}.csv")
+        return f'<a class="table-download" download="{name}" href="{href}">Download CSV</a>'
+
     def _repr_html_(self) -> str:
-        return self.styler().to_html()
+        return self.styler().to_html() + self.download_link()
 
     def __repr__(self) -> str:
         return self.frame.to_string(index=False)

@@ -129,6 +129,24 @@ class LatencyTier(_Strict):
     def _name(cls, v: str) -> str:
         return _label(v, "tier name", MAX_TIER_NAME)
 
+    def bounds_text(self) -> str:
+        """The tier's real bounds in words (the name is the user's label; this is what holds).
+
+        >>> LatencyTier(name="x", tpot_ms_max=50, ttft_ms_max=2000).bounds_text()
+        'under 50 ms per token, first token within 2 s'
+        >>> LatencyTier(name="x", tpot_ms_max=None, ttft_ms_max=None).bounds_text()
+        'with no latency bound'
+        """
+        parts = []
+        if self.tpot_ms_max is not None:
+            parts.append(f"under {self.tpot_ms_max:g} ms per token")
+        if self.ttft_ms_max is not None:
+            t = self.ttft_ms_max
+            parts.append(
+                f"first token within {t / 1000:g} s" if t >= 1000 else f"first token within {t:g} ms"
+            )
+        return ", ".join(parts) if parts else "with no latency bound"
+
 
 def _default_tiers() -> tuple[LatencyTier, ...]:
     # The article's tiers: "sub-50 millisecond latency targets" and "100+ milliseconds".
@@ -137,7 +155,7 @@ def _default_tiers() -> tuple[LatencyTier, ...]:
     return (
         LatencyTier(name="<50 ms", tpot_ms_max=50.0, ttft_ms_max=2000.0),
         LatencyTier(name="50-100 ms", tpot_ms_max=100.0, ttft_ms_max=5000.0),
-        LatencyTier(name=">100 ms", tpot_ms_max=None, ttft_ms_max=None),
+        LatencyTier(name="no latency bound", tpot_ms_max=None, ttft_ms_max=None),
     )
 
 

@@ -780,6 +780,9 @@ def _compare(costs: np.ndarray, meta: pd.DataFrame) -> dict[str, Any]:
         "cheapest_amd": "",
         "cheapest_nvidia": "",
         "p_amd_cheaper": np.nan,
+        "cost_ratio_p05": np.nan,
+        "cost_ratio": np.nan,
+        "cost_ratio_p95": np.nan,
     }
     best: dict[str, int] = {}
     for vendor in ("AMD", "NVIDIA"):
@@ -791,7 +794,18 @@ def _compare(costs: np.ndarray, meta: pd.DataFrame) -> dict[str, Any]:
         i = min(best.values(), key=lambda k: med[k])
         out["cheapest"] = meta["accelerator"].iloc[i]
     if len(best) == 2:
-        out["p_amd_cheaper"] = float(np.mean(costs[best["AMD"]] < costs[best["NVIDIA"]]))
+        a, n = costs[best["AMD"]], costs[best["NVIDIA"]]
+        out["p_amd_cheaper"] = float(np.mean(a < n))
+        # The ratio per draw, not the ratio of the two intervals: both vendors share most
+        # inputs in one draw (utilization, power, cost of capital), so their costs move
+        # together and the ratio's interval is much narrower than the two overlapping ones.
+        with np.errstate(all="ignore"):
+            lo, mid, hi = _q((a / n)[None, :])
+        out["cost_ratio_p05"], out["cost_ratio"], out["cost_ratio_p95"] = (
+            float(lo[0]),
+            float(mid[0]),
+            float(hi[0]),
+        )
     return out
 
 
@@ -836,7 +850,12 @@ def simulate(
     )
     pos = {a: i for i, a in enumerate(accs)}
     pp = _point_params(inp)
-    point_useful = np.asarray(paid_gpu_hour_usd(pp, inp.mode, inp.fleet_gpus)) / pp["utilization"]
+    point_paid = np.broadcast_to(
+        np.asarray(paid_gpu_hour_usd(pp, inp.mode, inp.fleet_gpus), dtype=float), (len(accs),)
+    )
+    # The price rule's figure (defaults, median quote): the $/GPU-hour every chapter prints.
+    gh["gpu_hour_usd_point"] = point_paid
+    point_useful = point_paid / pp["utilization"]
     point_useful = np.broadcast_to(point_useful, (len(accs),))
     tier_rows, summ = [], []
     if tiers is not None and not tiers.empty:
@@ -930,8 +949,14 @@ _BRACKETS = {
     "amd_utilization": (1e-3, 1.0),
     "amd_rel_throughput": (1e-3, 1e3),
     "amd_porting_engineer_months": (0.0, 1e6),
+    "amd_server_price_usd": (0.0, 1e8),
+    "amd_rental_quote_usd": (0.0, 1e4),
 }
-BREAKEVEN_VARIABLES = tuple(_BRACKETS)
+#: The units a buyer negotiates in: the 8-GPU server's price when buying, the provider's
+#: $/GPU-hour quote when renting. Each is solved only in its own mode (in the other mode
+#: it does not enter the cost); :func:`breakeven_table` can add the other mode's one.
+NATIVE_VARIABLE: dict[str, str] = {"buy": "amd_server_price_usd", "rent": "amd_rental_quote_usd"}
+BREAKEVEN_VARIABLES = tuple(v for v in _BRACKETS if v not in NATIVE_VARIABLE.values())
 
 
 def _pair_cost(
@@ -956,6 +981,12 @@ def _pair_cost(
     if var == "amd_porting_engineer_months":
         p["porting_engineer_months"] = p["porting_engineer_months"].copy()
         p["porting_engineer_months"][ia] = x
+    if var == "amd_server_price_usd":
+        p["server_price_usd"] = p["server_price_usd"].copy()
+        p["server_price_usd"][ia] = x
+    if var == "amd_rental_quote_usd":
+        p["rental_usd_per_gpu_hour"] = p["rental_usd_per_gpu_hour"].copy()
+        p["rental_usd_per_gpu_hour"][ia] = x
     pa = dict(p, utilization=u_a)
     paid_a = np.asarray(paid_gpu_hour_usd(pa, inp.mode, inp.fleet_gpus))[ia]
     if var == "amd_gpu_hour_usd":
@@ -982,11 +1013,14 @@ def breakeven(
     ``work`` is tokens/s per GPU (``kind="tier"``) or GPU-hours per run
     (``kind="training"``). ``amd_rel_throughput`` is the factor on AMD's throughput (or
     1/factor on its GPU-hours). NaN where no break-even exists in the variable's range.
+    The mode's negotiating unit comes last: ``amd_server_price_usd`` (the 8-GPU server's
+    price) when buying, ``amd_rental_quote_usd`` (the provider's quote before porting) when
+    renting.
     """
     from scipy.optimize import brentq
 
     out: dict[str, float] = {}
-    for var in BREAKEVEN_VARIABLES:
+    for var in (*BREAKEVEN_VARIABLES, NATIVE_VARIABLE[inp.mode]):
         lo, hi = _BRACKETS[var]
         f = lambda x, v=var: _pair_cost(inp, amd, nv, work_amd, work_nv, kind, v, x)  # noqa: E731
         try:
@@ -1001,10 +1035,24 @@ def breakeven(
     return out
 
 
-def breakeven_table(sim: Simulation, inp: CostInputs) -> pd.DataFrame:
+def _current_server_price(p: Mapping[str, Any], ia: int) -> float:
+    """The AMD server price the point model uses (a sourced server price, else 8 GPUs + platform)."""
+    srv = float(np.asarray(p["server_price_usd"])[ia])
+    if np.isfinite(srv):
+        return srv
+    return float(GPUS_PER_SERVER * np.asarray(p["gpu_price_usd"])[ia] + p["server_platform_usd"])
+
+
+def breakeven_table(
+    sim: Simulation, inp: CostInputs, other: CostInputs | None = None
+) -> pd.DataFrame:
     """Break-even values for the cheapest AMD vs NVIDIA pair of every tier and training.
 
     One row per (case, variable) with the current value and an "AMD wins if ..." statement.
+    ``other``: the cost inputs of the other mode (rent when the scenario buys, and vice
+    versa); when given, the same pair's break-even in that mode's negotiating unit is added
+    (``mode`` column), so a buyer also sees the rental quote that would match, and a renter
+    the server price.
     """
     rows = []
     p = _point_params(inp)
@@ -1044,14 +1092,21 @@ def breakeven_table(sim: Simulation, inp: CostInputs) -> pd.DataFrame:
             "amd_utilization": float(p["utilization"]),
             "amd_rel_throughput": 1.0,
             "amd_porting_engineer_months": float(p["porting_engineer_months"][ia]),
+            "amd_server_price_usd": _current_server_price(p, ia),
+            "amd_rental_quote_usd": float(p["rental_usd_per_gpu_hour"][ia]),
         }
         diff = _pair_cost(inp, amd, nv, wa, wn, kind)
-        for var, val in be.items():
+        solved = [(inp.mode, var, val) for var, val in be.items()]
+        if other is not None and other.mode != inp.mode:
+            var = NATIVE_VARIABLE[other.mode]
+            solved.append((other.mode, var, breakeven(other, amd, nv, wa, wn, kind)[var]))
+        for mode, var, val in solved:
             rows.append(
                 {
                     "case": case,
                     "amd": amd,
                     "nvidia": nv,
+                    "mode": mode,
                     "variable": var,
                     "current": cur[var],
                     "breakeven": val,
@@ -1060,15 +1115,26 @@ def breakeven_table(sim: Simulation, inp: CostInputs) -> pd.DataFrame:
                 }
             )
     # Columns even without a pair (e.g. renting with no AMD quote in the pool).
-    cols = ["case", "amd", "nvidia", "variable", "current", "breakeven", "amd_cheaper_now",
-            "statement"]  # fmt: skip
+    cols = ["case", "amd", "nvidia", "mode", "variable", "current", "breakeven",
+            "amd_cheaper_now", "statement"]  # fmt: skip
     return pd.DataFrame(rows, columns=cols)
+
+
+#: Reader-facing names of the break-even variables (no internal keys in the report).
+BREAKEVEN_LABELS = {
+    "amd_gpu_hour_usd": "the AMD all-in $/GPU-hour",
+    "amd_utilization": "AMD's utilization",
+    "amd_rel_throughput": "AMD's relative throughput",
+    "amd_porting_engineer_months": "the porting effort",
+    "amd_server_price_usd": "the AMD 8-GPU server price",
+    "amd_rental_quote_usd": "the AMD rental quote",
+}
 
 
 def _statement(var: str, amd: str, nv: str, cur: float, val: float, kind: str) -> str:
     what = "per million tokens" if kind == "tier" else "per training run"
     if not np.isfinite(val):
-        return f"{amd} vs {nv}: no break-even in range for {var.replace('amd_', '')}"
+        return f"{amd} vs {nv}: no break-even in range for {BREAKEVEN_LABELS.get(var, var)}"
     if var == "amd_gpu_hour_usd":
         return (
             f"{amd} wins {what} over {nv} if its all-in cost is below ${val:,.2f}/GPU-hour "
@@ -1080,6 +1146,16 @@ def _statement(var: str, amd: str, nv: str, cur: float, val: float, kind: str) -
         )
     if var == "amd_rel_throughput":
         return f"{amd} wins over {nv} if it delivers at least {val:.2f}x the modelled throughput"
+    if var == "amd_server_price_usd":
+        return (
+            f"{amd} wins {what} over {nv} if its 8-GPU server costs less than ${val:,.0f} "
+            f"to buy (now ${cur:,.0f})"
+        )
+    if var == "amd_rental_quote_usd":
+        return (
+            f"{amd} wins {what} over {nv} if its rental quote is below ${val:,.2f}/GPU-hour "
+            f"(now ${cur:,.2f}, both rented)"
+        )
     return (
         f"{amd} wins over {nv} if porting/ramp-up costs less than {val:,.0f} "
         f"engineer-months (assumed {cur:,.0f})"
@@ -1242,7 +1318,8 @@ def key_results(
     """
     out: dict[str, Any] = {"mode": mode}
     for r in sim.gpu_hour.itertuples(index=False):
-        out[f"gpu_hour_usd_{r.accelerator}"] = r.gpu_hour_usd
+        # The price rule's point figure (the one every chapter prints), not the MC median.
+        out[f"gpu_hour_usd_{r.accelerator}"] = getattr(r, "gpu_hour_usd_point", r.gpu_hour_usd)
     for r in sim.tiers.itertuples(index=False):
         key = f"tier{r.tier_index}_cost_per_mtok_{r.accelerator}"
         out[key], out[f"{key}_p05"], out[f"{key}_p95"] = (
@@ -1255,6 +1332,7 @@ def key_results(
         out[f"tier{i}_cheapest"] = s["cheapest"]
         out[f"tier{i}_p_amd_cheaper"] = s["p_amd_cheaper"]
         out[f"tier{i}_breakeven_amd_gpu_hour_usd"] = _breakeven_price(be, f"tier{i}")
+        _add_ratio_and_breakevens(out, f"tier{i}", s, be)
     for r in sim.training.itertuples(index=False):
         out[f"train_cost_usd_{r.accelerator}"] = r.train_cost_usd
         out[f"train_cost_usd_{r.accelerator}_p05"] = r.train_cost_usd_p05
@@ -1263,6 +1341,7 @@ def key_results(
         out["train_cheapest"] = sim.training_summary["cheapest"]
         out["train_p_amd_cheaper"] = sim.training_summary["p_amd_cheaper"]
         out["train_breakeven_amd_gpu_hour_usd"] = _breakeven_price(be, "train")
+        _add_ratio_and_breakevens(out, "train", sim.training_summary, be)
     # An empty claims table (no generation pair in the scenario) has no columns at all.
     has_claims = claims is not None and len(claims) > 0
     if claims is not None:
@@ -1281,11 +1360,32 @@ def key_results(
     return out
 
 
-def _breakeven_price(be: pd.DataFrame, case: str) -> float | None:
+def _breakeven_price(be: pd.DataFrame, case: str, var: str = "amd_gpu_hour_usd") -> float | None:
     if be.empty:
         return None
-    sel = be[(be["case"] == case) & (be["variable"] == "amd_gpu_hour_usd")]
+    sel = be[(be["case"] == case) & (be["variable"] == var)]
     return float(sel["breakeven"].iloc[0]) if len(sel) else None
+
+
+def _breakeven_current(be: pd.DataFrame, case: str, var: str) -> float | None:
+    if be.empty:
+        return None
+    sel = be[(be["case"] == case) & (be["variable"] == var)]
+    return float(sel["current"].iloc[0]) if len(sel) else None
+
+
+def _add_ratio_and_breakevens(
+    out: dict[str, Any], case: str, summary: Mapping[str, Any], be: pd.DataFrame
+) -> None:
+    """The AMD/NVIDIA cost ratio (median, p05, p95 of the per-draw ratio) and the
+    break-evens in the units the summary states them in (relative throughput, server
+    price, rental quote), with the current server price and quote beside them."""
+    for q in ("", "_p05", "_p95"):
+        out[f"{case}_cost_ratio{q}"] = summary.get(f"cost_ratio{q}", np.nan)
+    out[f"{case}_breakeven_amd_rel_throughput"] = _breakeven_price(be, case, "amd_rel_throughput")
+    for var in ("amd_server_price_usd", "amd_rental_quote_usd"):
+        out[f"{case}_breakeven_{var}"] = _breakeven_price(be, case, var)
+        out[f"{case}_current_{var}"] = _breakeven_current(be, case, var)
 
 
 # --- benchmarks -------------------------------------------------------------------------
