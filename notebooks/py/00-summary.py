@@ -118,6 +118,7 @@ changes = decision.compare_with_previous({**chapter_results, "00-summary": summa
 Markdown(decision.changes_markdown(changes, previous_results))
 
 # %%
+#| detail: "Every key figure that changed since the previous version"
 charts.table(changes, "summary-changes", columns={
     "chapter": "Chapter", "key": "Key figure", "previous": "Previous", "current": "Current",
     "change_pct": "Change (%)", "flipped": "Flipped"})

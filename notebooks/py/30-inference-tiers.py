@@ -88,6 +88,7 @@ Markdown(inference.validation_verdict(checks.summaries["round"]))
 # cannot be learned until a later round contains the same workload again.
 
 # %%
+#| detail: "Round-by-round error per vendor and benchmark"
 charts.table(inference.validation_breakdown(checks.validations["round"],
                                             ("vendor", "round", "benchmark")),
              "inference-validation-round-detail", columns={
@@ -117,6 +118,7 @@ charts.plot_mlperf_validation(inference.predicted_rows(checks.validations["round
 # `mlperf.conf` versions read, so only its Offline results calibrate the model.
 
 # %%
+#| detail: "The MLPerf benchmark rules the calibration uses"
 charts.table(benchmark_table(), "inference-benchmark-rules", columns={
     "benchmark": "Benchmark", "model": "Model", "isl_mean": "Mean input (tokens)",
     "isl_verified": "Input length cited", "osl_mean": "Mean output (tokens)",
@@ -131,6 +133,7 @@ charts.table(benchmark_table(), "inference-benchmark-rules", columns={
 # Offline basis); workload and scenario scales turn it into other benchmarks and scenarios.
 
 # %%
+#| detail: "Fitted efficiency per vendor, generation and round"
 factors = inference.efficiency_table()
 charts.table(factors, "inference-efficiency", columns={
     "level": "Level", "vendor": "Vendor", "generation": "Generation", "round": "Round",
@@ -164,6 +167,7 @@ charts.table(inference.power_table(), "inference-power", columns={
     decimals={"tdp_w": 0, "top_bin_w": 0, "power_exponent": 3, "power_pairs": 0, "factor": 3})
 
 # %%
+#| detail: "MLPerf's power-capped runs"
 charts.table(inference.power_cap_runs(), "inference-power-cap", columns={
     "round": "Round", "submitter": "Submitter", "accelerator": "Accelerator",
     "benchmark": "Benchmark", "scenario": "Scenario", "power_w": "Board power (W)",
@@ -193,15 +197,20 @@ charts.plot_memory_headroom(headroom)
 # tensor-parallel choices (TP 1-8 within a server): to the right, each user gets tokens
 # faster; up, each GPU serves more tokens. Small TP dominates the left (throughput), large
 # TP extends the line to the right (interactivity). Shaded bands are the interactivity
-# each tier requires (1000 / TPOT bound).
+# each tier requires (1000 / TPOT bound). Below it, the same frontier in cost per million
+# output tokens: in the HTML report, the sliders under the chart set the AMD and NVIDIA
+# $/GPU-hour and the utilization, and the costs recompute from the modelled throughputs;
+# click a legend entry to show one accelerator alone.
 
 # %%
 #| label: fig-inference-frontier
-#| fig-cap: "Throughput per GPU vs tokens per second per user, with the latency tiers shaded."
+#| fig-cap: "Throughput per GPU (top) and cost per million output tokens (bottom; sliders in the HTML) vs tokens per second per user, latency tiers shaded."
 #| fig-alt: "Line chart, one line per accelerator coloured by vendor, of output tokens per second per GPU against tokens per second per user on a log axis; grey bands mark the tiers."
+from analysis import tco  # noqa: E402
+
 front = inference.frontiers(sc)
 bands = inference.tier_bands(sc)
-charts.plot_inference_frontier(front, bands)
+charts.plot_inference_frontier(front, bands, tco.price_rule(sc), sc.cost.utilization)
 
 # %% [markdown]
 # ## Latency tiers

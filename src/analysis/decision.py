@@ -315,11 +315,13 @@ def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
             }
         )
 
+    models = data.load_table("models")
+    names = dict(zip(models["model"], models["name"], strict=True))
     t = scenario.training
     row(
         "training",
         "train",
-        f"train {t.model} on {t.cluster_gpus:,} GPUs",
+        f"train {names.get(t.model, t.model)} on {t.cluster_gpus:,} GPUs",
         "train_cost_usd_",
         "USD per job",
         "train_p_amd_cheaper",
@@ -335,7 +337,7 @@ def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
         row(
             f"tier{i}",
             f"tier{i}",
-            f"serve {scenario.inference.model}, {tier.name}",
+            f"serve {names.get(scenario.inference.model, scenario.inference.model)}, {tier.name}",
             f"tier{i}_cost_per_mtok_",
             "USD per million tokens",
             f"tier{i}_p_amd_cheaper",

@@ -1048,7 +1048,8 @@ def breakeven_table(
 ) -> pd.DataFrame:
     """Break-even values for the cheapest AMD vs NVIDIA pair of every tier and training.
 
-    One row per (case, variable) with the current value and an "AMD wins if ..." statement.
+    One row per (case, variable) with the current value and an "AMD wins if ..." statement;
+    ``workload`` names the case for readers (the tier's name, or "training run").
     ``other``: the cost inputs of the other mode (rent when the scenario buys, and vice
     versa); when given, the same pair's break-even in that mode's negotiating unit is added
     (``mode`` column), so a buyer also sees the rental quote that would match, and a renter
@@ -1058,7 +1059,9 @@ def breakeven_table(
     p = _point_params(inp)
     paid = np.asarray(paid_gpu_hour_usd(p, inp.mode, inp.fleet_gpus))
     cases: list[tuple[str, str, str, str, float, float]] = []
+    names = {"train": "training run"}
     for s in sim.tier_summary.to_dict("records"):
+        names[f"tier{s['tier_index']}"] = str(s["tier"])
         if s["cheapest_amd"] and s["cheapest_nvidia"]:
             t = sim.tiers[sim.tiers["tier_index"] == s["tier_index"]].set_index("accelerator")
             cases.append(
@@ -1104,6 +1107,7 @@ def breakeven_table(
             rows.append(
                 {
                     "case": case,
+                    "workload": names.get(case, case),
                     "amd": amd,
                     "nvidia": nv,
                     "mode": mode,
@@ -1115,7 +1119,7 @@ def breakeven_table(
                 }
             )
     # Columns even without a pair (e.g. renting with no AMD quote in the pool).
-    cols = ["case", "amd", "nvidia", "mode", "variable", "current", "breakeven",
+    cols = ["case", "workload", "amd", "nvidia", "mode", "variable", "current", "breakeven",
             "amd_cheaper_now", "statement"]  # fmt: skip
     return pd.DataFrame(rows, columns=cols)
 
