@@ -102,6 +102,7 @@ charts.table(recs, "summary-breakevens", columns={
 # scored with this scenario's results where the data can test it; the rest say so.
 
 # %%
+#| detail: "The article's twelve checklist lines, scored for this scenario"
 audit = claims.evaluate_claims(chapter_results=chapter_results, scenario=sc)
 charts.table(decision.checklist(sc, chapter_results, recs, audit), "summary-checklist",
              wide_text=("line", "evidence"))

@@ -147,6 +147,7 @@ charts.table(hardware.derived_metrics(specs), "data-derived", columns={
 # gpt-oss-120b's sliding-window layers add a fixed 4.5 MiB per sequence instead of growing.
 
 # %%
+#| detail: "The models' architecture (layers, heads, KV cache per token)"
 charts.table(hardware.model_table(models), "data-models", columns={
     "model": "Model", "total_params_b": "Params (B)", "active_params_b": "Active (B)",
     "layers": "Layers", "hidden_size": "Hidden", "attention_heads": "Heads",

@@ -68,8 +68,8 @@ charts.plot_claim_verdicts(counts)
 #
 # One line per claim, in article order: the claim (shortened) and its verdict. The full
 # audit, with the complete quote, what the data says, which products the quoted numbers
-# really belong to and the sources, is the appendix's last section (collapsed in the HTML
-# report; every table downloads as CSV there).
+# really belong to and the sources, closes the appendix of the HTML report (collapsed;
+# every table downloads as CSV there).
 
 # %%
 charts.table(claims.verdict_table(audit), "claims-verdicts", columns={

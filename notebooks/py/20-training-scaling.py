@@ -149,6 +149,7 @@ charts.table(ev, "training-job", columns={
     decimals={"tokens_per_s_per_gpu": 0, "time_to_train_hours": 1, "gpu_hours": 0})
 
 # %%
+#| detail: "The job's efficiency terms per accelerator"
 charts.table(ev, "training-job-efficiency", columns={
     "accelerator": "Accelerator", "scaling_efficiency": "Scaling efficiency", "mfu": "MFU",
     "efficiency": "Efficiency (fraction of peak)", "limit": "Limiting term",

@@ -160,6 +160,7 @@ charts.plot_efficiency_trend(trend)
 # same MI355X system run at 1400 W and capped at 1000 W.
 
 # %%
+#| detail: "Board power per accelerator and its efficiency multiplier"
 charts.table(inference.power_table(), "inference-power", columns={
     "accelerator": "Accelerator", "vendor": "Vendor", "tdp_w": "TDP (W)",
     "top_bin_w": "Generation's top bin (W)", "power_exponent": "Power exponent",
@@ -223,6 +224,7 @@ charts.plot_inference_frontier(front, bands, tco.price_rule(sc), sc.cost.utiliza
 # no quote in the pool).
 
 # %%
+#| detail: "Every accelerator in every tier: TP, concurrency, latencies, $/GPU-hour and $/M output tokens"
 tiers = inference.evaluate_tiers(sc)
 charts.table(tiers, "inference-tiers", columns={
     "tier": "Tier", "accelerator": "Accelerator", "status": "Status", "feasible": "Feasible",

@@ -86,6 +86,7 @@ charts.table(costs, "tco-owned", columns={
     caption="Owned cost per paid GPU-hour, by component (USD)")
 
 # %%
+#| detail: "Rented cost per paid GPU-hour: median quote plus porting, quote range"
 charts.table(costs, "tco-rented", columns={
     "accelerator": "Accelerator", "rented_gpu_hour_usd": "Rented, median + porting",
     "rent_quote_min": "Lowest quote", "rent_quote_max": "Highest quote",
@@ -201,6 +202,7 @@ charts.table(pd.DataFrame([sim.training_summary]), "tco-training-summary", colum
 # both cost the same (solved on the default inputs; other inputs held).
 
 # %%
+#| detail: "Every break-even as a sentence (the summary tabulates the main ones)"
 be = tco.breakeven_table(sim, inp, inp_rent if sc.cost.mode == "buy" else inp_buy)
 charts.table(be, "tco-breakeven", columns={"workload": "Workload", "statement": "AMD wins if ..."})
 
@@ -239,6 +241,7 @@ charts.plot_cost_tornado(sens, tornado_title)
 #    ([A-porting-effort-amd](90-appendix.ipynb#A-porting-effort-amd), [A-engineer-month-cost](90-appendix.ipynb#A-engineer-month-cost)).
 
 # %%
+#| detail: "The article's hardware-price claim, in numbers"
 claims = tco.claim_numbers(costs, inp_buy)
 charts.table(claims, "tco-claims-prices", columns={
     "amd": "AMD", "nvidia": "NVIDIA", "amd_price_per_gpu_usd": "AMD price per GPU (USD)",

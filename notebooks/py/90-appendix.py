@@ -103,27 +103,16 @@ charts.table(decision.model_error_table(chapter_results), "appendix-model-error"
 cited = decision.load_cited_source_ids()
 display(decision.sources_list_bundle(decision.cited_sources(sources, cited)), raw=True)
 
-# %% [markdown]
-# ## The claims audit in full
-#
-# The seed article's claims (named and counted in the claims chapter), audited one by
-# one: the complete quote, the verdict, what the data says and the sources.
-
 # %%
-#| detail: "The full audit: one row per claim with quote, verdict, products, reasoning and sources"
+#| detail: "The claims audit in full: one row per claim of the seed article with quote, verdict, products, reasoning and sources"
 audit = claims.evaluate_claims(chapter_results=chapter_results, scenario=sc)
 charts.table(audit, "claims-audit", columns={
     "claim_id": "Claim", "topic": "Topic", "quote": "Quote", "verdict": "Verdict",
     "products": "Products", "reasoning": "Reasoning", "data_sources": "Sources"},
     wide_text=("quote", "reasoning"))
 
-# %% [markdown]
-# ## Version
-#
-# What produced this report: package version, git commit (and whether the tree had
-# uncommitted changes), renderer, and digests of the data and the parameters.
-
 # %%
+#| detail: "Version: what produced this report (package, git commit and whether the tree had uncommitted changes, renderer, digests of the data and the parameters)"
 charts.table(decision.run_info_table(run_info), "appendix-version",
              columns={"item": "Item", "value": "Value"})
 

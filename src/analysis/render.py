@@ -149,8 +149,12 @@ def set_pdf_metadata(pdf: Path, title: str, subject: str) -> None:
     Chromium's print takes only the HTML title; Typst writes title (and author when set),
     not always a subject. One pass with pypdf gives both renderers the same metadata.
     """
+    import logging
+
     from pypdf import PdfReader, PdfWriter
 
+    # Chromium's trailers under-count their objects; pypdf repairs that and says so.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
     writer = PdfWriter(clone_from=PdfReader(pdf))
     writer.add_metadata({"/Title": title, "/Author": PDF_AUTHOR, "/Subject": subject})
     tmp = pdf.with_suffix(".meta.pdf")
@@ -309,8 +313,9 @@ def combine_notebooks(executed: list[Path]) -> tuple[nbformat.NotebookNode, list
                 opts = cell_options(cell.source)
                 if DETAIL_OPTION in opts:
                     cell.metadata["report_detail"] = opts[DETAIL_OPTION]
-                if opts.get("echo") == "false":
-                    cell.metadata.setdefault("tags", []).append("remove-input")
+                tags = cell.metadata.setdefault("tags", [])
+                if opts.get("echo") == "false" and "remove-input" not in tags:
+                    tags.append("remove-input")
                 if "fig-cap" in opts:
                     figure += 1
                     cell.metadata["report_fig_cap"] = opts["fig-cap"]
@@ -806,7 +811,10 @@ def write_quarto_project(
         fmt.update(
             {
                 "from": "markdown-tex_math_dollars",
-                "toc": False,  # the title page carries the one contents
+                "toc": False,  # the page after the memo carries the one contents
+                # the Typst source stays in the build folder: scripts/screenshots.py renders
+                # page 1 from it where no PDF rasterizer (pdftoppm) is installed
+                "keep-typ": True,
                 "echo": False,
                 "include-in-header": ["_report-header.typ"],
                 "include-before-body": ["_title-page.typ"],
