@@ -77,8 +77,17 @@ def pdf_page1(report: Path, out: Path) -> None:
     typ = _typst_source(report)
     if shutil.which("pdftoppm") is None and typ is not None and shutil.which("quarto"):
         subprocess.run(
-            ["quarto", "typst", "compile", "--pages", "1", "--ppi", "80", typ.name,
-             str((out / "pdf-page1.png").resolve())],
+            [
+                "quarto",
+                "typst",
+                "compile",
+                "--pages",
+                "1",
+                "--ppi",
+                "80",
+                typ.name,
+                str((out / "pdf-page1.png").resolve()),
+            ],
             cwd=typ.parent,
             check=True,
         )

@@ -327,7 +327,10 @@ def _price_params(prices: Any, utilization: float) -> tuple[list[Any], dict[str,
         sel = sel[sel["status"] == "shipping"] if (sel["status"] == "shipping").any() else sel
         if len(sel):
             i = sel["gpu_hour_usd"].idxmin()
-            ref[vendor], names[vendor] = float(sel.at[i, "gpu_hour_usd"]), str(sel.at[i, "accelerator"])
+            ref[vendor], names[vendor] = (
+                float(sel.at[i, "gpu_hour_usd"]),
+                str(sel.at[i, "accelerator"]),
+            )
         else:
             ref[vendor], names[vendor] = 1.0, "none priced"
     params = []
@@ -630,7 +633,9 @@ def plot_cost_per_mtok(tiers: Any, prices: Any = None, utilization: float = 0.7)
     from analysis import ids
 
     data = tiers.dropna(subset=["cost_per_mtok"]).copy()
-    data["group"] = ["announced (projection)" if s == "announced" else "shipping" for s in data["status"]]
+    data["group"] = [
+        "announced (projection)" if s == "announced" else "shipping" for s in data["status"]
+    ]
     if "cost_per_mtok_point" not in data:
         data["cost_per_mtok_point"] = data["cost_per_mtok"]
     accs = list(dict.fromkeys(data["accelerator"]))
@@ -697,7 +702,10 @@ def plot_cost_per_mtok(tiers: Any, prices: Any = None, utilization: float = 0.7)
     tier_order = list(dict.fromkeys(data.sort_values("tier_index")["tier"]))
     facets: dict[str, Any] = {
         "row": alt.Row(
-            "tier:N", title=None, sort=tier_order, header=alt.Header(labelAngle=0, labelAlign="left")
+            "tier:N",
+            title=None,
+            sort=tier_order,
+            header=alt.Header(labelAngle=0, labelAlign="left"),
         )
     }
     if data["group"].nunique() > 1:
@@ -897,8 +905,10 @@ def plot_inference_frontier(
         )
         .add_params(pick)
     )
-    top = alt.layer(band_layer, lines).resolve_scale(color="independent").properties(
-        width=520, height=280
+    top = (
+        alt.layer(band_layer, lines)
+        .resolve_scale(color="independent")
+        .properties(width=520, height=280)
     )
     description = (
         "Lines: output tokens/s per GPU against tokens/s per user as concurrency grows, one "
@@ -939,11 +949,7 @@ def plot_inference_frontier(
         .mark_text(align="left", dx=5, dy=-6, fontSize=10)
         .encode(text=alt.Text("cost:Q", format="$.3f"))
     )
-    bottom = (
-        alt.layer(cost_lines, cheapest)
-        .add_params(*params)
-        .properties(width=520, height=200)
-    )
+    bottom = alt.layer(cost_lines, cheapest).add_params(*params).properties(width=520, height=200)
     return alt.vconcat(top, bottom).properties(
         title=title,
         description=description

@@ -881,37 +881,68 @@ def _typst_str(text: str) -> str:
 
 #: The glossary (appendix): every abbreviation and term the chapters use.
 GLOSSARY: tuple[tuple[str, str], ...] = (
-    ("TPOT", "Time per output token: the gap between two generated tokens of one request "
-     "(ms). A tier's bound; 1000 / TPOT is the tokens per second each user sees."),
-    ("TTFT", "Time to first token: from a request's arrival to its first output token "
-     "(prefill plus queueing)."),
+    (
+        "TPOT",
+        "Time per output token: the gap between two generated tokens of one request "
+        "(ms). A tier's bound; 1000 / TPOT is the tokens per second each user sees.",
+    ),
+    (
+        "TTFT",
+        "Time to first token: from a request's arrival to its first output token "
+        "(prefill plus queueing).",
+    ),
     ("ISL / OSL", "Input / output sequence length: tokens in the prompt and in the answer."),
-    ("APE", "Absolute percentage error of a prediction against a measured result; the "
-     "models' error is quoted as the median APE out of sample."),
-    ("MFU", "Model FLOPs utilization: the share of the GPU's peak FLOP/s that training's "
-     "model arithmetic uses."),
-    ("Roofline", "The bound a kernel cannot beat: bytes moved over memory bandwidth or "
-     "FLOPs over peak compute, whichever is slower."),
-    ("TP / PP / DP", "Tensor, pipeline and data parallelism: splitting each layer across GPUs, "
-     "splitting the layers into stages, or replicating the model over batches."),
-    ("FSDP", "Fully sharded data parallelism: data parallelism with weights, gradients and "
-     "optimizer state sharded across the GPUs."),
-    ("Paid vs useful GPU-hour", "A paid GPU-hour is what the owner or provider charges for; "
-     "a useful one does work. Useful cost = paid cost / utilization: at 70% "
-     "utilization, a token costs 1 / 0.7 of the paid hour."),
+    (
+        "APE",
+        "Absolute percentage error of a prediction against a measured result; the "
+        "models' error is quoted as the median APE out of sample.",
+    ),
+    (
+        "MFU",
+        "Model FLOPs utilization: the share of the GPU's peak FLOP/s that training's "
+        "model arithmetic uses.",
+    ),
+    (
+        "Roofline",
+        "The bound a kernel cannot beat: bytes moved over memory bandwidth or "
+        "FLOPs over peak compute, whichever is slower.",
+    ),
+    (
+        "TP / PP / DP",
+        "Tensor, pipeline and data parallelism: splitting each layer across GPUs, "
+        "splitting the layers into stages, or replicating the model over batches.",
+    ),
+    (
+        "FSDP",
+        "Fully sharded data parallelism: data parallelism with weights, gradients and "
+        "optimizer state sharded across the GPUs.",
+    ),
+    (
+        "Paid vs useful GPU-hour",
+        "A paid GPU-hour is what the owner or provider charges for; "
+        "a useful one does work. Useful cost = paid cost / utilization: at 70% "
+        "utilization, a token costs 1 / 0.7 of the paid hour.",
+    ),
     ("Cost margin", "1 - AMD/NVIDIA cost: +25% means AMD costs a quarter less."),
-    ("Break-even", "The value of one input (server price, rental quote, throughput, "
-     "utilization) at which the two vendors cost the same, all else held."),
-    ("Announced part", "A product with vendor figures but no shipping systems (projections, "
-     "never winners)."),
+    (
+        "Break-even",
+        "The value of one input (server price, rental quote, throughput, "
+        "utilization) at which the two vendors cost the same, all else held.",
+    ),
+    (
+        "Announced part",
+        "A product with vendor figures but no shipping systems (projections, never winners).",
+    ),
 )
 
 
 def glossary_bundle() -> dict[str, str]:
     """:data:`GLOSSARY` as a definition list (HTML) and a Markdown list (Typst path)."""
-    html = '<dl class="glossary">' + "".join(
-        f"<dt>{_esc(t)}</dt><dd>{_esc(d)}</dd>" for t, d in GLOSSARY
-    ) + "</dl>"
+    html = (
+        '<dl class="glossary">'
+        + "".join(f"<dt>{_esc(t)}</dt><dd>{_esc(d)}</dd>" for t, d in GLOSSARY)
+        + "</dl>"
+    )
     md = "\n".join(f"- **{markdown_text(t)}**: {markdown_text(d)}" for t, d in GLOSSARY)
     return {"text/html": html, "text/markdown": md}
 
@@ -1092,9 +1123,7 @@ def summary_markdown(
     mode = "buying" if scenario.cost.mode == "buy" else "renting"
     head = (
         f"**{markdown_text(scenario.title)}**: {mode} {len(ids.shipping(scenario.candidates))} "
-        f"shipping candidates"
-        + (f"; data as of {data_as_of}" if data_as_of else "")
-        + ".\n\n"
+        f"shipping candidates" + (f"; data as of {data_as_of}" if data_as_of else "") + ".\n\n"
     )
     if not chapter_results:
         return head + (

@@ -143,7 +143,9 @@ class LatencyTier(_Strict):
         if self.ttft_ms_max is not None:
             t = self.ttft_ms_max
             parts.append(
-                f"first token within {t / 1000:g} s" if t >= 1000 else f"first token within {t:g} ms"
+                f"first token within {t / 1000:g} s"
+                if t >= 1000
+                else f"first token within {t:g} ms"
             )
         return ", ".join(parts) if parts else "with no latency bound"
 

@@ -138,7 +138,8 @@ def version_date(version: str) -> str:
 def footer_text(context: dict[str, Any]) -> str:
     """The footer line (left part; the page number is added by each renderer)."""
     return (
-        f"Scenario {context.get('scenario', '')} · version of {context.get('date', context['version'])}"
+        f"Scenario {context.get('scenario', '')}"
+        f" · version of {context.get('date', context['version'])}"
         f" · {context.get('renderer_short', context['renderer'])}"
     )
 
@@ -662,12 +663,15 @@ def quarto_notebook(
                 continue
             cell = copy.deepcopy(cell)
             cell["id"] = f"{cid}-{i}"[:64]
-            detail = cell_options(cell.source).get(DETAIL_OPTION) if cell.cell_type == "code" else None
+            detail = (
+                cell_options(cell.source).get(DETAIL_OPTION) if cell.cell_type == "code" else None
+            )
             if detail is not None:
                 if target != "html":
                     continue  # the PDF leaves details out (the HTML and its CSVs carry them)
                 cell.source = "\n".join(
-                    ln for ln in cell.source.splitlines()
+                    ln
+                    for ln in cell.source.splitlines()
                     if not ln.strip().startswith(f"#| {DETAIL_OPTION}:")
                 )
             if (
@@ -678,12 +682,20 @@ def quarto_notebook(
             ):
                 # The memo (the first chapter up to its first section) is page 1; the
                 # one contents page follows it.
-                doc.cells.append(nbformat.v4.new_markdown_cell(_markdown_block("typst", TYPST_CONTENTS)))
+                doc.cells.append(
+                    nbformat.v4.new_markdown_cell(_markdown_block("typst", TYPST_CONTENTS))
+                )
                 outline_done = True
             if detail is not None:
-                doc.cells.append(nbformat.v4.new_markdown_cell(_markdown_block(
-                    "html", f'<details class="report-detail"><summary>{html_text(detail)}</summary>'
-                )))
+                doc.cells.append(
+                    nbformat.v4.new_markdown_cell(
+                        _markdown_block(
+                            "html",
+                            '<details class="report-detail"><summary>'
+                            f"{html_text(detail)}</summary>",
+                        )
+                    )
+                )
             if cell.cell_type == "markdown":
                 cell.source = rewrite_chapter_links(cell.source)
                 dead += [
@@ -696,7 +708,9 @@ def quarto_notebook(
                 cell.metadata.pop("tags", None)
             doc.cells.append(cell)
             if detail is not None:
-                doc.cells.append(nbformat.v4.new_markdown_cell(_markdown_block("html", "</details>")))
+                doc.cells.append(
+                    nbformat.v4.new_markdown_cell(_markdown_block("html", "</details>"))
+                )
     if dead:
         raise RenderError(
             "links to ids that no chapter has (the report would carry dead links): "
@@ -725,8 +739,7 @@ def _typst_header(footer: str, title: str = "", subject: str = "") -> str:
         meta += f", description: {typst_string(subject)}"
     meta += ")\n"
     return (
-        meta
-        + "#set page(footer: context text(size: 8pt, fill: luma(90))["
+        meta + "#set page(footer: context text(size: 8pt, fill: luma(90))["
         f"{typst_text(footer)} #h(1fr) page #counter(page).display() of "
         "#counter(page).final().first()])\n"
         "#show heading.where(level: 1): it => context {\n"

@@ -61,10 +61,10 @@ from analysis.render import (
     RenderError,
     print_pdf,
     render_fallback_html,
-    set_pdf_metadata,
-    version_date,
     render_quarto,
     select_renderer,
+    set_pdf_metadata,
+    version_date,
 )
 
 __all__ = [

@@ -1036,7 +1036,7 @@ def breakeven(
 
 
 def _current_server_price(p: Mapping[str, Any], ia: int) -> float:
-    """The AMD server price the point model uses (a sourced server price, else 8 GPUs + platform)."""
+    """The AMD server price the point model uses (sourced server price, else 8 GPUs + platform)."""
     srv = float(np.asarray(p["server_price_usd"])[ia])
     if np.isfinite(srv):
         return srv
@@ -1381,9 +1381,12 @@ def _breakeven_current(be: pd.DataFrame, case: str, var: str) -> float | None:
 def _add_ratio_and_breakevens(
     out: dict[str, Any], case: str, summary: Mapping[str, Any], be: pd.DataFrame
 ) -> None:
-    """The AMD/NVIDIA cost ratio (median, p05, p95 of the per-draw ratio) and the
-    break-evens in the units the summary states them in (relative throughput, server
-    price, rental quote), with the current server price and quote beside them."""
+    """Add the cost ratio and the break-evens in the summary's units to ``out``.
+
+    The AMD/NVIDIA ratio is the median, p05 and p95 of the per-draw ratio; the
+    break-evens are in relative throughput, server price and rental quote, with the
+    current server price and quote beside them.
+    """
     for q in ("", "_p05", "_p95"):
         out[f"{case}_cost_ratio{q}"] = summary.get(f"cost_ratio{q}", np.nan)
     out[f"{case}_breakeven_amd_rel_throughput"] = _breakeven_price(be, case, "amd_rel_throughput")

@@ -300,16 +300,22 @@ def test_recommendation_costs_relative_to_nvidia_best(sc, chapter_results):
 
 def test_memo_states_each_call_with_margin_probability_and_flip(sc, chapter_results):
     tco = chapter_results["40-tco"]
-    tco.update({
-        "tier2_cost_per_mtok_MI325X": 0.75, "tier2_cost_per_mtok_H200": 1.0,
-        "tier2_cost_ratio": 0.75, "tier2_cost_ratio_p05": 0.6, "tier2_cost_ratio_p95": 0.9,
-        "tier2_breakeven_amd_rel_throughput": 0.82,
-        "tier2_breakeven_amd_server_price_usd": 300000.0,
-        "tier2_current_amd_server_price_usd": 200000.0,
-    })
+    tco.update(
+        {
+            "tier2_cost_per_mtok_MI325X": 0.75,
+            "tier2_cost_per_mtok_H200": 1.0,
+            "tier2_cost_ratio": 0.75,
+            "tier2_cost_ratio_p05": 0.6,
+            "tier2_cost_ratio_p95": 0.9,
+            "tier2_breakeven_amd_rel_throughput": 0.82,
+            "tier2_breakeven_amd_server_price_usd": 300000.0,
+            "tier2_current_amd_server_price_usd": 200000.0,
+        }
+    )
     recs = decision.recommend(sc, chapter_results)
-    memo = decision.summary_markdown(sc, recs, chapter_results, data_as_of="2026-11-30",
-                                     model_names={})
+    memo = decision.summary_markdown(
+        sc, recs, chapter_results, data_as_of="2026-11-30", model_names={}
+    )
     line = next(ln for ln in memo.splitlines() if "with no latency bound" in ln)
     assert "about 25% cheaper per million output tokens" in line
     assert "90% likely" in line

@@ -61,7 +61,9 @@ def test_print_pdf_uses_the_given_chromium(tmp_path: Path, monkeypatch: pytest.M
 
 def test_print_variant_drops_vega_and_adds_the_footer() -> None:
     context = {
-        "renderer": 'fallback "x"', "version": "v0001-20261130T061500Z-ab", "scenario": "s1",
+        "renderer": 'fallback "x"',
+        "version": "v0001-20261130T061500Z-ab",
+        "scenario": "s1",
         "date": "2026-11-30",
     }
     screen = (
