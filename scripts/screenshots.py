@@ -76,21 +76,11 @@ def pdf_page1(report: Path, out: Path) -> None:
 
     typ = _typst_source(report)
     if shutil.which("pdftoppm") is None and typ is not None and shutil.which("quarto"):
-        subprocess.run(
-            [
-                "quarto",
-                "typst",
-                "compile",
-                "--pages",
-                "1",
-                "--ppi",
-                "80",
-                typ.name,
-                str((out / "pdf-page1.png").resolve()),
-            ],
-            cwd=typ.parent,
-            check=True,
-        )
+        with tempfile.TemporaryDirectory() as tmp:
+            # Quarto's bundled typst CLI has no page selection: every page, keep the first.
+            cmd = ["quarto", "typst", "compile", "-f", "png", "--ppi", "80"]
+            subprocess.run([*cmd, typ.name, f"{tmp}/p{{0p}}.png"], cwd=typ.parent, check=True)
+            sorted(Path(tmp).glob("p*.png"))[0].replace(out / "pdf-page1.png")
         return
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(

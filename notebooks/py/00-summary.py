@@ -20,7 +20,8 @@ scenario: dict = {}  # the Scenario as plain data (papermill injects it); {} = p
 chapter_results: dict = {}  # other chapters' key results {chapter id: {key: value}} (orchestrator injects)
 previous_results: dict = {}  # previous version's results.json of this scenario ({} = none)
 
-# %%
+# %% tags=["remove-input"]
+#| echo: false
 from analysis import params  # noqa: E402 (after the parameters cell, per the notebook contract)
 
 sc = params.scenario_from_parameters(scenario)

@@ -1122,8 +1122,10 @@ def summary_markdown(
     # Markdown or HTML (a <script> in a title must not run in the report).
     mode = "buying" if scenario.cost.mode == "buy" else "renting"
     head = (
-        f"**{markdown_text(scenario.title)}**: {mode} {len(ids.shipping(scenario.candidates))} "
-        f"shipping candidates" + (f"; data as of {data_as_of}" if data_as_of else "") + ".\n\n"
+        f"**The calls**, {mode} among {len(ids.shipping(scenario.candidates))} shipping "
+        "candidates"
+        + (f" (data as of {data_as_of})" if data_as_of else "")
+        + ":\n\n"
     )
     if not chapter_results:
         return head + (
