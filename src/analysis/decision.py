@@ -1123,9 +1123,7 @@ def summary_markdown(
     mode = "buying" if scenario.cost.mode == "buy" else "renting"
     head = (
         f"**The calls**, {mode} among {len(ids.shipping(scenario.candidates))} shipping "
-        "candidates"
-        + (f" (data as of {data_as_of})" if data_as_of else "")
-        + ":\n\n"
+        "candidates" + (f" (data as of {data_as_of})" if data_as_of else "") + ":\n\n"
     )
     if not chapter_results:
         return head + (

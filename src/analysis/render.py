@@ -136,11 +136,15 @@ def version_date(version: str) -> str:
 
 
 def footer_text(context: dict[str, Any]) -> str:
-    """The footer line (left part; the page number is added by each renderer)."""
+    """The footer line (left part; the page number is added by each renderer).
+
+    Scenario, the version's date and the renderer that made the page (the design names
+    the renderer in every footer).
+    """
     return (
         f"Scenario {context.get('scenario', '')}"
         f" · version of {context.get('date', context['version'])}"
-        f" · {context.get('renderer_short', context['renderer'])}"
+        f" · Rendered by {context['renderer']}"
     )
 
 
@@ -389,6 +393,33 @@ def print_variant_of(screen: str, context: dict[str, Any]) -> str:
     return out.replace('class="jp-Notebook report"', 'class="jp-Notebook report report-print"', 1)
 
 
+_HEADING = re.compile(r'(<h[1-6][^>]*?\sid=")([^"]+)("[^>]*>)(.*?)(</h[1-6]>)', re.DOTALL)
+
+
+def unique_heading_ids(html: str) -> str:
+    """Headings with the same text in several chapters ("Overview") get ids -2, -3, ...
+
+    nbconvert derives a heading's id from its text, so the one page would repeat ids; the
+    first keeps its id (links to it stay valid), later ones are numbered, their anchor
+    link with them.
+
+    >>> unique_heading_ids('<h2 id="O">O<a href="#O">¶</a></h2><h2 id="O">O<a href="#O">¶</a></h2>')
+    '<h2 id="O">O<a href="#O">¶</a></h2><h2 id="O-2">O<a href="#O-2">¶</a></h2>'
+    """
+    seen: dict[str, int] = {}
+
+    def rename(m: re.Match[str]) -> str:
+        old = m.group(2)
+        seen[old] = seen.get(old, 0) + 1
+        if seen[old] == 1:
+            return m.group(0)
+        new = f"{old}-{seen[old]}"
+        inner = m.group(4).replace(f'href="#{old}"', f'href="#{new}"')
+        return f"{m.group(1)}{new}{m.group(3)}{inner}{m.group(5)}"
+
+    return _HEADING.sub(rename, html)
+
+
 def render_fallback_html(
     executed: list[Path], out_dir: Path, context: dict[str, Any], *, want_print: bool
 ) -> tuple[Path, Path | None]:
@@ -398,7 +429,7 @@ def render_fallback_html(
     out_dir.mkdir(parents=True, exist_ok=True)
     index = out_dir / "index.html"
     try:
-        screen = export_html(nb, context, print_variant=False)
+        screen = unique_heading_ids(export_html(nb, context, print_variant=False))
         index.write_text(screen, encoding="utf-8")
         printable = None
         if want_print:

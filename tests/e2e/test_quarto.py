@@ -9,6 +9,7 @@ footer naming the renderer on every PDF page, charts that draw in Chromium.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -35,7 +36,8 @@ def _pdf_pages(r) -> list[str]:
 
 
 def _flat(text: str) -> str:
-    """Whitespace collapsed, typographic quotes as typed (Quarto's smart quotes)."""
+    """Whitespace collapsed, entities and typographic quotes as typed (Quarto's smart quotes)."""
+    text = html.unescape(text)
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"')
     return re.sub(r"\s+", " ", text.replace("\u201d", '"'))
 
@@ -134,9 +136,10 @@ def test_quarto_pdf_is_one_document(quarto_report) -> None:
     pages = [p.extract_text() for p in reader.pages]
     label = quarto_report.renderer["label"]
     assert all(f"Rendered by {label}" in _flat(p) for p in pages)  # footer on every page
-    # continuous page numbers in the footer: page i says "Page i"
-    assert all(re.search(rf"Page {i}\b", p) for i, p in enumerate(pages, 1))
-    # a title page, then one contents
+    # continuous page numbers in the footer: page i says "page i of N"
+    n = len(pages)
+    assert all(re.search(rf"page {i} of {n}\b", p) for i, p in enumerate(pages, 1))
+    # the title block and the memo on page 1, then one contents
     assert quarto_report.version in _flat(pages[0]) and "Contents" not in pages[0]
     assert sum(p.lstrip().startswith("Contents") for p in pages) == 1
     # figures numbered 1..n across chapters (each chapter its own document restarts at 1)

@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+import unicodedata
 from collections import Counter
 from pathlib import Path
 
@@ -46,7 +47,7 @@ def test_key_results_are_not_shown_but_every_table_downloads(report) -> None:
 def test_html_ids_are_unique(report) -> None:
     html = (report.version_dir / "index.html").read_text(encoding="utf-8")
     body = re.sub(r"<script\b.*?</script>", "", html, flags=re.DOTALL)
-    ids = Counter(re.findall(r"""\sid\s*=\s*["']([^"']+)["']""", body))
+    ids = Counter(re.findall(r'\sid="([^"]+)"', body) + re.findall(r"\sid='([^']+)'", body))
     assert [k for k, n in ids.items() if n > 1] == []
 
 
@@ -54,7 +55,8 @@ def test_pdf_page_one_is_the_memo_with_metadata_bookmarks_and_footer(report) -> 
     from pypdf import PdfReader
 
     reader = PdfReader(report.version_dir / "report.pdf")
-    first = " ".join(reader.pages[0].extract_text().split())
+    # NFKC: PDF text carries ligatures ("ﬂips" for "flips")
+    first = " ".join(unicodedata.normalize("NFKC", reader.pages[0].extract_text()).split())
     recs = json.loads((report.version_dir / "results.json").read_text())["chapters"]["00-summary"]
     calls = [k for k in recs if re.fullmatch(r"rec_(training|tier\d+)", k)]
     assert calls
@@ -63,13 +65,13 @@ def test_pdf_page_one_is_the_memo_with_metadata_bookmarks_and_footer(report) -> 
             margin = abs(recs[f"{key}_cost_margin_pct"])
             assert f"{margin:.0f}%" in first, (key, first[:400])
     decided = sum(recs[k] in ("AMD", "NVIDIA") for k in calls)
-    assert first.count("likely") == decided and first.count("flips if") == decided
+    assert first.count("likely; flips if") == decided, first
     meta = reader.metadata
     assert meta.title and meta.title != "Notebook"
     assert meta.author == PDF_AUTHOR and meta.subject is not None
     assert len(reader.outline) >= len(report.chapters)
     n = len(reader.pages)
-    last = " ".join(reader.pages[-1].extract_text().split())
+    last = " ".join(unicodedata.normalize("NFKC", reader.pages[-1].extract_text()).split())
     assert re.search(rf"page {n} of {n}", last), last[-200:]
     assert "Scenario ci" in last
 

@@ -74,7 +74,7 @@ def test_print_variant_drops_vega_and_adds_the_footer() -> None:
     assert render.vega_bundle() not in out
     assert 'class="jp-Notebook report report-print"' in out
     # scenario, the version's date and the renderer, escaped for CSS content
-    assert 'Scenario s1 · version of 2026-11-30 · fallback \\"x\\"' in out
+    assert 'Scenario s1 · version of 2026-11-30 · Rendered by fallback \\"x\\"' in out
     assert "__REPORT_FOOTER__" not in out
 
 
