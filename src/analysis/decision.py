@@ -210,6 +210,11 @@ def flip_text(
         if math.isfinite(quote) and quote > 0
         else ""
     )
+    # The other mode's unit says which mode it belongs to (both rented / bought instead).
+    if mode == "buy" and rent_part:
+        rent_part += " if rented"
+    if mode == "rent" and buy_part:
+        buy_part += " if bought"
     parts = [buy_part, rent_part] if mode == "buy" else [rent_part, buy_part]
     rel = nums["breakeven_rel_throughput"]
     if math.isfinite(rel):
