@@ -51,6 +51,37 @@ def main(report: Path, out: Path) -> None:
         for line in page.evaluate(OVERFLOW_JS):
             print("overflow:", line)
         browser.close()
+    pdf_page1(report, out)
+    for name in ("summary.png", "chapter-inference.png", "pdf-page1.png"):
+        print(f"{out / name}: {(out / name).stat().st_size // 1024} KB")
+
+
+def _typst_source(report: Path) -> Path | None:
+    """The Typst source Quarto kept for this report version (its build folder), if any."""
+    import json
+
+    manifest = json.loads((report / "manifest.json").read_text(encoding="utf-8"))
+    sc = manifest.get("scenario")
+    scenario = (sc.get("name") if isinstance(sc, dict) else sc) or report.resolve().parent.name
+    found = sorted(
+        (paths.ROOT / "_build" / scenario).glob("*/quarto/report-pdf.typ"),
+        key=lambda p: p.stat().st_mtime,
+    )
+    return found[-1] if found else None
+
+
+def pdf_page1(report: Path, out: Path) -> None:
+    """PDF page 1 as PNG: pdftoppm when installed, else Quarto's Typst on the kept source."""
+    import shutil
+
+    typ = _typst_source(report)
+    if shutil.which("pdftoppm") is None and typ is not None and shutil.which("quarto"):
+        with tempfile.TemporaryDirectory() as tmp:
+            # Quarto's bundled typst CLI has no page selection: every page, keep the first.
+            cmd = ["quarto", "typst", "compile", "-f", "png", "--ppi", "80"]
+            subprocess.run([*cmd, typ.name, f"{tmp}/p{{0p}}.png"], cwd=typ.parent, check=True)
+            sorted(Path(tmp).glob("p*.png"))[0].replace(out / "pdf-page1.png")
+        return
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(
             [
@@ -68,8 +99,6 @@ def main(report: Path, out: Path) -> None:
             check=True,
         )
         Path(next(Path(tmp).glob("p*.png"))).replace(out / "pdf-page1.png")
-    for name in ("summary.png", "chapter-inference.png", "pdf-page1.png"):
-        print(f"{out / name}: {(out / name).stat().st_size // 1024} KB")
 
 
 if __name__ == "__main__":

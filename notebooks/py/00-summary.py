@@ -15,6 +15,36 @@
 #     name: python3
 # ---
 
+# %% tags=["parameters"]
+scenario: dict = {}  # the Scenario as plain data (papermill injects it); {} = params/default.yaml
+chapter_results: dict = {}  # other chapters' key results {chapter id: {key: value}} (orchestrator injects)
+previous_results: dict = {}  # previous version's results.json of this scenario ({} = none)
+
+# %% tags=["remove-input"]
+#| echo: false
+from analysis import params  # noqa: E402 (after the parameters cell, per the notebook contract)
+
+sc = params.scenario_from_parameters(scenario)
+
+# %% tags=["remove-input"]
+#| echo: false
+from IPython.display import Markdown  # noqa: E402
+
+from analysis import charts, claims, data, decision, results  # noqa: E402
+
+charts.enable()
+recs = decision.recommend(sc, chapter_results)
+summary_keys = decision.key_results(recs)
+Markdown(decision.summary_markdown(sc, recs, chapter_results,
+                                   data_as_of=decision.data_date(data.load_table("sources"))))
+
+# %% tags=["remove-input"]
+#| echo: false
+#| label: fig-summary-costs
+#| fig-cap: "AMD/NVIDIA cost ratio per workload: median and 5-95% interval of the joint Monte Carlo draws (below 1 = AMD cheaper)."
+#| fig-alt: "One row per workload: a dot at the median ratio of the cheapest AMD to the cheapest NVIDIA candidate's cost, a line for its 5th-95th percentile and a dashed line at parity."
+charts.plot_recommendation_costs(recs)
+
 # %% [markdown]
 # ## Overview
 #
@@ -23,59 +53,48 @@
 # - **Decision informed:** the platform to buy or rent per workload; "either" means the cost
 #   difference is inside the uncertainty (P(AMD cheaper) between 0.35 and 0.65) or, without
 #   cost results, the performance margin is inside the models' measured error.
-# - Every number below is read from the other chapters' key results; nothing is recomputed.
-#   Announced parts (VR200, MI455X) are projections and never win a workload.
-
-# %% tags=["parameters"]
-scenario: dict = {}  # the Scenario as plain data (papermill injects it); {} = params/default.yaml
-chapter_results: dict = {}  # other chapters' key results {chapter id: {key: value}} (orchestrator injects)
-previous_results: dict = {}  # previous version's results.json of this scenario ({} = none)
-
-# %%
-from analysis import params  # noqa: E402 (after the parameters cell, per the notebook contract)
-
-sc = params.scenario_from_parameters(scenario)
-
-# %%
-from IPython.display import Markdown  # noqa: E402
-
-from analysis import charts, claims, decision, results  # noqa: E402
-
-charts.enable()
-recs = decision.recommend(sc, chapter_results)
-summary_keys = decision.key_results(recs)
-Markdown(decision.summary_markdown(sc, recs, chapter_results))
+# - Every number above is read from the other chapters' key results; nothing is recomputed.
+#   Announced parts are projections and never win a workload.
 
 # %% [markdown]
-# ### Recommendation per workload
+# ### The numbers behind each call
 #
-# The call per workload, on what basis, and what would flip it:
-
-# %%
-charts.table(recs, "summary-recs", columns={
-    "label": "Workload", "recommendation": "Call", "basis": "Basis",
-    "flip": "What would flip it"}, wide_text=("flip",))
-
-# %% [markdown]
-# The cheapest shipping candidate per vendor: median cost with the 5th-95th percentile (the
-# unit is per job for training, per million output tokens for serving). A positive cost
-# margin means AMD is cheaper by that much; the performance margin is the faster part's lead
-# in throughput per GPU, to be read against the models' measured error.
+# The cheapest shipping candidate per vendor: median cost with the 5th-95th percentile (per
+# training run, or per million output tokens). Cost margin = 1 - AMD/NVIDIA: +25% means
+# AMD costs a quarter less. The performance margin is the faster part's lead in
+# throughput per GPU, to be read against the models' measured error.
 
 # %%
 charts.table(recs, "summary-costs", columns={
-    "label": "Workload", "cost_unit": "Unit", "amd_best": "AMD best",
+    "label": "Workload", "recommendation": "Call", "amd_best": "AMD best",
     "amd_cost": "AMD median", "amd_cost_p05": "AMD p5", "amd_cost_p95": "AMD p95",
     "nvidia_best": "NVIDIA best", "nvidia_cost": "NVIDIA median",
-    "nvidia_cost_p05": "NVIDIA p5", "nvidia_cost_p95": "NVIDIA p95",
-    "cost_margin_pct": "Cost margin (%)", "perf_winner": "Faster",
-    "perf_margin_pct": "Perf. margin (%)", "model_error_pct": "Model error (%)"})
+    "cost_margin_pct": "Cost margin (%)", "p_amd_cheaper": "P(AMD cheaper)",
+    "perf_winner": "Faster", "perf_margin_pct": "Perf. margin (%)",
+    "model_error_pct": "Model error (%)"},
+    decimals={"amd_cost": 3, "amd_cost_p05": 3, "amd_cost_p95": 3, "nvidia_cost": 3,
+              "cost_margin_pct": 0, "p_amd_cheaper": 2, "perf_margin_pct": 0,
+              "model_error_pct": 0})
+
+# %% [markdown]
+# Break-evens in the units a buyer negotiates: the AMD 8-GPU server price (buying), the
+# AMD rental quote (renting, both vendors at their pool's median quote), the throughput
+# factor, and the all-in $/GPU-hour under the one price rule of the TCO chapter.
 
 # %%
-#| label: fig-summary-costs
-#| fig-cap: "Cheapest AMD vs cheapest NVIDIA candidate per workload, relative cost with 5-95% intervals."
-#| fig-alt: "Dots per vendor and workload at the median cost relative to the cheapest NVIDIA candidate, with lines for the 5th to 95th percentile."
-charts.plot_recommendation_costs(recs)
+charts.table(recs, "summary-breakevens", columns={
+    "label": "Workload", "amd_best": "AMD part",
+    "current_server_price_usd": "Server price now (USD)",
+    "breakeven_server_price_usd": "Break-even server price (USD)",
+    "current_rental_quote_usd": "Quote now (USD/GPU-h)",
+    "breakeven_rental_quote_usd": "Break-even quote (USD/GPU-h)",
+    "breakeven_rel_throughput": "Break-even throughput (x model)",
+    "amd_gpu_hour_usd": "All-in now (USD/GPU-h)",
+    "breakeven_amd_gpu_hour_usd": "Break-even all-in (USD/GPU-h)"},
+    decimals={"current_server_price_usd": 0, "breakeven_server_price_usd": 0,
+              "current_rental_quote_usd": 2, "breakeven_rental_quote_usd": 2,
+              "breakeven_rel_throughput": 2, "amd_gpu_hour_usd": 2,
+              "breakeven_amd_gpu_hour_usd": 2})
 
 # %% [markdown]
 # ### The article's checklists, tested for this scenario
@@ -84,14 +103,15 @@ charts.plot_recommendation_costs(recs)
 # scored with this scenario's results where the data can test it; the rest say so.
 
 # %%
+#| detail: "The article's twelve checklist lines, scored for this scenario"
 audit = claims.evaluate_claims(chapter_results=chapter_results, scenario=sc)
 charts.table(decision.checklist(sc, chapter_results, recs, audit), "summary-checklist",
              wide_text=("line", "evidence"))
 
 # %% [markdown]
-# ## What changed since the previous version
+# ### What changed since the previous version
 #
-# Key figures that differ from the previous published version of this scenario; `flipped`
+# Key figures that differ from the previous published version of this scenario; "flipped"
 # marks a recommendation, winner or cheapest part that changed.
 
 # %%
@@ -100,9 +120,10 @@ changes = decision.compare_with_previous({**chapter_results, "00-summary": summa
 Markdown(decision.changes_markdown(changes, previous_results))
 
 # %%
+#| detail: "Every key figure that changed since the previous version"
 charts.table(changes, "summary-changes", columns={
     "chapter": "Chapter", "key": "Key figure", "previous": "Previous", "current": "Current",
     "change_pct": "Change (%)", "flipped": "Flipped"})
 
-# %%
+# %% tags=["key-results"]
 results.show_key_results("00-summary", decision.key_results(recs, changes))

@@ -79,6 +79,7 @@ charts.table(specs, "data-specs-platform", columns={
 # divided by its GPU count), `estimate` (no published figure; the note says how it was set).
 
 # %%
+#| detail: "Spec values by basis (derived, estimate, published) per field"
 charts.table(data.spec_basis_counts(spec_values), "data-basis-counts", columns={
     "field": "Field", "derived": "Derived", "estimate": "Estimate", "published": "Published",
     "sparse_halved": "Sparse halved"})
@@ -89,6 +90,7 @@ charts.table(data.spec_basis_counts(spec_values), "data-basis-counts", columns={
 # unpublished figures of announced parts.
 
 # %%
+#| detail: "Every estimated spec value and how it was estimated"
 charts.table(data.spec_estimates(spec_values), "data-estimates", columns={
     "accelerator": "Accelerator", "field": "Field", "value": "Value", "unit": "Unit",
     "source_id": "Source", "note": "How it was set"}, wide_text=("note",))
@@ -129,6 +131,7 @@ charts.plot_peak_compute_by_precision(hardware.compute_by_precision(specs))
 # them. Per-watt figures divide by TDP, not measured power.
 
 # %%
+#| detail: "Derived hardware balance per accelerator (ridge points, efficiency, HBM per kW)"
 charts.table(hardware.derived_metrics(specs), "data-derived", columns={
     "label": "Accelerator", "ridge_flop_per_byte_bf16": "Ridge BF16 (FLOP/byte)",
     "ridge_flop_per_byte_fp8": "Ridge FP8 (FLOP/byte)", "tflops_per_w_bf16": "BF16 (TFLOPS/W)",
@@ -144,6 +147,7 @@ charts.table(hardware.derived_metrics(specs), "data-derived", columns={
 # gpt-oss-120b's sliding-window layers add a fixed 4.5 MiB per sequence instead of growing.
 
 # %%
+#| detail: "The models' architecture (layers, heads, KV cache per token)"
 charts.table(hardware.model_table(models), "data-models", columns={
     "model": "Model", "total_params_b": "Params (B)", "active_params_b": "Active (B)",
     "layers": "Layers", "hidden_size": "Hidden", "attention_heads": "Heads",
@@ -161,6 +165,7 @@ charts.table(hardware.model_table(models), "data-models", columns={
 # for that pair, so the chapters' figures for it are model predictions only.
 
 # %%
+#| detail: "MLPerf coverage: results per accelerator and benchmark"
 coverage = data.mlperf_coverage()
 charts.table(data.mlperf_coverage_matrix(coverage), "data-mlperf-coverage")
 
@@ -171,13 +176,11 @@ charts.table(data.mlperf_coverage_matrix(coverage), "data-mlperf-coverage")
 # and model tables cite these kinds of source:
 
 # %%
+#| detail: "Cited sources by kind"
 cited = data.spec_and_model_source_ids(spec_values, data.load_accelerators(), models)
 charts.table(data.count_sources_by_kind(cited, sources), "data-source-kinds",
              columns={"kind": "Kind of source", "sources": "Sources"})
 
-# %% [markdown]
-# ## Key results
-
-# %%
+# %% tags=["key-results"]
 results.show_key_results("10-data", hardware.key_results(
     specs, all_specs, models, spec_values, cited, coverage))

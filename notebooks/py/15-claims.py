@@ -43,6 +43,13 @@ charts.enable()
 audit = claims.evaluate_claims(chapter_results=chapter_results, scenario=sc)
 counts = claims.verdict_counts(audit)
 
+# %%
+from IPython.display import Markdown  # noqa: E402
+
+from analysis import data  # noqa: E402
+
+Markdown(claims.seed_article_markdown(data.load_table("sources"), audit))
+
 # %% [markdown]
 # ### Verdicts at a glance
 #
@@ -57,25 +64,20 @@ counts = claims.verdict_counts(audit)
 charts.plot_claim_verdicts(counts)
 
 # %% [markdown]
-# ### The audit
+# ### The verdicts
 #
-# One row per claim, in article order: the quote, the verdict, what the data says and which
-# products the quoted numbers really belong to. Sources are `sources.csv` ids (URLs in the
-# appendix) or MLPerf result paths.
+# One line per claim, in article order: the claim (shortened) and its verdict. The full
+# audit, with the complete quote, what the data says, which products the quoted numbers
+# really belong to and the sources, closes the appendix of the HTML report (collapsed;
+# every table downloads as CSV there).
 
 # %%
-charts.table(audit, "claims-audit", columns={
-    "claim_id": "Claim", "topic": "Topic", "quote": "Quote", "verdict": "Verdict",
-    "products": "Products", "reasoning": "Reasoning", "data_sources": "Sources"},
-    wide_text=("quote", "reasoning"))
-
-# %% [markdown]
-# ### Claims whose numbers belong to another product
-#
-# The quoted figure, the product it was attributed to, and the product it actually matches
-# in the spec table.
+charts.table(claims.verdict_table(audit), "claims-verdicts", columns={
+    "claim_id": "Claim", "claim": "What the article says", "verdict": "Verdict"},
+    wide_text=("claim",))
 
 # %%
+#| detail: "Claims whose numbers belong to another product (quoted figure, product it was attributed to, product it matches)"
 charts.table(claims.select_claims(audit, "mixes generations"), "claims-mixes", columns={
     "claim_id": "Claim", "claimed": "Claimed", "observed": "Observed", "products": "Products"},
     wide_text=("claimed", "observed"))
@@ -90,5 +92,5 @@ charts.table(claims.select_claims(audit, "contradicted"), "claims-contradicted",
     "claim_id": "Claim", "quote": "Quote", "observed": "What the data shows"},
     wide_text=("quote", "observed"))
 
-# %%
+# %% tags=["key-results"]
 results.show_key_results("15-claims", claims.key_results(counts))

@@ -56,6 +56,7 @@ print(f"Scenario {sc.name!r}: train {tr.model} on {tr.tokens:.3g} tokens, {tr.cl
 # and nothing on the pre-training benchmarks in v4.0-v5.0.
 
 # %%
+#| detail: "The calibration's fitted factors"
 fits = training.fit_efficiencies()
 charts.table(fits, "training-fits", columns={
     "accelerator": "Accelerator", "vendor": "Vendor", "benchmark": "Benchmark", "n_gpus": "GPUs",
@@ -91,6 +92,7 @@ charts.plot_training_validation(val)
 # submissions used context parallelism, which the model does not have.
 
 # %%
+#| detail: "Held-out errors per benchmark and accelerator"
 charts.table(
     training.validation_detail(val),
     "training-validation-detail", columns={
@@ -147,6 +149,7 @@ charts.table(ev, "training-job", columns={
     decimals={"tokens_per_s_per_gpu": 0, "time_to_train_hours": 1, "gpu_hours": 0})
 
 # %%
+#| detail: "The job's efficiency terms per accelerator"
 charts.table(ev, "training-job-efficiency", columns={
     "accelerator": "Accelerator", "scaling_efficiency": "Scaling efficiency", "mfu": "MFU",
     "efficiency": "Efficiency (fraction of peak)", "limit": "Limiting term",
@@ -192,6 +195,7 @@ charts.plot_training_scaling(curves)
 # (pipeline bubble, exposed gradient reduction) are growing.
 
 # %%
+#| detail: "The uncapped throughput ratio behind the curves, per GPU count"
 charts.table(training.throughput_ratio_table(curves), "training-throughput-ratio", columns=None,
              decimals=3)
 
@@ -205,6 +209,7 @@ charts.table(training.throughput_ratio_table(curves), "training-throughput-ratio
 # bubble), exposed communication, latency or memory (recomputation).
 
 # %%
+#| detail: "Strong and weak scaling studies: layouts and limiting terms"
 studies = training.scaling_studies(sc)
 charts.table(studies.loc[studies["n_gpus"].isin([8, 64, tr.cluster_gpus, 16384])],
              "training-v2-scaling", columns={
@@ -230,12 +235,10 @@ wi = training.what_if_table(sc)
 charts.plot_training_what_ifs(wi)
 
 # %%
+#| detail: "The interconnect what-ifs as a table"
 charts.table(training.what_if_matrix(wi), "training-what-ifs", decimals=1,
              caption="Change in training throughput per GPU vs as shipped (%)")
 
-# %% [markdown]
-# ## Key results
-
-# %%
+# %% tags=["key-results"]
 results.show_key_results("20-training-scaling",
                          training.key_results(ev, summary, curves, studies))

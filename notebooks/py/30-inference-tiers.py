@@ -90,6 +90,7 @@ Markdown(inference.validation_verdict(checks.summaries["round"]))
 # cannot be learned until a later round contains the same workload again.
 
 # %%
+#| detail: "Round-by-round error per vendor and benchmark"
 charts.table(inference.validation_breakdown(checks.validations["round"],
                                             ("vendor", "round", "benchmark")),
              "inference-validation-round-detail", columns={
@@ -120,6 +121,7 @@ charts.plot_mlperf_validation(inference.predicted_rows(checks.validations["round
 # scenario MLPerf defines calibrates the model and none is refused.
 
 # %%
+#| detail: "The MLPerf benchmark rules the calibration uses"
 charts.table(benchmark_table(), "inference-benchmark-rules", columns={
     "benchmark": "Benchmark", "model": "Model", "isl_mean": "Mean input (tokens)",
     "isl_verified": "Input length cited", "osl_mean": "Mean output (tokens)",
@@ -140,6 +142,7 @@ charts.table(benchmark_table(), "inference-benchmark-rules", columns={
 # applies to MoE layers only, so dense workloads never inherit DeepSeek-R1's behaviour.
 
 # %%
+#| detail: "Fitted efficiency per vendor, generation and round"
 factors = inference.efficiency_table()
 charts.table(factors, "inference-efficiency", columns={
     "level": "Level", "vendor": "Vendor", "generation": "Generation", "round": "Round",
@@ -166,6 +169,7 @@ charts.plot_efficiency_trend(trend)
 # same MI355X system run at 1400 W and capped at 1000 W.
 
 # %%
+#| detail: "Board power per accelerator and its efficiency multiplier"
 charts.table(inference.power_table(), "inference-power", columns={
     "accelerator": "Accelerator", "vendor": "Vendor", "tdp_w": "TDP (W)",
     "top_bin_w": "Generation's top bin (W)", "power_exponent": "Power exponent",
@@ -173,6 +177,7 @@ charts.table(inference.power_table(), "inference-power", columns={
     decimals={"tdp_w": 0, "top_bin_w": 0, "power_exponent": 3, "power_pairs": 0, "factor": 3})
 
 # %%
+#| detail: "MLPerf's power-capped runs"
 charts.table(inference.power_cap_runs(), "inference-power-cap", columns={
     "round": "Round", "submitter": "Submitter", "accelerator": "Accelerator",
     "benchmark": "Benchmark", "scenario": "Scenario", "power_w": "Board power (W)",
@@ -202,18 +207,25 @@ charts.plot_memory_headroom(headroom)
 # tensor-parallel choices (TP 1-8 within a server): to the right, each user gets tokens
 # faster; up, each GPU serves more tokens. Small TP dominates the left (throughput), large
 # TP extends the line to the right (interactivity). Shaded bands are the interactivity
-# each tier requires (1000 / TPOT bound). With the scenario's `measurements`, each
-# measured accelerator's line is the model corrected by those runs (chapter "Your
+# each tier requires (1000 / TPOT bound). Below it, the same frontier in cost per million
+# output tokens: in the HTML report, the sliders under the chart set the AMD and NVIDIA
+# $/GPU-hour and the utilization, and the costs recompute from the modelled throughputs;
+# click a legend entry to show one accelerator alone. With the scenario's `measurements`,
+# each measured accelerator's line is the model corrected by those runs (chapter "Your
 # measurements"), and the runs themselves are the filled diamonds, at their own tensor
 # parallelism.
 
 # %%
 #| label: fig-inference-frontier
-#| fig-cap: "Throughput per GPU vs tokens per second per user, with the latency tiers shaded (diamonds: your measured runs, where given)."
+#| fig-cap: "Throughput per GPU (top) and cost per million output tokens (bottom; sliders in the HTML) vs tokens per second per user, latency tiers shaded (diamonds: your measured runs, where given)."
 #| fig-alt: "Line chart, one line per accelerator coloured by vendor, of output tokens per second per GPU against tokens per second per user on a log axis; grey bands mark the tiers; measured runs, when given, are diamonds."
+from analysis import tco  # noqa: E402
+
 front = measurements.apply_to_frontier(inference.frontiers(sc), mcal, sc)
 bands = inference.tier_bands(sc)
-charts.plot_inference_frontier(front, bands, measurements.scenario_points(mcal, sc))
+charts.plot_inference_frontier(
+    front, bands, tco.price_rule(sc), sc.cost.utilization, measurements.scenario_points(mcal, sc)
+)
 
 # %% [markdown]
 # ## Latency tiers
@@ -228,6 +240,7 @@ charts.plot_inference_frontier(front, bands, measurements.scenario_points(mcal, 
 # "model, corrected" where your runs corrected that accelerator, "model" otherwise.
 
 # %%
+#| detail: "Every accelerator in every tier: TP, concurrency, latencies, $/GPU-hour and $/M output tokens"
 tiers = measurements.apply_to_tiers(inference.evaluate_tiers(sc), mcal, sc)
 charts.table(tiers, "inference-tiers", columns={
     "tier": "Tier", "accelerator": "Accelerator", "status": "Status", "feasible": "Feasible",
@@ -276,16 +289,13 @@ charts.table(winners, "inference-winners", columns={
     "margin_pct": "Margin (%)", "infeasible": "Cannot meet the tier"},
     decimals={"winner_tok_s_gpu": 0, "margin_pct": 1})
 
-# %% [markdown]
-# **Reading the result with its error.** The model's out-of-sample median error is stated
-# in the key results below (`mlperf_mape_*`); a tier margin smaller than that error is
-# not a clear win. The model chooses tensor parallelism (1 to `gpus_per_replica`) per tier
-# and assumes continuous batching with chunked prefill; disaggregated prefill, speculative
-# decoding, pipeline and expert parallelism are not modelled. With a long prompt per output
-# token (ISL/OSL = 8 in the default scenario) the prefill FLOPs bound throughput, so a
-# looser TPOT bound adds little: the tiers differ less than a decode-only view suggests.
-
 # %%
+from analysis import decision  # noqa: E402
+
+Markdown(decision.inference_reading_note(
+    sc, checks.summaries["round"].set_index("vendor")["median_ape_pct"].get("overall", float("nan"))))
+
+# %% tags=["key-results"]
 results.show_key_results("30-inference-tiers", inference.key_results(
     sc, tiers, winners, checks.summaries["system"], checks.summaries["round"],
     checks.summaries["accelerator"]))

@@ -69,6 +69,7 @@ for gap in tco.mode_gaps(sc, inp) or ["every shipping candidate has what this mo
 # the register entry (`#A-...`) in the appendix.
 
 # %%
+#| detail: "The cost assumptions used (value, range, register entry)"
 charts.table(inp.globals.reset_index(), "tco-assumptions", columns={
     "input": "Input", "value": "Value", "low": "Low", "high": "High",
     "assumption_id": "Assumption"})
@@ -90,6 +91,7 @@ charts.table(costs, "tco-owned", columns={
     caption="Owned cost per paid GPU-hour, by component (USD)")
 
 # %%
+#| detail: "Rented cost per paid GPU-hour: median quote plus porting, quote range"
 charts.table(costs, "tco-rented", columns={
     "accelerator": "Accelerator", "rented_gpu_hour_usd": "Rented, median + porting",
     "rent_quote_min": "Lowest quote", "rent_quote_max": "Highest quote",
@@ -103,6 +105,7 @@ charts.table(costs, "tco-rented", columns={
 # the price's own; quotes older than 9 months are flagged.
 
 # %%
+#| detail: "The rental quotes in the scenario's pool"
 from analysis import data  # noqa: E402
 
 pool = tco.pool_quotes(data.load_table("rental_quotes"), sc.cost.rental_pool)
@@ -123,6 +126,7 @@ charts.table(pool.sort_values(["accelerator", "price_usd_per_gpu_hour"]), "tco-p
 # the inputs named in the last column, and from AMD's porting cost, which theirs omits.
 
 # %%
+#| detail: "Cross-check against SemiAnalysis' published TCO tiers"
 xc = tco.tco_crosscheck(costs, data.load_table("tco_benchmarks"))
 charts.table(xc, "tco-crosscheck", columns={
     "accelerator": "Accelerator", "tier": "SemiAnalysis tier",
@@ -144,8 +148,11 @@ charts.plot_buy_vs_rent(costs)
 # interval is the 5th-95th percentile of the joint Monte Carlo over every ranged input,
 # including the throughput model's error ([A-throughput-error](90-appendix.ipynb#A-throughput-error)).
 # The point column is the price rule the inference chapter prints (defaults, median quote).
+# In the HTML report the figure's sliders set the AMD and NVIDIA $/GPU-hour and the
+# utilization and recompute each point from the modelled throughputs.
 
 # %%
+#| detail: "Monte Carlo $/GPU-hour per accelerator (p5, median, p95)"
 sim = tco.simulate(sc, tiers, train, inputs=inp)
 charts.table(sim.gpu_hour, "tco-gpu-hour-mc", columns={
     "accelerator": "Accelerator", "vendor": "Vendor", "mode": "Mode",
@@ -154,6 +161,7 @@ charts.table(sim.gpu_hour, "tco-gpu-hour-mc", columns={
     decimals=3)
 
 # %%
+#| detail: "Cost per million output tokens per tier as a table"
 charts.table(sim.tiers, "tco-tiers", columns={
     "tier": "Tier", "accelerator": "Accelerator", "vendor": "Vendor", "status": "Status",
     "tokens_per_s_per_gpu": "Tokens/s per GPU", "cost_per_mtok_p05": "p5 (USD/M tokens)",
@@ -164,9 +172,9 @@ charts.table(sim.tiers, "tco-tiers", columns={
 
 # %%
 #| label: fig-tco-cost-per-mtok
-#| fig-cap: "Cost per million output tokens per accelerator and latency tier (median, p05-p95)."
+#| fig-cap: "Cost per million output tokens per accelerator and latency tier: price-rule point (sliders in the HTML) and 5-95% Monte Carlo interval; announced parts apart."
 #| fig-alt: "Faceted interval chart of cost per million tokens for each accelerator in each latency tier."
-charts.plot_cost_per_mtok(sim.tiers)
+charts.plot_cost_per_mtok(sim.tiers, tco.price_rule(sc, inp), sc.cost.utilization)
 
 # %% [markdown]
 # ## Which vendor is cheaper, and how likely
@@ -199,8 +207,9 @@ charts.table(pd.DataFrame([sim.training_summary]), "tco-training-summary", colum
 # both cost the same (solved on the default inputs; other inputs held).
 
 # %%
-be = tco.breakeven_table(sim, inp)
-charts.table(be, "tco-breakeven", columns={"case": "Case", "statement": "AMD wins if ..."})
+#| detail: "Every break-even as a sentence (the summary tabulates the main ones)"
+be = tco.breakeven_table(sim, inp, inp_rent if sc.cost.mode == "buy" else inp_buy)
+charts.table(be, "tco-breakeven", columns={"workload": "Workload", "statement": "AMD wins if ..."})
 
 # %% [markdown]
 # ## Sensitivity
@@ -210,6 +219,7 @@ charts.table(be, "tco-breakeven", columns={"case": "Case", "statement": "AMD win
 # tokens in the tightest tier where both vendors have a feasible candidate (its cheapest pair).
 
 # %%
+#| detail: "The sensitivity table behind the tornado chart"
 tornado_title, sens = tco.tier_sensitivity(sim, inp)
 charts.table(sens.head(tco.TORNADO_TOP_N), "tco-sensitivity", columns={
     "input": "Input", "assumption_id": "Assumption", "low": "Low", "high": "High",
@@ -236,6 +246,7 @@ charts.plot_cost_tornado(sens, tornado_title)
 #    ([A-porting-effort-amd](90-appendix.ipynb#A-porting-effort-amd), [A-engineer-month-cost](90-appendix.ipynb#A-engineer-month-cost)).
 
 # %%
+#| detail: "The article's hardware-price claim, in numbers"
 claims = tco.claim_numbers(costs, inp_buy)
 charts.table(claims, "tco-claims-prices", columns={
     "amd": "AMD", "nvidia": "NVIDIA", "amd_price_per_gpu_usd": "AMD price per GPU (USD)",
@@ -243,6 +254,7 @@ charts.table(claims, "tco-claims-prices", columns={
     "hardware_discount_pct": "Hardware discount (%)"}, decimals={"hardware_discount_pct": 1})
 
 # %%
+#| detail: "The article's hourly-cost claim, in numbers"
 charts.table(claims, "tco-claims-hourly", columns={
     "amd": "AMD", "nvidia": "NVIDIA", "amd_owned_gpu_hour_usd": "AMD owned (USD/GPU-h)",
     "nvidia_owned_gpu_hour_usd": "NVIDIA owned (USD/GPU-h)", "owned_discount_pct": "Owned discount (%)",
@@ -262,9 +274,6 @@ charts.table(sim_rent.tier_summary, "tco-rent-tiers", columns={
     "tier": "Tier", "cheapest": "Cheapest (rented)", "cheapest_amd": "Cheapest AMD",
     "cheapest_nvidia": "Cheapest NVIDIA", "p_amd_cheaper": "P(AMD cheaper)"}, decimals=3)
 
-# %% [markdown]
-# ## Key results
-
-# %%
+# %% tags=["key-results"]
 key = tco.key_results(sim, be, sc.cost.mode, claims, sim_rent)
 results.show_key_results("40-tco", key)

@@ -34,9 +34,9 @@ from analysis import params  # noqa: E402 (after the parameters cell, per the no
 sc = params.scenario_from_parameters(scenario)
 
 # %%
-from IPython.display import HTML  # noqa: E402
+from IPython.display import HTML, display  # noqa: E402
 
-from analysis import charts, data, decision, results  # noqa: E402
+from analysis import charts, claims, data, decision, results  # noqa: E402
 
 register = data.load_table("assumptions")
 sources = data.load_table("sources")
@@ -49,7 +49,33 @@ sources = data.load_table("sources")
 # scenario's own value overrides the default where the parameter file sets it.
 
 # %%
-HTML(decision.assumptions_register_html(register, sources))
+HTML(decision.assumptions_register_html(register, sources, compact=True))
+
+# %%
+#| detail: "The register with each entry's date and rationale"
+HTML(decision.assumptions_register_html(register, sources, anchors=False))
+
+# %% [markdown]
+# ## Key figures
+#
+# The calls and the numbers behind them in one table (every chapter's full key results
+# are in the report's `results.json`).
+
+# %%
+recs = decision.recommend(sc, chapter_results)
+charts.table(recs, "appendix-key-figures", columns={
+    "label": "Workload", "recommendation": "Call", "amd_best": "AMD", "nvidia_best": "NVIDIA",
+    "cost_margin_pct": "Cost margin (%)", "cost_ratio_p05": "Ratio p5",
+    "cost_ratio": "AMD/NVIDIA cost", "cost_ratio_p95": "Ratio p95",
+    "p_amd_cheaper": "P(AMD cheaper)", "breakeven_rel_throughput": "Break-even throughput (x)"},
+    decimals={"cost_margin_pct": 0, "cost_ratio_p05": 2, "cost_ratio": 2, "cost_ratio_p95": 2,
+              "p_amd_cheaper": 2, "breakeven_rel_throughput": 2})
+
+# %% [markdown]
+# ## Glossary
+
+# %%
+display(decision.glossary_bundle(), raw=True)
 
 # %% [markdown]
 # ## Methodology and measured model error
@@ -75,19 +101,20 @@ charts.table(decision.model_error_table(chapter_results), "appendix-model-error"
 
 # %%
 cited = decision.load_cited_source_ids()
-charts.table(decision.cited_sources(sources, cited), "appendix-sources", columns={
-    "source_id": "Source", "title": "Title", "publisher": "Publisher", "url": "URL",
-    "accessed": "Accessed", "kind": "Kind"}, wide_text=("title",))
-
-# %% [markdown]
-# ## Version
-#
-# What produced this report: package version, git commit (and whether the tree had
-# uncommitted changes), renderer, and digests of the data and the parameters.
+display(decision.sources_list_bundle(decision.cited_sources(sources, cited)), raw=True)
 
 # %%
+#| detail: "The claims audit in full: one row per claim of the seed article with quote, verdict, products, reasoning and sources"
+audit = claims.evaluate_claims(chapter_results=chapter_results, scenario=sc)
+charts.table(audit, "claims-audit", columns={
+    "claim_id": "Claim", "topic": "Topic", "quote": "Quote", "verdict": "Verdict",
+    "products": "Products", "reasoning": "Reasoning", "data_sources": "Sources"},
+    wide_text=("quote", "reasoning"))
+
+# %%
+#| detail: "Version: what produced this report (package, git commit and whether the tree had uncommitted changes, renderer, digests of the data and the parameters)"
 charts.table(decision.run_info_table(run_info), "appendix-version",
              columns={"item": "Item", "value": "Value"})
 
-# %%
+# %% tags=["key-results"]
 results.show_key_results("90-appendix", decision.appendix_key_results(register, cited, run_info))

@@ -62,6 +62,7 @@ def run_bench(
 
         with tempfile.TemporaryDirectory(prefix="gpu-report-bench-") as tmp:
             result = report.run_report(params, out_dir=Path(tmp), formats=("html", "pdf"), jobs=2)
+            pages = pdf_pages(result.version_dir / "report.pdf")
         timings = dict(result.timings)
         total = timings.pop("total", sum(timings.values()))
         for phase, seconds in timings.items():
@@ -81,4 +82,20 @@ def run_bench(
         ok = "yes" if not has_target or seconds <= target else "NO"
         table.add_row(name, f"{seconds:.3f}", f"{target:.1f}" if has_target else "", ok)
     console.print(table)
+    if include_report:
+        # The length a reader gets: the default report aims at about 25 pages (<= 26).
+        console.print(f"PDF pages: {pages} (target <= {PDF_PAGES_TARGET})")
     return rows
+
+
+#: The default report's page budget (a memo-first decision report, about 25 pages).
+PDF_PAGES_TARGET = 26
+
+
+def pdf_pages(pdf: Path) -> int:
+    """Number of pages of a rendered PDF (0 when there is none)."""
+    if not pdf.is_file():
+        return 0
+    from pypdf import PdfReader
+
+    return len(PdfReader(pdf).pages)

@@ -263,6 +263,106 @@ def _vendor_color() -> alt.Color:
     return alt.Color("vendor:N", title="Vendor", scale=_vendor_scale())
 
 
+#: Per-vendor hue families (ColorBrewer Reds / Greens, dark to light): one colour per
+#: accelerator, its vendor still readable at a glance. Announced parts take greys: they
+#: are projections and stay outside the shipping parts' scale.
+AMD_REDS = ("#99000d", "#cb181d", "#ef3b2c", "#fb6a4a", "#fc9272", "#67000d")
+NVIDIA_GREENS = ("#00441b", "#006d2c", "#238b45", "#41ab5d", "#74c476", "#a1d99b")
+ANNOUNCED_GREYS = ("#525252", "#969696", "#737373", "#bdbdbd")
+
+
+def accelerator_colors(accelerators: Any) -> dict[str, str]:
+    """One colour per accelerator: AMD reds, NVIDIA greens, announced parts grey.
+
+    Colours are given in the order the accelerators come (the scenario's candidate order),
+    so a part keeps its colour across the report's figures.
+
+    >>> accelerator_colors(["B300", "MI355X", "VR200", "H200"])
+    {'B300': '#00441b', 'MI355X': '#99000d', 'VR200': '#525252', 'H200': '#006d2c'}
+    """
+    from analysis import ids
+
+    out: dict[str, str] = {}
+    used = {"AMD": 0, "NVIDIA": 0, "announced": 0}
+    for acc in dict.fromkeys(accelerators):
+        if ids.status_of(acc) == "announced":
+            fam, key = ANNOUNCED_GREYS, "announced"
+        else:
+            key = ids.vendor_of(acc)
+            fam = AMD_REDS if key == "AMD" else NVIDIA_GREENS
+        out[acc] = fam[used[key] % len(fam)]
+        used[key] += 1
+    return out
+
+
+def _accelerator_color(accs: list[str], legend_title: str = "Accelerator") -> alt.Color:
+    """Colour by accelerator (shipping parts first, announced last) with a clickable legend."""
+    from analysis import ids
+
+    order = [a for a in accs if ids.status_of(a) != "announced"] + [
+        a for a in accs if ids.status_of(a) == "announced"
+    ]
+    colors = accelerator_colors(accs)
+    return alt.Color(
+        "accelerator:N",
+        title=legend_title,
+        sort=order,
+        scale=alt.Scale(domain=order, range=[colors[a] for a in order]),
+        legend=alt.Legend(symbolStrokeWidth=3),
+    )
+
+
+def _price_params(prices: Any, utilization: float) -> tuple[list[Any], dict[str, float], str]:
+    """Vega-Lite sliders for the AMD and NVIDIA $/GPU-hour and the utilization.
+
+    Each vendor's slider sets the $/GPU-hour of its reference part (its cheapest by the
+    price rule); the vendor's other parts move by the same factor. Returns the params,
+    the reference prices and a Vega expression for the cost per million output tokens of
+    a row with ``gpu_hour_usd``, ``vendor`` and ``tokens_per_s_per_gpu``.
+    """
+    ref: dict[str, float] = {}
+    names: dict[str, str] = {}
+    for vendor in ("AMD", "NVIDIA"):
+        sel = prices[(prices["vendor"] == vendor) & prices["gpu_hour_usd"].notna()]
+        sel = sel[sel["status"] == "shipping"] if (sel["status"] == "shipping").any() else sel
+        if len(sel):
+            i = sel["gpu_hour_usd"].idxmin()
+            ref[vendor], names[vendor] = (
+                float(sel.at[i, "gpu_hour_usd"]),
+                str(sel.at[i, "accelerator"]),
+            )
+        else:
+            ref[vendor], names[vendor] = 1.0, "none priced"
+    params = []
+    for vendor, pname in (("AMD", "amd_gpu_hour"), ("NVIDIA", "nvidia_gpu_hour")):
+        v = round(ref[vendor], 2)
+        params.append(
+            alt.param(
+                name=pname,
+                value=v,
+                bind=alt.binding_range(
+                    min=round(v * 0.25, 2),
+                    max=round(v * 3, 2),
+                    step=0.01,
+                    name=f"{vendor} $/GPU-hour ({names[vendor]}; its other parts scale with it) ",
+                ),
+            )
+        )
+    params.append(
+        alt.param(
+            name="utilization",
+            value=round(float(utilization), 2),
+            bind=alt.binding_range(min=0.2, max=1.0, step=0.01, name="Utilization "),
+        )
+    )
+    expr = (
+        "datum.gpu_hour_usd * (datum.vendor == 'AMD' ? amd_gpu_hour / "
+        f"{ref['AMD']!r} : nvidia_gpu_hour / {ref['NVIDIA']!r}) / utilization "
+        "/ (datum.tokens_per_s_per_gpu * 3600) * 1e6"
+    )
+    return params, ref, expr
+
+
 def _log_bounds(*columns: Any) -> tuple[float, float]:
     """Shared log-axis domain for a predicted-vs-measured scatter.
 
@@ -518,34 +618,111 @@ def plot_peak_compute_by_precision(compute: Any) -> alt.FacetChart:
     )
 
 
-def plot_cost_per_mtok(tiers: Any) -> alt.FacetChart:
-    """Cost per million tokens per accelerator and tier, median with a p05-p95 interval.
+def plot_cost_per_mtok(tiers: Any, prices: Any = None, utilization: float = 0.7) -> alt.Chart:
+    """Cost per million output tokens per accelerator and tier: point, median and interval.
 
-    ``tiers``: :attr:`analysis.tco.Simulation.tiers` (accelerator, vendor, tier,
-    cost_per_mtok, cost_per_mtok_p05, cost_per_mtok_p95).
+    ``tiers``: :attr:`analysis.tco.Simulation.tiers` (accelerator, vendor, status, tier,
+    tokens_per_s_per_gpu, cost_per_mtok, _p05, _p95, cost_per_mtok_point). Rows are
+    ordered by cost within each tier (cheapest on top), one colour per accelerator; announced
+    parts sit in a panel of their own (projections, outside the shipping parts' scale).
+    With ``prices`` (``tco.price_rule`` rows) sliders for the AMD and NVIDIA $/GPU-hour and
+    the utilization recompute the point cost in the browser from the precomputed
+    throughputs; the Monte Carlo interval moves with it by the same factor. Each point is
+    labelled with its $/M tokens. The title names the cheapest part of the tightest tier.
     """
-    data = tiers.dropna(subset=["cost_per_mtok"])
-    color = _vendor_color()
-    base = alt.Chart(data).encode(y=alt.Y("accelerator:N", title=None, sort=None))
-    bars = base.mark_rule(strokeWidth=3).encode(
-        x=alt.X("cost_per_mtok_p05:Q", title="USD per million output tokens (p05-p95, median)"),
-        x2="cost_per_mtok_p95:Q",
-        color=color,
+    from analysis import ids
+
+    data = tiers.dropna(subset=["cost_per_mtok"]).copy()
+    data["group"] = [
+        "announced (projection)" if s == "announced" else "shipping" for s in data["status"]
+    ]
+    if "cost_per_mtok_point" not in data:
+        data["cost_per_mtok_point"] = data["cost_per_mtok"]
+    accs = list(dict.fromkeys(data["accelerator"]))
+    title = "Cost per million output tokens by latency tier"
+    ship = data[data["status"] == "shipping"]
+    if len(ship):
+        first = ship[ship["tier_index"] == ship["tier_index"].min()]
+        best = first.loc[first["cost_per_mtok_point"].idxmin()]
+        title = (
+            f"{best['accelerator']} is the cheapest per million output tokens at {best['tier']}"
+            f" (${best['cost_per_mtok_point']:.3f})"
+        )
+    params: list[Any] = []
+    if prices is not None:
+        pr = prices[["accelerator", "gpu_hour_usd"]]
+        data = data.merge(pr, on="accelerator", how="left")
+        pinfo = pr.assign(
+            vendor=[ids.vendor_of(a) for a in pr["accelerator"]],
+            status=[ids.status_of(a) for a in pr["accelerator"]],
+        )
+        params, _, expr = _price_params(pinfo, utilization)
+        calc = {
+            "point": expr,
+            "scale": f"({expr}) / datum.cost_per_mtok_point",
+        }
+    else:
+        calc = {"point": "datum.cost_per_mtok_point", "scale": "1"}
+    pick = alt.selection_point(name="part_cost", fields=["accelerator"], bind="legend")
+    base = (
+        alt.Chart(data)
+        .transform_calculate(**calc)
+        .transform_calculate(
+            lo="datum.cost_per_mtok_p05 * datum.scale", hi="datum.cost_per_mtok_p95 * datum.scale"
+        )
+        .encode(
+            y=alt.Y(
+                "accelerator:N",
+                title=None,
+                sort=alt.EncodingSortField(field="cost_per_mtok_point", order="ascending"),
+            ),
+            color=_accelerator_color(accs),
+            opacity=alt.condition(pick, alt.value(1.0), alt.value(0.15)),
+        )
     )
-    dots = base.mark_point(filled=True, size=70, color="black").encode(
-        x="cost_per_mtok:Q",
-        tooltip=["accelerator", "tier", alt.Tooltip("cost_per_mtok:Q", format=".3f")],
+    xt = "USD per million output tokens (dot: price rule; bar: 5-95% of the Monte Carlo)"
+    bars = base.mark_rule(strokeWidth=4).encode(
+        x=alt.X("lo:Q", title=xt, scale=alt.Scale(zero=False)), x2="hi:Q"
     )
+    tooltip = [
+        alt.Tooltip("accelerator:N", title="Accelerator"),
+        alt.Tooltip("tier:N", title="Tier"),
+        alt.Tooltip("point:Q", title="USD per M output tokens", format="$.3f"),
+        alt.Tooltip("lo:Q", title="p5", format="$.3f"),
+        alt.Tooltip("hi:Q", title="p95", format="$.3f"),
+        alt.Tooltip("tokens_per_s_per_gpu:Q", title="Tokens/s per GPU", format=",.0f"),
+    ]
+    dots = base.mark_point(filled=True, size=70, stroke="black", strokeWidth=0.6).encode(
+        x="point:Q", tooltip=tooltip
+    )
+    labels = base.mark_text(align="left", dx=7, fontSize=9, color="#333").encode(
+        x="hi:Q", text=alt.Text("point:Q", format="$.3f")
+    )
+    layered = alt.layer(bars, dots, labels).add_params(pick, *params)
+    tier_order = list(dict.fromkeys(data.sort_values("tier_index")["tier"]))
+    facets: dict[str, Any] = {
+        "row": alt.Row(
+            "tier:N",
+            title=None,
+            sort=tier_order,
+            header=alt.Header(labelAngle=0, labelAlign="left"),
+        )
+    }
+    if data["group"].nunique() > 1:
+        facets["column"] = alt.Column(
+            "group:N", title=None, sort=["shipping", "announced (projection)"]
+        )
     return (
-        alt.layer(bars, dots, data=data)
-        .properties(width=480, height=140)
-        .facet(row=alt.Row("tier:N", title="Latency tier", sort=None))
+        layered.properties(width=440, height=alt.Step(16))
+        .facet(**facets)
+        .resolve_scale(y="independent", x="independent")
         .properties(
-            title="Cost per million tokens by latency tier",
+            title=title,
             description=(
-                "Horizontal intervals of cost per million output tokens (5th to 95th "
-                "percentile of the Monte Carlo) with the median as a dot, per accelerator, "
-                "one panel per latency tier, coloured by vendor."
+                "Per latency tier and accelerator: a dot at the cost per million output "
+                "tokens under the price rule (recomputed from the sliders), a bar for the "
+                "5th-95th percentile of the Monte Carlo, and the value as a label; announced "
+                "parts in their own column."
             ),
         )
     )
@@ -644,56 +821,121 @@ def plot_buy_vs_rent(costs: Any) -> alt.Chart:
 # --- 30-inference-tiers ------------------------------------------------------------------
 
 
-def plot_inference_frontier(front: Any, tiers: Any, measured: Any = None) -> alt.LayerChart:
+def plot_inference_frontier(
+    front: Any,
+    tiers: Any,
+    prices: Any = None,
+    utilization: float = 0.7,
+    measured: Any = None,
+) -> alt.VConcatChart:
     """Throughput per GPU vs tokens/s per user per accelerator, tier bands shaded.
 
-    ``front``: inference.frontiers(); ``tiers``: rows with name, lo, hi in tokens/s per user
-    (1000 / TPOT bound), one per bounded tier. ``measured``: the team's own points
+    ``front``: inference.frontiers(); ``tiers``: rows with tier, lo, hi in tokens/s per
+    user (1000 / TPOT bound). The x axis spans the data (bands are clipped to it, not the
+    other way round); one colour per accelerator (vendor hue families, announced parts
+    grey and dashed); clicking a legend entry shows that part alone. With ``prices``
+    (``tco.price_rule`` rows: accelerator, gpu_hour_usd) a second panel shows the cost per
+    million output tokens along the same frontier, recomputed in the browser from the
+    precomputed throughputs when the sliders (AMD and NVIDIA $/GPU-hour, utilization)
+    move; the lowest cost of each part is labelled. The title names the leader of the
+    tightest bounded tier (computed from ``front``). ``measured``: the team's own points
     (:func:`analysis.measurements.scenario_points`: accelerator, vendor,
     tokens_per_s_per_user, tokens_per_s_per_gpu, tp, tool), drawn as filled diamonds; points
     without TPOT (MLPerf Offline) have no interactivity and are left off the chart.
     """
-    bands = (
-        alt.Chart(tiers)
-        .mark_rect(opacity=0.12)
-        .encode(
-            x=alt.X("lo:Q"),
-            x2="hi:Q",
-            color=alt.Color("tier:N", title="Latency tier", scale=alt.Scale(scheme="greys")),
-        )
-    )
-    lines = (
-        alt.Chart(front)
-        .mark_line()
-        .encode(
-            x=alt.X(
-                "tokens_per_s_per_user:Q",
-                title="Interactivity (output tokens/s per user)",
-                scale=alt.Scale(type="log"),
-            ),
-            y=alt.Y("tokens_per_s_per_gpu:Q", title="Throughput (output tokens/s per GPU)"),
-            detail="accelerator:N",
-            strokeDash=alt.StrokeDash("accelerator:N", title="Accelerator"),
-            stroke=alt.Stroke("vendor:N", title="Vendor", scale=_vendor_scale()),
-            tooltip=["accelerator"]
-            + (["tp"] if "tp" in front else [])
-            + ["concurrency", "tokens_per_s_per_gpu", "tokens_per_s_per_user"],
-        )
-    )
-    layers = [bands, lines]
+    from analysis import ids
+
+    df = front.dropna(subset=["tokens_per_s_per_user", "tokens_per_s_per_gpu"]).copy()
+    df["status"] = [ids.status_of(a) for a in df["accelerator"]]
+    accs = list(dict.fromkeys(df["accelerator"]))
+    lo_x = float(df["tokens_per_s_per_user"].min()) * 0.8
+    hi_x = float(df["tokens_per_s_per_user"].max()) * 1.25
+    bands = tiers.copy()
+    bands["lo"] = bands["lo"].clip(lower=lo_x, upper=hi_x)
+    bands["hi"] = bands["hi"].clip(lower=lo_x, upper=hi_x)
+    bands = bands[bands["hi"] > bands["lo"]]
     title = "Throughput-interactivity frontier per accelerator (calibrated model)"
+    bounded = tiers[tiers["lo"] > 0.1].sort_values("lo", ascending=False)
+    if len(bounded):
+        t = bounded.iloc[0]
+        ok = df[(df["tokens_per_s_per_user"] >= t["lo"]) & (df["status"] == "shipping")]
+        if len(ok):
+            lead = ok.loc[ok["tokens_per_s_per_gpu"].idxmax(), "accelerator"]
+            title = (
+                f"{lead} serves the most tokens per GPU at {t['tier']} "
+                f"(at least {t['lo']:.0f} tokens/s per user)"
+            )
+    x = alt.X(
+        "tokens_per_s_per_user:Q",
+        title="Interactivity (output tokens/s per user, log scale)",
+        scale=alt.Scale(type="log", domain=[lo_x, hi_x], nice=False),
+    )
+    pick = alt.selection_point(name="part", fields=["accelerator"], bind="legend")
+    band_layer = (
+        alt.Chart(bands)
+        .mark_rect(opacity=0.55, clip=True)
+        .encode(
+            x=alt.X("lo:Q", scale=alt.Scale(type="log", domain=[lo_x, hi_x], nice=False)),
+            x2="hi:Q",
+            color=alt.Color(
+                "tier:N",
+                title="Latency tier",
+                sort=None,
+                scale=alt.Scale(range=["#9ecae1", "#c6dbef", "#e6eef7", "#f2f2f2"]),
+            ),
+            tooltip=[alt.Tooltip("tier:N", title="Tier")],
+        )
+    )
+    color = _accelerator_color(accs)
+    dash = alt.StrokeDash(
+        "status:N",
+        title="Status",
+        scale=alt.Scale(domain=["shipping", "announced"], range=[[1, 0], [5, 3]]),
+    )
+    tooltip = [
+        alt.Tooltip("accelerator:N", title="Accelerator"),
+        *([alt.Tooltip("tp:Q", title="TP", format="d")] if "tp" in df else []),
+        alt.Tooltip("concurrency:Q", title="Concurrency", format=",d"),
+        alt.Tooltip("tokens_per_s_per_gpu:Q", title="Tokens/s per GPU", format=",.0f"),
+        alt.Tooltip("tokens_per_s_per_user:Q", title="Tokens/s per user", format=",.1f"),
+    ]
+    lines = (
+        alt.Chart(df)
+        .mark_line(point=alt.OverlayMarkDef(size=18))
+        .encode(
+            x=x,
+            y=alt.Y("tokens_per_s_per_gpu:Q", title="Throughput (output tokens/s per GPU)"),
+            color=color,
+            strokeDash=dash,
+            opacity=alt.condition(pick, alt.value(1.0), alt.value(0.12)),
+            tooltip=tooltip,
+        )
+        .add_params(pick)
+    )
+    layers = [band_layer, lines]
+    description = (
+        "Lines: output tokens/s per GPU against tokens/s per user as concurrency grows, one "
+        "colour per accelerator (AMD reds, NVIDIA greens, announced parts grey and dashed); "
+        "shaded bands mark the interactivity each latency tier requires."
+    )
     if measured is not None and len(measured):
         pts = measured[measured["tokens_per_s_per_user"].notna()]
-        pts = pts[
-            ["accelerator", "vendor", "tp", "tool", "tokens_per_s_per_user", "tokens_per_s_per_gpu"]
-        ].assign(point="measured (yours)")
+        cols = [
+            "accelerator",
+            "vendor",
+            "tp",
+            "tool",
+            "tokens_per_s_per_user",
+            "tokens_per_s_per_gpu",
+        ]
+        pts = pts[cols].assign(point="measured (yours)")
         layers.append(
             alt.Chart(pts)
             .mark_point(shape="diamond", filled=True, size=90, opacity=0.9)
             .encode(
-                x="tokens_per_s_per_user:Q",
+                x=x,
                 y="tokens_per_s_per_gpu:Q",
-                fill=alt.Fill("vendor:N", scale=_vendor_scale(), legend=None),
+                fill=alt.Fill("accelerator:N", scale=color.scale, legend=None),
                 shape=alt.Shape("point:N", title="Your runs", scale=alt.Scale(range=["diamond"])),
                 tooltip=[
                     "accelerator",
@@ -704,19 +946,49 @@ def plot_inference_frontier(front: Any, tiers: Any, measured: Any = None) -> alt
                 ],
             )
         )
-        title = "Throughput-interactivity frontier: corrected model and your measured points"
-    return (
-        alt.layer(*layers)
-        .resolve_scale(color="independent")
-        .properties(
-            title=title,
-            description=(
-                "Lines: output tokens/s per GPU against tokens/s per user as concurrency "
-                "grows, one per accelerator (upper envelope over the tensor-parallel "
-                "choices within a server), coloured by vendor; shaded bands mark the "
-                "interactivity the latency tiers require."
+        title = f"{title}; diamonds: your measured runs (model corrected by them)"
+        description += " Filled diamonds: the team's own measured runs."
+    top = alt.layer(*layers).resolve_scale(color="independent").properties(width=520, height=280)
+    if prices is None:
+        return alt.vconcat(top).properties(title=title, description=description)
+    pr = prices[["accelerator", "gpu_hour_usd"]]
+    cdf = df.merge(pr, on="accelerator", how="left").dropna(subset=["gpu_hour_usd"])
+    cdf["vendor"] = [ids.vendor_of(a) for a in cdf["accelerator"]]
+    pinfo = pr.assign(
+        vendor=[ids.vendor_of(a) for a in pr["accelerator"]],
+        status=[ids.status_of(a) for a in pr["accelerator"]],
+    )
+    params, _, expr = _price_params(pinfo, utilization)
+    cost_base = (
+        alt.Chart(cdf)
+        .transform_calculate(cost=expr)
+        .encode(
+            x=x,
+            y=alt.Y(
+                "cost:Q",
+                title="USD per million output tokens",
+                scale=alt.Scale(type="log", nice=False),
             ),
+            color=_accelerator_color(accs).legend(None),
         )
+    )
+    cost_lines = cost_base.mark_line().encode(
+        strokeDash=dash,
+        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.12)),
+        tooltip=[*tooltip, alt.Tooltip("cost:Q", title="USD per M output tokens", format="$.3f")],
+    )
+    cheapest = (
+        cost_base.transform_joinaggregate(min_cost="min(cost)", groupby=["accelerator"])
+        .transform_filter("datum.cost == datum.min_cost")
+        .mark_text(align="left", dx=5, dy=-6, fontSize=10)
+        .encode(text=alt.Text("cost:Q", format="$.3f"))
+    )
+    bottom = alt.layer(cost_lines, cheapest).add_params(*params).properties(width=520, height=200)
+    return alt.vconcat(top, bottom).properties(
+        title=title,
+        description=description
+        + " Below: the cost per million output tokens along each frontier, recomputed "
+        "from the sliders (AMD and NVIDIA $/GPU-hour, utilization).",
     )
 
 
@@ -895,31 +1167,72 @@ def plot_claim_verdicts(counts: Any) -> alt.Chart:
     )
 
 
-def plot_recommendation_costs(recs: Any) -> alt.Chart:
-    """Cheapest AMD vs cheapest NVIDIA median cost per workload, with 5-95% intervals.
+def plot_recommendation_costs(recs: Any) -> alt.LayerChart:
+    """AMD/NVIDIA cost ratio per workload (median of the joint draws, 5-95% interval).
 
-    Takes ``decision.recommend`` output; costs are relative to NVIDIA's best (= 1), as
-    :func:`analysis.decision.recommendation_costs` computes them.
+    Takes ``decision.recommend`` output. The ratio is plotted rather than the two vendors'
+    intervals: the draws are joint (shared utilization, power, capital cost), so two wide
+    intervals can overlap while the ratio stays clearly below 1 (which is what P(AMD
+    cheaper) measures). The title states the conclusion, counted from the data.
     """
-    df = decision.recommendation_costs(recs)
-    color = _vendor_color()
-    base_chart = alt.Chart(df).encode(
-        y=alt.Y("workload:N", title="Workload", axis=alt.Axis(labelLimit=280)),
-        yOffset=alt.YOffset("vendor:N"),
-        color=color,
+    df = decision.cost_ratios(recs)
+    cheaper = int((df["ratio"] < 1).sum())
+    title = (
+        f"AMD is cheaper in {cheaper} of {len(df)} workloads (AMD/NVIDIA cost ratio below 1)"
+        if len(df)
+        else "No workload has both vendors' costs"
     )
-    bars = base_chart.mark_rule(strokeWidth=2).encode(
-        x=alt.X("low:Q", title="Cost relative to the cheapest NVIDIA candidate (1 = equal)"),
-        x2="high:Q",
+    df = df.assign(
+        label=[f"{m:+.0f}% margin" for m in df["margin_pct"]],
+        side=["AMD cheaper" if x < 1 else "NVIDIA cheaper" for x in df["ratio"]],
     )
-    points = base_chart.mark_point(filled=True, size=70).encode(
-        x="relative_cost:Q", tooltip=["workload:N", "accelerator:N", "relative_cost:Q"]
+    lo = float(min(df["low"].min(), 1.0)) if len(df) else 0.5
+    hi = float(max(df["high"].max(), 1.0)) if len(df) else 1.5
+    pad = (hi - lo) * 0.08
+    scale = alt.Scale(domain=[lo - pad, hi + pad], zero=False)
+    axis_title = "AMD / NVIDIA cost (median, 5-95% of joint draws; below 1 = AMD cheaper)"
+    x = alt.X("ratio:Q", title=axis_title, scale=scale)
+    y = alt.Y("workload:N", title=None, sort=None, axis=alt.Axis(labelLimit=300))
+    color = alt.Color(
+        "side:N",
+        title=None,
+        scale=alt.Scale(
+            domain=["AMD cheaper", "NVIDIA cheaper"],
+            range=[VENDOR_COLORS["AMD"], VENDOR_COLORS["NVIDIA"]],
+        ),
+        legend=alt.Legend(orient="bottom"),
     )
-    return (bars + points).properties(
-        title="Cheapest AMD vs cheapest NVIDIA candidate per workload",
+    tooltip = [
+        alt.Tooltip("workload:N", title="Workload"),
+        alt.Tooltip("amd:N", title="AMD"),
+        alt.Tooltip("nvidia:N", title="NVIDIA"),
+        alt.Tooltip("ratio:Q", title="Cost ratio", format=".2f"),
+        alt.Tooltip("low:Q", title="p5", format=".2f"),
+        alt.Tooltip("high:Q", title="p95", format=".2f"),
+        alt.Tooltip("margin_pct:Q", title="Cost margin (%)", format=".0f"),
+        alt.Tooltip("p_call:Q", title="P(call)", format=".2f"),
+    ]
+    base = alt.Chart(df).encode(y=y)
+    parity = (
+        alt.Chart(alt.Data(values=[{"x": 1.0}]))
+        .mark_rule(color="#555", strokeDash=[4, 3])
+        .encode(x="x:Q")
+    )
+    rules = base.mark_rule(strokeWidth=3).encode(
+        x=alt.X("low:Q", title=axis_title, scale=scale), x2="high:Q", color=color, tooltip=tooltip
+    )
+    dots = base.mark_point(filled=True, size=90).encode(x=x, color=color, tooltip=tooltip)
+    text = base.mark_text(align="left", dx=8, dy=-9, fontSize=10, color="#333").encode(
+        x=x, text="label:N"
+    )
+    return alt.layer(parity, rules, dots, text).properties(
+        width=460,
+        height=alt.Step(30),
+        title=title,
         description=(
-            "For each workload, a dot per vendor at its cheapest shipping candidate's median cost "
-            "relative to NVIDIA's (1 = equal), with a line spanning the 5th-95th percentile."
+            "For each workload, a dot at the median ratio of the cheapest AMD to the cheapest "
+            "NVIDIA candidate's cost over the joint Monte Carlo draws, a line from its 5th to "
+            "its 95th percentile, and the dashed parity line at 1."
         ),
     )
 
@@ -1014,6 +1327,18 @@ def _fmt_number(value: Any, decimals: int | None) -> str:
     return f"{x:,.{decimals}f}"
 
 
+def _fmt_label_int(value: Any) -> str:
+    """An integer shown as a label: no separator, no decimals ("2024", "2"); "–" if NaN.
+
+    >>> _fmt_label_int(2024.0), _fmt_label_int(2), _fmt_label_int(float("nan"))
+    ('2024', '2', '–')
+    """
+    if value is None or isinstance(value, str):
+        return "" if value is None else value
+    x = float(value)
+    return "–" if math.isnan(x) else f"{x:.0f}"
+
+
 def _decimals_for(values: list[float]) -> int:
     """Decimals that suit a set of numbers: 319,300 | 12.3 | 1.93 | 0.506."""
     finite = [abs(v) for v in values if v == v and abs(v) != float("inf")]
@@ -1086,8 +1411,23 @@ class ReportTable:
             st = st.set_caption(self.caption)
         return st
 
+    def csv_text(self) -> str:
+        """The table as displayed (headers and formatted values), as CSV."""
+        return self.frame.to_csv(index=False)
+
+    def download_link(self) -> str:
+        """A link that saves the table as CSV, offline: the data travels in a data: URI.
+
+        Percent-encoded, so no cell text (user text included) can close the attribute.
+        """
+        from urllib.parse import quote
+
+        href = "data:text/csv;charset=utf-8," + quote(self.csv_text(), safe="")
+        name = _escape(f"{self.uuid}.csv")
+        return f'<a class="table-download" download="{name}" href="{href}">Download CSV</a>'
+
     def _repr_html_(self) -> str:
-        return self.styler().to_html()
+        return self.styler().to_html() + self.download_link()
 
     def __repr__(self) -> str:
         return self.frame.to_string(index=False)
@@ -1136,6 +1476,11 @@ def table(
         dec = decimals.get(col) if isinstance(decimals, dict) else decimals
         if getattr(frame[col].dtype, "kind", "") in "iu":
             dec = 0
+        if str(col).endswith("year") or str(col) in {"year", "tp", "pp", "dp"}:
+            # years and parallelism degrees are labels, not quantities: 2024, TP 2
+            out[header] = [_fmt_label_int(v) for v in values]
+            numeric.add(header)
+            continue
         if dec is None and nums:
             finite = [abs(v) for v in nums if v == v and v != 0 and abs(v) != float("inf")]
             spread = max(finite) / min(finite) if finite else 1.0

@@ -48,6 +48,7 @@ import pandas as pd
 from analysis import ids
 from analysis.tables.claims import VERDICTS
 from analysis.tco import cost_per_million_tokens
+from analysis.textsafe import markdown_text
 
 __all__ = [
     "EVALUATORS",
@@ -1323,3 +1324,61 @@ def key_results(counts: pd.DataFrame) -> dict[str, int]:
         "claims_mixes_generations": int(n["mixes generations"]),
         "claims_unverifiable": int(n["unverifiable"]),
     }
+
+
+#: Longest quote the one-page verdict table shows (the full quote is in the appendix audit).
+VERDICT_QUOTE_CHARS = 90
+
+
+def verdict_table(audit: pd.DataFrame, width: int = VERDICT_QUOTE_CHARS) -> pd.DataFrame:
+    """One line per claim for the chapter's one-page table: id, shortened quote, verdict.
+
+    Quotes longer than ``width`` are cut at a word boundary and end in an ellipsis; the
+    full quote, the reasoning and the sources are the appendix's audit (same rows, same
+    order).
+
+    >>> verdict_table(pd.DataFrame({"claim_id": ["C1"], "quote": ["a " * 60],
+    ...                             "verdict": ["supported"]}), 10)["claim"].tolist()
+    ['a a a a a…']
+    """
+
+    def short(q: Any) -> str:
+        q = " ".join(str(q).split())
+        if len(q) <= width:
+            return q
+        return q[:width].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+    return pd.DataFrame(
+        {
+            "claim_id": audit["claim_id"],
+            "claim": [short(q) for q in audit["quote"]],
+            "verdict": audit["verdict"],
+        }
+    )
+
+
+#: The seed article's row in ``data/sources.csv``.
+SEED_SOURCE_ID = "seed-article"
+
+
+def seed_article_markdown(sources: pd.DataFrame, audit: pd.DataFrame) -> str:
+    """Which article the report audits (by its title) and what it claims, counted by topic.
+
+    The title is the ``seed-article`` row of ``sources.csv`` without its storage note (the
+    part in parentheses); the counts come from the audit, so they follow ``claims.csv``.
+    """
+    row = sources.loc[sources["source_id"] == SEED_SOURCE_ID]
+    if row.empty:
+        return "The audited article is not registered in `sources.csv`."
+    r = row.iloc[0]
+    title = str(r["title"]).split(" (")[0].strip()
+    title = title[:1].upper() + title[1:]
+    topics = audit["topic"].value_counts()
+    counts = ", ".join(f"{n} on {markdown_text(t)}" for t, n in topics.items())
+    verdicts = audit["verdict"].value_counts()
+    held = ", ".join(f"{n} {markdown_text(v)}" for v, n in verdicts.items())
+    return (
+        f'The article audited is *"{markdown_text(title)}"* ({markdown_text(r["publisher"])}, '
+        f"text read {markdown_text(r['accessed'])}). It makes {len(audit)} checkable claims "
+        f"({counts}); against the data: {held}."
+    )

@@ -198,6 +198,26 @@ def data_readme(
     console.print(f"wrote {paths.DATA_README.relative_to(paths.ROOT)}")
 
 
+@app.command("params-readme")
+def params_readme(
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 if README.md's parameter reference is stale.")
+    ] = False,
+) -> None:
+    """Regenerate README.md's parameter reference from the Scenario model."""
+    from analysis.params import readme_with_reference
+
+    readme = paths.ROOT / "README.md"
+    current = readme.read_text(encoding="utf-8")
+    text = readme_with_reference(current)
+    if check:
+        if current != text:
+            raise fail("README.md's parameter reference is stale: run `make params-readme`")
+        return
+    readme.write_text(text, encoding="utf-8")
+    console.print("wrote the parameter reference in README.md")
+
+
 @app.command()
 def bench(
     params: Annotated[

@@ -14,6 +14,14 @@ Analytical decisions taken here:
 * **Shipping parts only.** Winners and cost comparisons use shipping candidates; announced
   parts (VR200, MI455X) are projections and only appear in caveats.
 * A vendor with no feasible candidate in a tier loses that tier outright.
+* **One definition per number.** The cost margin is ``1 - AMD/NVIDIA`` (median costs of
+  the cheapest candidates; +25% = AMD 25% cheaper) in every table, sentence and figure;
+  the interval drawn is the per-draw AMD/NVIDIA ratio's 5th-95th percentile (the draws
+  are joint, so the ratio's interval is what the probability is about, not the two
+  overlapping cost intervals). $/GPU-hour figures are the price rule's (``tco.price_rule``).
+* **Flip conditions in negotiating units.** Each call names the break-even AMD server
+  price (buying) or rental quote (renting) and the throughput factor at which it flips,
+  as the TCO chapter solved them; nothing here is a fixed sentence.
 * Checklist lines the data cannot test (ISV certification, team preference) say so rather
   than guess; lines the chapters can test are scored for the scenario.
 """
@@ -156,14 +164,81 @@ def _call(
     return "either", "no cost or performance result to decide on"
 
 
+def _usd(x: float) -> str:
+    """Dollars for a sentence: cents below $100, whole dollars above.
+
+    Large amounts are rounded to three significant digits: a break-even solved on a model
+    with a 15% error is not known to the dollar.
+
+    >>> _usd(1.6712), _usd(312456.2)
+    ('$1.67', '$312,000')
+    """
+    if abs(x) < 100:
+        return f"${x:,.2f}"
+    return f"${float(f'{x:.3g}'):,.0f}"
+
+
+def flip_text(
+    rec: str, amd: str, be_hour: float, amd_hour: float, nums: Mapping[str, float], mode: str
+) -> str:
+    """What would flip a call, in the units a buyer negotiates (computed, never fixed).
+
+    AMD calls flip when the AMD part gets dearer or slower than the break-even; NVIDIA
+    calls when it gets cheaper or faster. The scenario's own unit (server price when
+    buying, rental quote when renting) goes first, then the other mode's, then throughput;
+    the all-in $/GPU-hour break-even only where neither price unit has one.
+    """
+    if rec == INFEASIBLE:
+        return "a looser bound, a smaller model or a candidate that can meet the workload"
+    if rec == "either":
+        return f"a clearer cost gap: P(AMD cheaper) outside {P_EITHER[0]}-{P_EITHER[1]}"
+    if not amd:
+        return "an AMD candidate with a price in this mode"
+    up = rec == "AMD"  # AMD wins now: it flips if AMD gets dearer / slower
+    more, less = ("more", "less") if up else ("less", "more")
+    parts = []
+    srv, cur_srv = nums["breakeven_server_price_usd"], nums["current_server_price_usd"]
+    quote, cur_q = nums["breakeven_rental_quote_usd"], nums["current_rental_quote_usd"]
+    buy_part = (
+        f"the 8-GPU {amd} server costs {more} than {_usd(srv)} (now {_usd(cur_srv)})"
+        if math.isfinite(srv) and srv > 0 and math.isfinite(cur_srv)
+        else ""
+    )
+    rent_part = (
+        f"its rental quote is {'above' if up else 'below'} {_usd(quote)}/GPU-hour"
+        + (f" (now {_usd(cur_q)})" if math.isfinite(cur_q) else "")
+        if math.isfinite(quote) and quote > 0
+        else ""
+    )
+    # The other mode's unit says which mode it belongs to (both rented / bought instead).
+    if mode == "buy" and rent_part:
+        rent_part += " if rented"
+    if mode == "rent" and buy_part:
+        buy_part += " if bought"
+    parts = [buy_part, rent_part] if mode == "buy" else [rent_part, buy_part]
+    rel = nums["breakeven_rel_throughput"]
+    if math.isfinite(rel):
+        parts.append(f"it delivers {'under' if up else 'over'} {rel:.2f}x the modelled throughput")
+    parts = [x for x in parts if x]
+    if math.isfinite(be_hour) and not (buy_part or rent_part):
+        now = f", now {_usd(amd_hour)}" if math.isfinite(amd_hour) else ""
+        parts.append(f"its all-in cost passes {_usd(be_hour)}/GPU-hour{now}")
+    if not parts:
+        return "no break-even was found in range"
+    return ", ".join(parts[:-1]) + (" or " if len(parts) > 1 else "") + parts[-1]
+
+
 def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
     """One row per workload (training job, then each inference tier) with the call and why.
 
     Columns: workload, label, recommendation (AMD/NVIDIA/either/infeasible), basis, perf_winner,
     perf_winner_vendor, perf_margin_pct, model_error_pct, amd_best, amd_cost, amd_cost_p05,
     amd_cost_p95, nvidia_best, nvidia_cost, nvidia_cost_p05, nvidia_cost_p95, cost_unit,
-    cost_margin_pct (NVIDIA's best over AMD's best median cost - 1, %; > 0 = AMD cheaper),
-    p_amd_cheaper, breakeven_amd_gpu_hour_usd, amd_gpu_hour_usd, flip (what would flip it).
+    cost_margin_pct (1 - AMD's best / NVIDIA's best median cost, %; > 0 = AMD cheaper),
+    cost_ratio, cost_ratio_p05, cost_ratio_p95 (AMD/NVIDIA per joint draw), p_amd_cheaper,
+    breakeven_amd_gpu_hour_usd, amd_gpu_hour_usd, breakeven_rel_throughput,
+    breakeven_server_price_usd, current_server_price_usd, breakeven_rental_quote_usd,
+    current_rental_quote_usd, flip (what would flip it, in words).
     """
     cands = ids.shipping(scenario.candidates)
     amd = [a for a in cands if ids.vendor_of(a) == "AMD"]
@@ -176,6 +251,7 @@ def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
 
     def row(
         workload: str,
+        case: str,
         label: str,
         prefix: str,
         unit: str,
@@ -202,20 +278,17 @@ def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
             # The chapters ran and priced nothing and named no winner: no candidate can run
             # this workload (e.g. no training layout fits any of them).
             rec, basis = INFEASIBLE, "no candidate has a feasible result for this workload"
-        cost_margin = (n[1] / a[1] - 1) * 100 if cost_known and a[1] > 0 else math.nan
+        cost_margin = (1 - a[1] / n[1]) * 100 if cost_known and n[1] > 0 else math.nan
         be = _num(tco.get(be_key))
         amd_hour = _num(tco.get(f"gpu_hour_usd_{a[0]}")) if a[0] else math.nan
-        if rec == INFEASIBLE:
-            flip = "A looser bound, a smaller model or a candidate that can meet the workload."
-        elif rec == "either":
-            flip = f"A clearer cost gap: P(AMD cheaper) outside {P_EITHER[0]}-{P_EITHER[1]}."
-        elif rec == "AMD":
-            flip = "NVIDIA wins if AMD's all-in GPU-hour rises above the break-even."
-        else:
-            flip = "AMD wins if its all-in GPU-hour falls below the break-even."
-        if math.isfinite(be):
-            flip += f" Break-even AMD GPU-hour: ${be:.2f}"
-            flip += f" (now ${amd_hour:.2f} for {a[0]})." if math.isfinite(amd_hour) else "."
+        nums = {
+            "breakeven_rel_throughput": _num(tco.get(f"{case}_breakeven_amd_rel_throughput")),
+            "breakeven_server_price_usd": _num(tco.get(f"{case}_breakeven_amd_server_price_usd")),
+            "current_server_price_usd": _num(tco.get(f"{case}_current_amd_server_price_usd")),
+            "breakeven_rental_quote_usd": _num(tco.get(f"{case}_breakeven_amd_rental_quote_usd")),
+            "current_rental_quote_usd": _num(tco.get(f"{case}_current_amd_rental_quote_usd")),
+        }
+        flip = flip_text(rec, a[0], be, amd_hour, nums, str(getattr(scenario.cost, "mode", "")))
         rows.append(
             {
                 "workload": workload,
@@ -236,17 +309,24 @@ def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
                 "nvidia_cost_p95": n[3],
                 "cost_unit": unit,
                 "cost_margin_pct": cost_margin,
+                "cost_ratio": _num(tco.get(f"{case}_cost_ratio")),
+                "cost_ratio_p05": _num(tco.get(f"{case}_cost_ratio_p05")),
+                "cost_ratio_p95": _num(tco.get(f"{case}_cost_ratio_p95")),
                 "p_amd_cheaper": p,
                 "breakeven_amd_gpu_hour_usd": be,
                 "amd_gpu_hour_usd": amd_hour,
+                **nums,
                 "flip": flip,
             }
         )
 
+    models = data.load_table("models")
+    names = dict(zip(models["model"], models["name"], strict=True))
     t = scenario.training
     row(
         "training",
-        f"train {t.model} on {t.cluster_gpus:,} GPUs",
+        "train",
+        f"train {names.get(t.model, t.model)} on {t.cluster_gpus:,} GPUs",
         "train_cost_usd_",
         "USD per job",
         "train_p_amd_cheaper",
@@ -261,7 +341,8 @@ def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
         infeasible = _infeasible(inf, i)
         row(
             f"tier{i}",
-            f"serve {scenario.inference.model}, {tier.name}",
+            f"tier{i}",
+            f"serve {names.get(scenario.inference.model, scenario.inference.model)}, {tier.name}",
             f"tier{i}_cost_per_mtok_",
             "USD per million tokens",
             f"tier{i}_p_amd_cheaper",
@@ -308,6 +389,9 @@ RECOMMENDATION_COST_COLUMNS = ("workload", "vendor", "accelerator", "relative_co
 def recommendation_costs(recs: pd.DataFrame) -> pd.DataFrame:
     """Each vendor's cheapest candidate per workload, relative to NVIDIA's best median (= 1).
 
+    Kept for callers that compare the two vendors' own intervals; the summary's figure
+    plots :func:`cost_ratios` instead (the per-draw ratio, which the probability is about).
+
     Two rows per workload (AMD, then NVIDIA) with the median (``relative_cost``) and the
     5th/95th percentiles (``low``, ``high``) divided by NVIDIA's best median cost. Workloads
     without both vendors' costs (or with a zero NVIDIA cost) are left out: there is nothing
@@ -339,6 +423,40 @@ def recommendation_costs(recs: pd.DataFrame) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows, columns=list(RECOMMENDATION_COST_COLUMNS))
+
+
+#: Columns of :func:`cost_ratios`.
+COST_RATIO_COLUMNS = (
+    "workload", "call", "ratio", "low", "high", "margin_pct", "p_call", "amd", "nvidia"
+)  # fmt: skip
+
+
+def cost_ratios(recs: pd.DataFrame) -> pd.DataFrame:
+    """The AMD/NVIDIA cost ratio per workload with its 5-95% interval (joint draws).
+
+    ``margin_pct`` = (1 - ratio of the medians) x 100, the margin every sentence quotes;
+    ``p_call`` the probability of the call's side (P(AMD cheaper) for AMD calls, its
+    complement otherwise). Workloads without both vendors' costs are left out.
+    """
+    rows = []
+    for r in recs.itertuples(index=False):
+        if not math.isfinite(r.cost_ratio):
+            continue
+        p = r.p_amd_cheaper
+        rows.append(
+            {
+                "workload": r.label,
+                "call": r.recommendation,
+                "ratio": r.cost_ratio,
+                "low": r.cost_ratio_p05,
+                "high": r.cost_ratio_p95,
+                "margin_pct": r.cost_margin_pct,
+                "p_call": (1 - p) if r.recommendation == "NVIDIA" else p,
+                "amd": r.amd_best,
+                "nvidia": r.nvidia_best,
+            }
+        )
+    return pd.DataFrame(rows, columns=list(COST_RATIO_COLUMNS))
 
 
 # --- the article's checklists, made quantitative --------------------------------------------
@@ -684,14 +802,20 @@ def _esc(text: Any) -> str:
     return html_text(s)
 
 
-def assumptions_register_html(register: pd.DataFrame, sources: pd.DataFrame) -> str:
+def assumptions_register_html(
+    register: pd.DataFrame, sources: pd.DataFrame, *, compact: bool = False, anchors: bool = True
+) -> str:
     """The assumptions register as an HTML table, one anchor per entry.
 
     Each row starts with ``<a id="A-..."></a>`` (the TCO chapter links ``#A-...``) and links
-    its source.
+    its source. ``compact`` leaves out the rationale and date (the PDF's version: one line
+    per entry); ``anchors=False`` leaves out the anchors (a second, full copy of the
+    register in the same page must not repeat the ids).
     """
     urls = dict(zip(sources["source_id"], sources["url"], strict=True))
     head = ["id", "parameter", "value", "range", "unit", "quality", "source", "date", "rationale"]
+    if compact:
+        head = head[:7]
     body = []
     for r in register.itertuples(index=False):
         rid = str(r.id) if str(r.id).startswith("A-") else f"A-{r.id}"
@@ -701,8 +825,9 @@ def assumptions_register_html(register: pd.DataFrame, sources: pd.DataFrame) -> 
             if isinstance(url, str)
             else _esc(r.source_id)
         )
+        anchor = f'<a id="{_esc(rid)}"></a>' if anchors else ""
         cells = [
-            f'<a id="{_esc(rid)}"></a><code>{_esc(rid)}</code>',
+            f"{anchor}<code>{_esc(rid)}</code>",
             f"<code>{_esc(r.parameter)}</code>",
             f"{r.value:g}",
             f"{r.low:g} to {r.high:g}",
@@ -711,7 +836,7 @@ def assumptions_register_html(register: pd.DataFrame, sources: pd.DataFrame) -> 
             src,
             _esc(r.value_date),
             _esc(r.rationale),
-        ]
+        ][: len(head)]
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return (
         '<table class="assumptions-register"><thead><tr>'
@@ -720,6 +845,149 @@ def assumptions_register_html(register: pd.DataFrame, sources: pd.DataFrame) -> 
         + "".join(body)
         + "</tbody></table>"
     )
+
+
+def sources_list_bundle(sources: pd.DataFrame) -> dict[str, str]:
+    """The cited sources as a compact list: HTML (linked titles) and Typst (one paragraph).
+
+    One entry per source, "id: title, publisher, read on date", in table order. The HTML is
+    an ordered list (two columns on paper); the Typst form is a small-print paragraph, so
+    about 90 sources take one page rather than five. All text is escaped.
+    """
+    from analysis.typst_tables import typst_text
+
+    items, typ = [], []
+    for r in sources.itertuples(index=False):
+        url = r.url if isinstance(r.url, str) and r.url else ""
+        title = _esc(r.title)
+        linked = f'<a href="{_esc(url)}">{title}</a>' if url else title
+        items.append(
+            f"<li><code>{_esc(r.source_id)}</code>: {linked}, {_esc(r.publisher)}, "
+            f"read {_esc(r.accessed)}</li>"
+        )
+        t = typst_text(str(r.title))
+        if url:
+            t = f"#link({_typst_str(url)})[{t}]"
+        typ.append(
+            f"*{typst_text(str(r.source_id))}*: {t}, {typst_text(str(r.publisher))}, "
+            f"read {typst_text(str(r.accessed))}"
+        )
+    html = '<ol class="sources-list">' + "".join(items) + "</ol>"
+    typst = "#text(size: 7pt)[" + " · ".join(typ) + "]"
+    fence = "`" * 4
+    return {"text/html": html, "text/markdown": f"{fence}{{=typst}}\n{typst}\n{fence}\n"}
+
+
+def _typst_str(text: str) -> str:
+    from analysis.typst_tables import typst_string
+
+    return typst_string(text)
+
+
+#: The glossary (appendix): every abbreviation and term the chapters use.
+GLOSSARY: tuple[tuple[str, str], ...] = (
+    (
+        "TPOT",
+        "Time per output token: the gap between two generated tokens of one request "
+        "(ms). A tier's bound; 1000 / TPOT is the tokens per second each user sees.",
+    ),
+    (
+        "TTFT",
+        "Time to first token: from a request's arrival to its first output token "
+        "(prefill plus queueing).",
+    ),
+    ("ISL / OSL", "Input / output sequence length: tokens in the prompt and in the answer."),
+    (
+        "APE",
+        "Absolute percentage error of a prediction against a measured result; the "
+        "models' error is quoted as the median APE out of sample.",
+    ),
+    (
+        "MFU",
+        "Model FLOPs utilization: the share of the GPU's peak FLOP/s that training's "
+        "model arithmetic uses.",
+    ),
+    (
+        "Roofline",
+        "The bound a kernel cannot beat: bytes moved over memory bandwidth or "
+        "FLOPs over peak compute, whichever is slower.",
+    ),
+    (
+        "TP / PP / DP",
+        "Tensor, pipeline and data parallelism: splitting each layer across GPUs, "
+        "splitting the layers into stages, or replicating the model over batches.",
+    ),
+    (
+        "FSDP",
+        "Fully sharded data parallelism: data parallelism with weights, gradients and "
+        "optimizer state sharded across the GPUs.",
+    ),
+    (
+        "Paid vs useful GPU-hour",
+        "A paid GPU-hour is what the owner or provider charges for; "
+        "a useful one does work. Useful cost = paid cost / utilization: at 70% "
+        "utilization, a token costs 1 / 0.7 of the paid hour.",
+    ),
+    ("Cost margin", "1 - AMD/NVIDIA cost: +25% means AMD costs a quarter less."),
+    (
+        "Break-even",
+        "The value of one input (server price, rental quote, throughput, "
+        "utilization) at which the two vendors cost the same, all else held.",
+    ),
+    (
+        "Announced part",
+        "A product with vendor figures but no shipping systems (projections, never winners).",
+    ),
+)
+
+
+def glossary_bundle() -> dict[str, str]:
+    """:data:`GLOSSARY` as a definition list (HTML) and a Markdown list (Typst path)."""
+    html = (
+        '<dl class="glossary">'
+        + "".join(f"<dt>{_esc(t)}</dt><dd>{_esc(d)}</dd>" for t, d in GLOSSARY)
+        + "</dl>"
+    )
+    md = "\n".join(f"- **{markdown_text(t)}**: {markdown_text(d)}" for t, d in GLOSSARY)
+    return {"text/html": html, "text/markdown": md}
+
+
+#: ISL/OSL at or above which prefill dominates a request's FLOPs (the model does the
+#: arithmetic; this only decides which sentence describes it): prefill does ISL tokens of
+#: work per request in one pass, decode OSL tokens, so at 4x the prompt's work is most of it.
+PREFILL_HEAVY_RATIO = 4.0
+
+
+def inference_reading_note(scenario: Any, mape_pct: float) -> str:
+    """How to read the tier results, computed from the scenario (Markdown).
+
+    The measured error bounds what counts as a clear win; the request shape (ISL/OSL)
+    decides whether prefill or decode limits throughput, which says how much a looser
+    TPOT bound can buy.
+    """
+    inf = scenario.inference
+    ratio = inf.isl / inf.osl
+    err = f"{mape_pct:.0f}%" if math.isfinite(mape_pct) else "not measured in this run"
+    txt = (
+        f"**Reading the result with its error.** The model's out-of-sample median error "
+        f"(MLPerf rounds held out) is {err}; a tier margin smaller than that is not a clear "
+        f"win. The model chooses tensor parallelism (1 to {inf.gpus_per_replica}) per tier "
+        "and assumes continuous batching with chunked prefill; disaggregated prefill, "
+        "speculative decoding, pipeline and expert parallelism are not modelled. "
+    )
+    if ratio >= PREFILL_HEAVY_RATIO:
+        txt += (
+            f"This scenario's requests carry {ratio:g} input tokens per output token "
+            f"(ISL {inf.isl:,}, OSL {inf.osl:,}): prefill FLOPs bound throughput, so a looser "
+            "TPOT bound adds little and the tiers differ less than a decode-only view suggests."
+        )
+    else:
+        txt += (
+            f"This scenario's requests carry {ratio:g} input tokens per output token "
+            f"(ISL {inf.isl:,}, OSL {inf.osl:,}): decode dominates, so a looser TPOT bound "
+            "buys larger batches and more tokens per GPU."
+        )
+    return txt
 
 
 # --- plain-language text for the summary page -----------------------------------------------
@@ -737,59 +1005,146 @@ def _interval(lo: float, hi: float, unit: str) -> str:
     return ""
 
 
-def summary_markdown(scenario: Any, recs: pd.DataFrame, chapter_results: Results) -> str:
-    """The first screen: one line per workload with call, margin, interval, probability, flip.
+def data_date(sources: pd.DataFrame) -> str:
+    """The data's date: the latest day any cited source was read (``accessed``), ISO.
 
-    Without chapter results (the notebook opened by hand) it says what is missing instead.
+    >>> data_date(pd.DataFrame({"accessed": ["2026-10-01", "2026-11-30", None]}))
+    '2026-11-30'
     """
+    days = pd.to_datetime(sources["accessed"], errors="coerce").dropna()
+    return days.max().strftime("%Y-%m-%d") if len(days) else "unknown"
+
+
+def _workload_text(scenario: Any, workload: str, model_names: Mapping[str, str]) -> str:
+    """The workload in words, its latency tier by its real bounds (not the user's label)."""
+    if workload == "training":
+        t = scenario.training
+        return f"training {model_names.get(t.model, t.model)} on {t.cluster_gpus:,} GPUs"
+    tier = scenario.inference.tiers[int(workload.removeprefix("tier"))]
+    m = scenario.inference.model
+    return f"serving {model_names.get(m, m)} {tier.bounds_text()}"
+
+
+def _unit_text(workload: str) -> str:
+    return "per training run" if workload == "training" else "per million output tokens"
+
+
+def memo_line(scenario: Any, r: Any, model_names: Mapping[str, str]) -> str:
+    """One line of the memo: the call, its margin, how likely, what flips it (Markdown).
+
+    The margin is :func:`recommend`'s ``cost_margin_pct`` (1 - AMD/NVIDIA) and the
+    probability the call side's share of the joint draws; both say "about" because they
+    are medians of a Monte Carlo.
+    """
+    what = markdown_text(_workload_text(scenario, r.workload, model_names))
+    unit = _unit_text(r.workload)
+    verb = "Rent" if scenario.cost.mode == "rent" else "Buy"
+    flip = markdown_text(r.flip)
+    if r.recommendation == INFEASIBLE:
+        return f"- **No candidate** can do {what}: it needs {flip}."
+    m, p = r.cost_margin_pct, r.p_amd_cheaper
+    if r.recommendation == "either":
+        gap = (
+            f"{r.amd_best} and {r.nvidia_best} cost the same within the uncertainty "
+            f"(cost margin {m:+.0f}%, P(AMD cheaper) = {p:.2f})"
+            if math.isfinite(m) and math.isfinite(p)
+            else markdown_text(r.basis)
+        )
+        return f"- **Either vendor** for {what}: {gap}; a call needs {flip}."
+    best = r.amd_best if r.recommendation == "AMD" else r.nvidia_best
+    if not math.isfinite(m):
+        return f"- **{verb} {best or r.recommendation}** for {what}: {markdown_text(r.basis)}."
+    if r.recommendation == "AMD":
+        how = f"about {m:.0f}% cheaper {unit} than {r.nvidia_best}"
+        p_call = p
+    else:
+        how = f"{r.amd_best} costs about {-m:.0f}% more {unit}"
+        p_call = 1 - p if math.isfinite(p) else p
+    likely = f", {p_call:.0%} likely" if math.isfinite(p_call) else ""
+    return f"- **{verb} {best}** for {what}: {how}{likely}; flips if {flip}."
+
+
+def main_caveat(recs: pd.DataFrame, chapter_results: Results) -> str:
+    """The caveat that matters most, computed: the call closest to flipping on throughput.
+
+    Throughput is the model's output, and its measured out-of-sample error is known; the
+    decided call whose throughput break-even lies nearest to 1 is the one a benchmark of
+    your own should confirm first. Without such a call, the price assumptions are named.
+    """
+    err = model_error(chapter_results)
+    best: tuple[float, Any, float] | None = None
+    for r in recs.itertuples(index=False):
+        rel = r.breakeven_rel_throughput
+        if r.recommendation not in ("AMD", "NVIDIA") or not math.isfinite(rel):
+            continue
+        headroom = abs(1 - rel) * 100
+        e = (
+            err["training_median_err_pct"]
+            if r.workload == "training"
+            else err["inference_mape_overall_pct"]
+        )
+        if best is None or headroom < best[0]:
+            best = (headroom, r, e)
+    if best is None:
+        return (
+            "Prices, utilization and porting effort are assumptions with ranges (appendix); "
+            "no call has a throughput break-even to compare with the models' error."
+        )
+    headroom, r, e = best
+    side = r.amd_best
+    txt = (
+        f"the closest call ({r.workload if r.workload == 'training' else 'serving'}, "
+        f"{r.amd_best} vs {r.nvidia_best}) flips if {side}'s real throughput is "
+        f"{headroom:.0f}% {'below' if r.recommendation == 'AMD' else 'above'} the model's"
+    )
+    if math.isfinite(e):
+        verdict = (
+            "inside that error: benchmark your own workload before committing"
+            if headroom <= e
+            else "beyond it, so the calls survive an error of the measured size"
+        )
+        txt += f"; the models' measured out-of-sample error is {e:.0f}% (median), {verdict}"
+    return txt[:1].upper() + txt[1:] + "."
+
+
+def summary_markdown(
+    scenario: Any,
+    recs: pd.DataFrame,
+    chapter_results: Results,
+    *,
+    data_as_of: str = "",
+    model_names: Mapping[str, str] | None = None,
+) -> str:
+    """The memo (first screen, PDF page 1): one line per workload, the caveat, the date.
+
+    Every number comes from ``recs`` (:func:`recommend`) and the chapters' key results;
+    without chapter results (the notebook opened by hand) it says what is missing instead.
+    """
+    if model_names is None:
+        models = data.load_table("models")
+        model_names = dict(zip(models["model"], models["name"], strict=True))
     # User text (title, tier names in the labels) is escaped: shown as text, never as
     # Markdown or HTML (a <script> in a title must not run in the report).
-    head = f"**Scenario:** {markdown_text(scenario.title)} ({scenario.cost.mode} mode).\n\n"
+    mode = "buying" if scenario.cost.mode == "buy" else "renting"
+    head = (
+        f"**The calls**, {mode} among {len(ids.shipping(scenario.candidates))} shipping "
+        "candidates" + (f" (data as of {data_as_of})" if data_as_of else "") + ":\n\n"
+    )
     if not chapter_results:
         return head + (
             "> **No chapter results were passed.** This summary only reads the other chapters' "
             "key results, which the orchestrator injects (`python -m analysis run --params "
             "FILE`). Opened by hand, every workload shows as *either* with no numbers."
         )
-    lines = []
-    for r in recs.itertuples(index=False):
-        txt = f"- **{markdown_text(r.label)}: {r.recommendation}**"
-        if math.isfinite(r.cost_margin_pct):
-            txt += (
-                f". Cheapest AMD {r.amd_best} {_money(r.amd_cost, r.cost_unit)}"
-                f"{_interval(r.amd_cost_p05, r.amd_cost_p95, r.cost_unit)} vs NVIDIA "
-                f"{r.nvidia_best} {_money(r.nvidia_cost, r.cost_unit)}"
-                f"{_interval(r.nvidia_cost_p05, r.nvidia_cost_p95, r.cost_unit)} "
-                f"({r.cost_unit}): AMD costs {r.amd_cost / r.nvidia_cost:.2f}x NVIDIA"
-            )
-        if math.isfinite(r.p_amd_cheaper):
-            txt += f"; P(AMD cheaper) = {r.p_amd_cheaper:.2f}"
-        if r.perf_winner:
-            txt += (
-                f". Fastest: {r.perf_winner} (+{r.perf_margin_pct:.0f}% over the other "
-                "vendor's best"
-            )
-            txt += (
-                f", model error {r.model_error_pct:.0f}%)"
-                if math.isfinite(r.model_error_pct)
-                else ")"
-            )
-        txt += f". *Flips if:* {markdown_text(r.flip)}"
-        lines.append(txt)
-    err = model_error(chapter_results)
-    caveats = [
-        "- Announced parts (VR200, MI455X) carry vendors' preliminary figures: projections, "
-        "never winners.",
-        f"- Measured model error (out-of-sample vs MLPerf): inference median APE "
-        f"{err['inference_mape_overall_pct']:.1f}% (AMD {err['inference_mape_amd_pct']:.1f}%, "
-        f"NVIDIA {err['inference_mape_nvidia_pct']:.1f}%) predicting each MLPerf round from "
-        f"the others, AMD {err['inference_mape_accelerator_amd_pct']:.1f}% and NVIDIA "
-        f"{err['inference_mape_accelerator_nvidia_pct']:.1f}% predicting each accelerator "
-        f"from its sister parts; training median error "
-        f"{err['training_median_err_pct']:.0f}%.",
-        "- Porting effort, utilization and prices are assumptions with ranges (appendix).",
-    ]
-    return head + "\n".join(lines) + "\n\n**Caveats**\n\n" + "\n".join(caveats)
+    lines = [memo_line(scenario, r, model_names) for r in recs.itertuples(index=False)]
+    return (
+        head
+        + "\n".join(lines)
+        + "\n\n**The caveat that matters most:** "
+        + main_caveat(recs, chapter_results)
+        + " Cost margin = 1 - AMD/NVIDIA (median cost of each vendor's cheapest shipping "
+        "candidate); likelihood = share of the joint Monte Carlo draws on the call's side."
+    )
 
 
 def changes_markdown(changes: pd.DataFrame, previous_results: Mapping[str, Any]) -> str:

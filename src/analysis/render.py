@@ -13,7 +13,14 @@ Analytical decisions taken here:
   template extending ``lab``): the Vega bundle is inlined once, nothing is fetched from any
   host, code is folded in ``<details>``, ``parameters`` cells are hidden. The PDF is headless
   Chromium's print of a print variant of the same page (A4, no code, static PNG charts).
-* Every page says which renderer (and version) produced it.
+* Every page's footer carries the scenario, the version's date, the renderer and "page n
+  of N"; the PDF has title, author and subject metadata and bookmarks (both renderers).
+* The memo comes first: page 1 of the PDF and the HTML's first screen hold the summary
+  chapter up to its first level-2 heading (the calls, the figure, the caveat); the
+  contents follow it. Cells tagged ``key-results`` (the nbval anchor feeding
+  results.json) are never rendered; a cell with the option ``#| detail: "..."`` is a
+  collapsed ``<details>`` in HTML and left out of the PDF (reference tables whose full
+  form the HTML and its CSV downloads carry).
 * User text reaches the pages only through :mod:`analysis.textsafe` (HTML, Typst).
 * Chromium prints a page that runs no script at all: the print variant carries a
   Content-Security-Policy ``script-src 'none'`` (it needs none: charts are PNGs there), so
@@ -43,8 +50,13 @@ import nbformat
 from analysis import paths
 from analysis.execute import front_matter
 from analysis.textsafe import html_text, markdown_text, typst_text
+from analysis.typst_tables import typst_string
 
-HIDDEN_CELL_TAGS = {"parameters", "injected-parameters", "remove-cell"}
+HIDDEN_CELL_TAGS = {"parameters", "injected-parameters", "remove-cell", "key-results"}
+#: Author recorded in the PDF metadata (both renderers).
+PDF_AUTHOR = "gpu-decision-report (analysis package)"
+#: Cell option naming a collapsed HTML detail, left out of the PDF.
+DETAIL_OPTION = "detail"
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 #: Flags that work on these machines (toolchain notes); the user-data dir is added per run.
 CHROMIUM_FLAGS = (
@@ -88,6 +100,13 @@ class Renderer:
     executable: str | None = None
 
     @property
+    def short_label(self) -> str:
+        """Renderer and version in a few words, for page footers."""
+        if self.name == "quarto":
+            return f"Quarto {self.version}"
+        return f"fallback ({self.html_tool})"
+
+    @property
     def label(self) -> str:
         """Human-readable line for footers and manifests."""
         if self.name == "quarto":
@@ -104,6 +123,49 @@ class Renderer:
             "pdf": self.pdf_tool,
             "label": self.label,
         }
+
+
+def version_date(version: str) -> str:
+    """The day a version was made, from its id (``v0003-20261130T061500Z-<digest>``).
+
+    >>> version_date("v0003-20261130T061500Z-abc"), version_date("dev")
+    ('2026-11-30', 'dev')
+    """
+    m = re.search(r"-(\d{4})(\d{2})(\d{2})T", version)
+    return f"{m.group(1)}-{m.group(2)}-{m.group(3)}" if m else version
+
+
+def footer_text(context: dict[str, Any]) -> str:
+    """The footer line (left part; the page number is added by each renderer).
+
+    Scenario, the version's date and the renderer that made the page (the design names
+    the renderer in every footer).
+    """
+    return (
+        f"Scenario {context.get('scenario', '')}"
+        f" · version of {context.get('date', context['version'])}"
+        f" · Rendered by {context['renderer']}"
+    )
+
+
+def set_pdf_metadata(pdf: Path, title: str, subject: str) -> None:
+    """Write title, author and subject into ``pdf`` (keeping its pages and bookmarks).
+
+    Chromium's print takes only the HTML title; Typst writes title (and author when set),
+    not always a subject. One pass with pypdf gives both renderers the same metadata.
+    """
+    import logging
+
+    from pypdf import PdfReader, PdfWriter
+
+    # Chromium's trailers under-count their objects; pypdf repairs that and says so.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    writer = PdfWriter(clone_from=PdfReader(pdf))
+    writer.add_metadata({"/Title": title, "/Author": PDF_AUTHOR, "/Subject": subject})
+    tmp = pdf.with_suffix(".meta.pdf")
+    with tmp.open("wb") as fh:
+        writer.write(fh)
+    tmp.replace(pdf)
 
 
 # --- tool discovery -------------------------------------------------------------------
@@ -254,6 +316,11 @@ def combine_notebooks(executed: list[Path]) -> tuple[nbformat.NotebookNode, list
             previous_quiet = quiet
             if cell.cell_type == "code":
                 opts = cell_options(cell.source)
+                if DETAIL_OPTION in opts:
+                    cell.metadata["report_detail"] = opts[DETAIL_OPTION]
+                tags = cell.metadata.setdefault("tags", [])
+                if opts.get("echo") == "false" and "remove-input" not in tags:
+                    tags.append("remove-input")
                 if "fig-cap" in opts:
                     figure += 1
                     cell.metadata["report_fig_cap"] = opts["fig-cap"]
@@ -278,8 +345,8 @@ def vega_bundle() -> str:
 
 
 def _print_css(context: dict[str, Any]) -> str:
-    """The print stylesheet with the footer (renderer, version) on every page."""
-    footer = f"Rendered by {context['renderer']} | version {context['version']}"
+    """The print stylesheet with the footer (scenario, date, renderer) on every page."""
+    footer = footer_text(context)
     return _template_text("print.css").replace(
         "__REPORT_FOOTER__", footer.replace("\\", "\\\\").replace('"', '\\"')
     )
@@ -326,6 +393,33 @@ def print_variant_of(screen: str, context: dict[str, Any]) -> str:
     return out.replace('class="jp-Notebook report"', 'class="jp-Notebook report report-print"', 1)
 
 
+_HEADING = re.compile(r'(<h[1-6][^>]*?\sid=")([^"]+)("[^>]*>)(.*?)(</h[1-6]>)', re.DOTALL)
+
+
+def unique_heading_ids(html: str) -> str:
+    """Headings with the same text in several chapters ("Overview") get ids -2, -3, ...
+
+    nbconvert derives a heading's id from its text, so the one page would repeat ids; the
+    first keeps its id (links to it stay valid), later ones are numbered, their anchor
+    link with them.
+
+    >>> unique_heading_ids('<h2 id="O">O<a href="#O">¶</a></h2><h2 id="O">O<a href="#O">¶</a></h2>')
+    '<h2 id="O">O<a href="#O">¶</a></h2><h2 id="O-2">O<a href="#O-2">¶</a></h2>'
+    """
+    seen: dict[str, int] = {}
+
+    def rename(m: re.Match[str]) -> str:
+        old = m.group(2)
+        seen[old] = seen.get(old, 0) + 1
+        if seen[old] == 1:
+            return m.group(0)
+        new = f"{old}-{seen[old]}"
+        inner = m.group(4).replace(f'href="#{old}"', f'href="#{new}"')
+        return f"{m.group(1)}{new}{m.group(3)}{inner}{m.group(5)}"
+
+    return _HEADING.sub(rename, html)
+
+
 def render_fallback_html(
     executed: list[Path], out_dir: Path, context: dict[str, Any], *, want_print: bool
 ) -> tuple[Path, Path | None]:
@@ -335,7 +429,7 @@ def render_fallback_html(
     out_dir.mkdir(parents=True, exist_ok=True)
     index = out_dir / "index.html"
     try:
-        screen = export_html(nb, context, print_variant=False)
+        screen = unique_heading_ids(export_html(nb, context, print_variant=False))
         index.write_text(screen, encoding="utf-8")
         printable = None
         if want_print:
@@ -396,6 +490,7 @@ def print_pdf(
             *CHROMIUM_FLAGS,
             f"--user-data-dir={profile}",
             "--no-pdf-header-footer",
+            "--generate-pdf-document-outline",
             f"--virtual-time-budget={VIRTUAL_TIME_BUDGET_MS}",
             f"--print-to-pdf={pdf_file}",
             html_file.resolve().as_uri(),
@@ -583,6 +678,7 @@ def quarto_notebook(
     )
     chapters: list[dict[str, str]] = []
     dead: list[str] = []
+    outline_done = target == "html"
     for path, nb in notebooks:
         meta = front_matter(nb)
         cid = path.stem
@@ -598,6 +694,39 @@ def quarto_notebook(
                 continue
             cell = copy.deepcopy(cell)
             cell["id"] = f"{cid}-{i}"[:64]
+            detail = (
+                cell_options(cell.source).get(DETAIL_OPTION) if cell.cell_type == "code" else None
+            )
+            if detail is not None:
+                if target != "html":
+                    continue  # the PDF leaves details out (the HTML and its CSVs carry them)
+                cell.source = "\n".join(
+                    ln
+                    for ln in cell.source.splitlines()
+                    if not ln.strip().startswith(f"#| {DETAIL_OPTION}:")
+                )
+            if (
+                target != "html"
+                and not outline_done
+                and cell.cell_type == "markdown"
+                and cell.source.lstrip().startswith("## ")
+            ):
+                # The memo (the first chapter up to its first section) is page 1; the
+                # one contents page follows it.
+                doc.cells.append(
+                    nbformat.v4.new_markdown_cell(_markdown_block("typst", TYPST_CONTENTS))
+                )
+                outline_done = True
+            if detail is not None:
+                doc.cells.append(
+                    nbformat.v4.new_markdown_cell(
+                        _markdown_block(
+                            "html",
+                            '<details class="report-detail"><summary>'
+                            f"{html_text(detail)}</summary>",
+                        )
+                    )
+                )
             if cell.cell_type == "markdown":
                 cell.source = rewrite_chapter_links(cell.source)
                 dead += [
@@ -609,6 +738,10 @@ def quarto_notebook(
                 cell.outputs = _quarto_outputs(cell.get("outputs", []), target, known)
                 cell.metadata.pop("tags", None)
             doc.cells.append(cell)
+            if detail is not None:
+                doc.cells.append(
+                    nbformat.v4.new_markdown_cell(_markdown_block("html", "</details>"))
+                )
     if dead:
         raise RenderError(
             "links to ids that no chapter has (the report would carry dead links): "
@@ -625,36 +758,39 @@ def _quarto_format(name: str) -> dict[str, Any]:
     return copy.deepcopy((config.get("format") or {}).get(name) or {})
 
 
-def _typst_header(footer: str) -> str:
-    """Typst set-up before the body: footer on every page, each chapter on a new page.
+def _typst_header(footer: str, title: str = "", subject: str = "") -> str:
+    """Typst set-up before the body: metadata, the footer, each chapter on a new page.
 
-    The footer names the renderer and the version and carries the page number.
+    The footer carries scenario, date and renderer and "page n of N"; every level-1
+    heading (a chapter) starts a page except the first, so that the memo shares page 1
+    with the title block.
     """
+    meta = f"#set document(author: {typst_string(PDF_AUTHOR)}"
+    if subject:
+        meta += f", description: {typst_string(subject)}"
+    meta += ")\n"
     return (
-        "#set page(footer: context text(size: 8pt, fill: luma(90))["
-        f"{typst_text(footer)} #h(1fr) Page #counter(page).display()])\n"
-        "#show heading.where(level: 1): it => { pagebreak(weak: true); it }\n"
+        meta + "#set page(footer: context text(size: 8pt, fill: luma(90))["
+        f"{typst_text(footer)} #h(1fr) page #counter(page).display() of "
+        "#counter(page).final().first()])\n"
+        "#show heading.where(level: 1): it => context {\n"
+        "  if counter(heading).get().first() > 1 { pagebreak(weak: true) }\n"
+        "  it\n"
+        "}\n"
     )
+
+
+#: The contents page the PDF carries after the memo (chapters only: one page).
+TYPST_CONTENTS = "#pagebreak()\n#outline(title: [Contents], depth: 1)\n#pagebreak()"
 
 
 def _typst_title_page(context: dict[str, Any]) -> str:
-    """The rest of the title page, under Quarto's title block, then the one contents.
-
-    Scenario, version, commit and renderer; the contents go on their own page.
-    """
-    lines = [
-        f"Scenario: {typst_text(context['scenario'])}",
-        f"Version: {typst_text(context['version'])}",
-        f"Commit: {typst_text(context['commit'])}",
-        f"Rendered by {typst_text(context['renderer'])}",
-    ]
-    return (
-        "#v(4em)\n"
-        f"#text(size: 10pt)[{' #linebreak() '.join(lines)}]\n"
-        "#pagebreak()\n"
-        "#outline(title: [Contents], depth: 2)\n"
-        "#pagebreak()\n"
+    """One line under Quarto's title block: scenario, version, commit (the memo follows)."""
+    line = (
+        f"Scenario {typst_text(context['scenario'])} · version {typst_text(context['version'])}"
+        f" · commit {typst_text(context['commit'])} · rendered by {typst_text(context['renderer'])}"
     )
+    return f"#text(size: 8pt, fill: luma(90))[{line}]\n"
 
 
 def write_quarto_project(
@@ -673,7 +809,7 @@ def write_quarto_project(
     import yaml
 
     project.mkdir(parents=True, exist_ok=True)
-    footer = f"Rendered by {context['renderer']} · version {context['version']}"
+    footer = footer_text(context)
     subtitle = f"Scenario {context['scenario']} · version {context['version']}"
     docs: list[tuple[str, Path, str, float]] = []
     t = time.perf_counter()
@@ -711,13 +847,18 @@ def write_quarto_project(
         docs.append(("html", project / QUARTO_HTML_DOC, "report.html", time.perf_counter() - t))
     t = time.perf_counter()
     if "pdf" in formats:
-        (project / "_report-header.typ").write_text(_typst_header(footer), "utf-8")
+        (project / "_report-header.typ").write_text(
+            _typst_header(footer, context["title"], context.get("description", "")), "utf-8"
+        )
         (project / "_title-page.typ").write_text(_typst_title_page(context), "utf-8")
         fmt = _quarto_format("typst")
         fmt.update(
             {
                 "from": "markdown-tex_math_dollars",
-                "toc": False,  # the title page carries the one contents
+                "toc": False,  # the page after the memo carries the one contents
+                # the Typst source stays in the build folder: scripts/screenshots.py renders
+                # page 1 from it where no PDF rasterizer (pdftoppm) is installed
+                "keep-typ": True,
                 "echo": False,
                 "include-in-header": ["_report-header.typ"],
                 "include-before-body": ["_title-page.typ"],

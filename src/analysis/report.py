@@ -63,6 +63,8 @@ from analysis.render import (
     render_fallback_html,
     render_quarto,
     select_renderer,
+    set_pdf_metadata,
+    version_date,
 )
 
 __all__ = [
@@ -690,10 +692,14 @@ def _render(
         "title": scenario.title,
         "scenario": scenario.name,
         "version": version,
+        "date": version_date(version),
+        "description": str(scenario.description or ""),
         "renderer": renderer.label,
+        "renderer_short": renderer.short_label,
         "commit": commit,
     }
     timings.update(html=0.0, pdf=0.0)
+    pdf = staging / "report.pdf"
     if renderer.name == "quarto":
         task = prog.phase("render (quarto)")
         # one quarto call per format: each phase is booked with its own time
@@ -702,6 +708,8 @@ def _render(
                 executed, build_dir, staging, context, formats, quarto=renderer.executable
             )
         )
+        if pdf.is_file():
+            set_pdf_metadata(pdf, scenario.title, str(scenario.description or ""))
         prog.finish(task)
         return
     task = prog.phase("render html")
@@ -716,7 +724,8 @@ def _render(
     if "pdf" in formats and printable is not None:
         task = prog.phase("render pdf")
         t = time.perf_counter()
-        print_pdf(printable, staging / "report.pdf", chromium=renderer.executable)
+        print_pdf(printable, pdf, chromium=renderer.executable)
+        set_pdf_metadata(pdf, scenario.title, str(scenario.description or ""))
         timings["pdf"] = time.perf_counter() - t
         prog.finish(task)
 

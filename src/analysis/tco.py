@@ -813,6 +813,9 @@ def _compare(costs: np.ndarray, meta: pd.DataFrame) -> dict[str, Any]:
         "cheapest_amd": "",
         "cheapest_nvidia": "",
         "p_amd_cheaper": np.nan,
+        "cost_ratio_p05": np.nan,
+        "cost_ratio": np.nan,
+        "cost_ratio_p95": np.nan,
     }
     best: dict[str, int] = {}
     for vendor in ("AMD", "NVIDIA"):
@@ -824,7 +827,18 @@ def _compare(costs: np.ndarray, meta: pd.DataFrame) -> dict[str, Any]:
         i = min(best.values(), key=lambda k: med[k])
         out["cheapest"] = meta["accelerator"].iloc[i]
     if len(best) == 2:
-        out["p_amd_cheaper"] = float(np.mean(costs[best["AMD"]] < costs[best["NVIDIA"]]))
+        a, n = costs[best["AMD"]], costs[best["NVIDIA"]]
+        out["p_amd_cheaper"] = float(np.mean(a < n))
+        # The ratio per draw, not the ratio of the two intervals: both vendors share most
+        # inputs in one draw (utilization, power, cost of capital), so their costs move
+        # together and the ratio's interval is much narrower than the two overlapping ones.
+        with np.errstate(all="ignore"):
+            lo, mid, hi = _q((a / n)[None, :])
+        out["cost_ratio_p05"], out["cost_ratio"], out["cost_ratio_p95"] = (
+            float(lo[0]),
+            float(mid[0]),
+            float(hi[0]),
+        )
     return out
 
 
@@ -869,7 +883,12 @@ def simulate(
     )
     pos = {a: i for i, a in enumerate(accs)}
     pp = _point_params(inp)
-    point_useful = np.asarray(paid_gpu_hour_usd(pp, inp.mode, inp.fleet_gpus)) / pp["utilization"]
+    point_paid = np.broadcast_to(
+        np.asarray(paid_gpu_hour_usd(pp, inp.mode, inp.fleet_gpus), dtype=float), (len(accs),)
+    )
+    # The price rule's figure (defaults, median quote): the $/GPU-hour every chapter prints.
+    gh["gpu_hour_usd_point"] = point_paid
+    point_useful = point_paid / pp["utilization"]
     point_useful = np.broadcast_to(point_useful, (len(accs),))
     tier_rows, summ = [], []
     if tiers is not None and not tiers.empty:
@@ -965,8 +984,14 @@ _BRACKETS = {
     "amd_utilization": (1e-3, 1.0),
     "amd_rel_throughput": (1e-3, 1e3),
     "amd_porting_engineer_months": (0.0, 1e6),
+    "amd_server_price_usd": (0.0, 1e8),
+    "amd_rental_quote_usd": (0.0, 1e4),
 }
-BREAKEVEN_VARIABLES = tuple(_BRACKETS)
+#: The units a buyer negotiates in: the 8-GPU server's price when buying, the provider's
+#: $/GPU-hour quote when renting. Each is solved only in its own mode (in the other mode
+#: it does not enter the cost); :func:`breakeven_table` can add the other mode's one.
+NATIVE_VARIABLE: dict[str, str] = {"buy": "amd_server_price_usd", "rent": "amd_rental_quote_usd"}
+BREAKEVEN_VARIABLES = tuple(v for v in _BRACKETS if v not in NATIVE_VARIABLE.values())
 
 
 def _pair_cost(
@@ -991,6 +1016,12 @@ def _pair_cost(
     if var == "amd_porting_engineer_months":
         p["porting_engineer_months"] = p["porting_engineer_months"].copy()
         p["porting_engineer_months"][ia] = x
+    if var == "amd_server_price_usd":
+        p["server_price_usd"] = p["server_price_usd"].copy()
+        p["server_price_usd"][ia] = x
+    if var == "amd_rental_quote_usd":
+        p["rental_usd_per_gpu_hour"] = p["rental_usd_per_gpu_hour"].copy()
+        p["rental_usd_per_gpu_hour"][ia] = x
     pa = dict(p, utilization=u_a)
     paid_a = np.asarray(paid_gpu_hour_usd(pa, inp.mode, inp.fleet_gpus))[ia]
     if var == "amd_gpu_hour_usd":
@@ -1017,11 +1048,14 @@ def breakeven(
     ``work`` is tokens/s per GPU (``kind="tier"``) or GPU-hours per run
     (``kind="training"``). ``amd_rel_throughput`` is the factor on AMD's throughput (or
     1/factor on its GPU-hours). NaN where no break-even exists in the variable's range.
+    The mode's negotiating unit comes last: ``amd_server_price_usd`` (the 8-GPU server's
+    price) when buying, ``amd_rental_quote_usd`` (the provider's quote before porting) when
+    renting.
     """
     from scipy.optimize import brentq
 
     out: dict[str, float] = {}
-    for var in BREAKEVEN_VARIABLES:
+    for var in (*BREAKEVEN_VARIABLES, NATIVE_VARIABLE[inp.mode]):
         lo, hi = _BRACKETS[var]
         f = lambda x, v=var: _pair_cost(inp, amd, nv, work_amd, work_nv, kind, v, x)  # noqa: E731
         try:
@@ -1036,16 +1070,33 @@ def breakeven(
     return out
 
 
-def breakeven_table(sim: Simulation, inp: CostInputs) -> pd.DataFrame:
+def _current_server_price(p: Mapping[str, Any], ia: int) -> float:
+    """The AMD server price the point model uses (sourced server price, else 8 GPUs + platform)."""
+    srv = float(np.asarray(p["server_price_usd"])[ia])
+    if np.isfinite(srv):
+        return srv
+    return float(GPUS_PER_SERVER * np.asarray(p["gpu_price_usd"])[ia] + p["server_platform_usd"])
+
+
+def breakeven_table(
+    sim: Simulation, inp: CostInputs, other: CostInputs | None = None
+) -> pd.DataFrame:
     """Break-even values for the cheapest AMD vs NVIDIA pair of every tier and training.
 
-    One row per (case, variable) with the current value and an "AMD wins if ..." statement.
+    One row per (case, variable) with the current value and an "AMD wins if ..." statement;
+    ``workload`` names the case for readers (the tier's name, or "training run").
+    ``other``: the cost inputs of the other mode (rent when the scenario buys, and vice
+    versa); when given, the same pair's break-even in that mode's negotiating unit is added
+    (``mode`` column), so a buyer also sees the rental quote that would match, and a renter
+    the server price.
     """
     rows = []
     p = _point_params(inp)
     paid = np.asarray(paid_gpu_hour_usd(p, inp.mode, inp.fleet_gpus))
     cases: list[tuple[str, str, str, str, float, float]] = []
+    names = {"train": "training run"}
     for s in sim.tier_summary.to_dict("records"):
+        names[f"tier{s['tier_index']}"] = str(s["tier"])
         if s["cheapest_amd"] and s["cheapest_nvidia"]:
             t = sim.tiers[sim.tiers["tier_index"] == s["tier_index"]].set_index("accelerator")
             cases.append(
@@ -1079,14 +1130,22 @@ def breakeven_table(sim: Simulation, inp: CostInputs) -> pd.DataFrame:
             "amd_utilization": float(p["utilization"]),
             "amd_rel_throughput": 1.0,
             "amd_porting_engineer_months": float(p["porting_engineer_months"][ia]),
+            "amd_server_price_usd": _current_server_price(p, ia),
+            "amd_rental_quote_usd": float(p["rental_usd_per_gpu_hour"][ia]),
         }
         diff = _pair_cost(inp, amd, nv, wa, wn, kind)
-        for var, val in be.items():
+        solved = [(inp.mode, var, val) for var, val in be.items()]
+        if other is not None and other.mode != inp.mode:
+            var = NATIVE_VARIABLE[other.mode]
+            solved.append((other.mode, var, breakeven(other, amd, nv, wa, wn, kind)[var]))
+        for mode, var, val in solved:
             rows.append(
                 {
                     "case": case,
+                    "workload": names.get(case, case),
                     "amd": amd,
                     "nvidia": nv,
+                    "mode": mode,
                     "variable": var,
                     "current": cur[var],
                     "breakeven": val,
@@ -1095,15 +1154,26 @@ def breakeven_table(sim: Simulation, inp: CostInputs) -> pd.DataFrame:
                 }
             )
     # Columns even without a pair (e.g. renting with no AMD quote in the pool).
-    cols = ["case", "amd", "nvidia", "variable", "current", "breakeven", "amd_cheaper_now",
-            "statement"]  # fmt: skip
+    cols = ["case", "workload", "amd", "nvidia", "mode", "variable", "current", "breakeven",
+            "amd_cheaper_now", "statement"]  # fmt: skip
     return pd.DataFrame(rows, columns=cols)
+
+
+#: Reader-facing names of the break-even variables (no internal keys in the report).
+BREAKEVEN_LABELS = {
+    "amd_gpu_hour_usd": "the AMD all-in $/GPU-hour",
+    "amd_utilization": "AMD's utilization",
+    "amd_rel_throughput": "AMD's relative throughput",
+    "amd_porting_engineer_months": "the porting effort",
+    "amd_server_price_usd": "the AMD 8-GPU server price",
+    "amd_rental_quote_usd": "the AMD rental quote",
+}
 
 
 def _statement(var: str, amd: str, nv: str, cur: float, val: float, kind: str) -> str:
     what = "per million tokens" if kind == "tier" else "per training run"
     if not np.isfinite(val):
-        return f"{amd} vs {nv}: no break-even in range for {var.replace('amd_', '')}"
+        return f"{amd} vs {nv}: no break-even in range for {BREAKEVEN_LABELS.get(var, var)}"
     if var == "amd_gpu_hour_usd":
         return (
             f"{amd} wins {what} over {nv} if its all-in cost is below ${val:,.2f}/GPU-hour "
@@ -1115,6 +1185,16 @@ def _statement(var: str, amd: str, nv: str, cur: float, val: float, kind: str) -
         )
     if var == "amd_rel_throughput":
         return f"{amd} wins over {nv} if it delivers at least {val:.2f}x the modelled throughput"
+    if var == "amd_server_price_usd":
+        return (
+            f"{amd} wins {what} over {nv} if its 8-GPU server costs less than ${val:,.0f} "
+            f"to buy (now ${cur:,.0f})"
+        )
+    if var == "amd_rental_quote_usd":
+        return (
+            f"{amd} wins {what} over {nv} if its rental quote is below ${val:,.2f}/GPU-hour "
+            f"(now ${cur:,.2f}, both rented)"
+        )
     return (
         f"{amd} wins over {nv} if porting/ramp-up costs less than {val:,.0f} "
         f"engineer-months (assumed {cur:,.0f})"
@@ -1277,7 +1357,8 @@ def key_results(
     """
     out: dict[str, Any] = {"mode": mode}
     for r in sim.gpu_hour.itertuples(index=False):
-        out[f"gpu_hour_usd_{r.accelerator}"] = r.gpu_hour_usd
+        # The price rule's point figure (the one every chapter prints), not the MC median.
+        out[f"gpu_hour_usd_{r.accelerator}"] = getattr(r, "gpu_hour_usd_point", r.gpu_hour_usd)
     for r in sim.tiers.itertuples(index=False):
         key = f"tier{r.tier_index}_cost_per_mtok_{r.accelerator}"
         out[key], out[f"{key}_p05"], out[f"{key}_p95"] = (
@@ -1290,6 +1371,7 @@ def key_results(
         out[f"tier{i}_cheapest"] = s["cheapest"]
         out[f"tier{i}_p_amd_cheaper"] = s["p_amd_cheaper"]
         out[f"tier{i}_breakeven_amd_gpu_hour_usd"] = _breakeven_price(be, f"tier{i}")
+        _add_ratio_and_breakevens(out, f"tier{i}", s, be)
     for r in sim.training.itertuples(index=False):
         out[f"train_cost_usd_{r.accelerator}"] = r.train_cost_usd
         out[f"train_cost_usd_{r.accelerator}_p05"] = r.train_cost_usd_p05
@@ -1298,6 +1380,7 @@ def key_results(
         out["train_cheapest"] = sim.training_summary["cheapest"]
         out["train_p_amd_cheaper"] = sim.training_summary["p_amd_cheaper"]
         out["train_breakeven_amd_gpu_hour_usd"] = _breakeven_price(be, "train")
+        _add_ratio_and_breakevens(out, "train", sim.training_summary, be)
     # An empty claims table (no generation pair in the scenario) has no columns at all.
     has_claims = claims is not None and len(claims) > 0
     if claims is not None:
@@ -1316,11 +1399,35 @@ def key_results(
     return out
 
 
-def _breakeven_price(be: pd.DataFrame, case: str) -> float | None:
+def _breakeven_price(be: pd.DataFrame, case: str, var: str = "amd_gpu_hour_usd") -> float | None:
     if be.empty:
         return None
-    sel = be[(be["case"] == case) & (be["variable"] == "amd_gpu_hour_usd")]
+    sel = be[(be["case"] == case) & (be["variable"] == var)]
     return float(sel["breakeven"].iloc[0]) if len(sel) else None
+
+
+def _breakeven_current(be: pd.DataFrame, case: str, var: str) -> float | None:
+    if be.empty:
+        return None
+    sel = be[(be["case"] == case) & (be["variable"] == var)]
+    return float(sel["current"].iloc[0]) if len(sel) else None
+
+
+def _add_ratio_and_breakevens(
+    out: dict[str, Any], case: str, summary: Mapping[str, Any], be: pd.DataFrame
+) -> None:
+    """Add the cost ratio and the break-evens in the summary's units to ``out``.
+
+    The AMD/NVIDIA ratio is the median, p05 and p95 of the per-draw ratio; the
+    break-evens are in relative throughput, server price and rental quote, with the
+    current server price and quote beside them.
+    """
+    for q in ("", "_p05", "_p95"):
+        out[f"{case}_cost_ratio{q}"] = summary.get(f"cost_ratio{q}", np.nan)
+    out[f"{case}_breakeven_amd_rel_throughput"] = _breakeven_price(be, case, "amd_rel_throughput")
+    for var in ("amd_server_price_usd", "amd_rental_quote_usd"):
+        out[f"{case}_breakeven_{var}"] = _breakeven_price(be, case, var)
+        out[f"{case}_current_{var}"] = _breakeven_current(be, case, var)
 
 
 # --- benchmarks -------------------------------------------------------------------------

@@ -138,9 +138,10 @@ def test_quarto_pdf_is_one_document(quarto_report) -> None:
     pages = [p.extract_text() for p in reader.pages]
     label = quarto_report.renderer["label"]
     assert all(f"Rendered by {label}" in _flat(p) for p in pages)  # footer on every page
-    # continuous page numbers in the footer: page i says "Page i"
-    assert all(re.search(rf"Page {i}\b", p) for i, p in enumerate(pages, 1))
-    # a title page, then one contents
+    # continuous page numbers in the footer: page i says "page i of N"
+    n = len(pages)
+    assert all(re.search(rf"page {i} of {n}\b", p) for i, p in enumerate(pages, 1))
+    # the title block and the memo on page 1, then one contents
     assert quarto_report.version in _flat(pages[0]) and "Contents" not in pages[0]
     assert sum(p.lstrip().startswith("Contents") for p in pages) == 1
     # figures numbered 1..n across chapters (each chapter its own document restarts at 1)

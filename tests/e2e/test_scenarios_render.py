@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import decision, params, paths, report
+from analysis import data, decision, params, paths, report
 
 SCENARIOS = [paths.PARAMS / "default.yaml", *sorted((paths.PARAMS / "scenarios").glob("*.yaml"))]
 
@@ -125,19 +125,31 @@ def check_html_summary_shows_the_same_numbers(scenario_report) -> None:
     summary = ch["00-summary"]
     text = _summary_text(r.version_dir, r.chapters)
     recs = decision.recommend(sc, ch).set_index("workload")
+    models = data.load_table("models")
+    names = dict(zip(models["model"], models["name"], strict=True))
+    verb = "Rent" if sc.cost.mode == "rent" else "Buy"
     for w, row in recs.iterrows():
-        line = f"{row['label']}: {summary[f'rec_{w}']}"
-        assert line in text, line
-        seg = text[text.index(line) :]
-        seg = seg[: seg.find("Flips if")]
-        p = summary[f"rec_{w}_p_amd_cheaper"]
-        if p is not None and math.isfinite(p):
-            assert f"P(AMD cheaper) = {p:.2f}" in seg, (w, seg)
+        # the memo's line for the workload, by its real bounds: "<Verb> <part> for <what>: ..."
+        what = decision._workload_text(sc, w, names)
+        assert f"for {what}:" in text, (w, what)
+        seg = text[text.index(f"for {what}:") :]
+        seg = seg[: seg.find("\n")] if "\n" in seg else seg[:700]
+        call = summary[f"rec_{w}"]
         margin = summary[f"rec_{w}_cost_margin_pct"]
-        if margin is not None and math.isfinite(margin):
-            m = re.search(r"AMD costs ([0-9.]+)x NVIDIA", seg)
-            assert m, seg
-            assert float(m.group(1)) == pytest.approx(1 / (1 + margin / 100), abs=0.011)
+        p = summary[f"rec_{w}_p_amd_cheaper"]
+        if call not in ("AMD", "NVIDIA") or margin is None or not math.isfinite(margin):
+            continue
+        best = row["amd_best"] if call == "AMD" else row["nvidia_best"]
+        head = text[max(0, text.index(f"for {what}:") - 40) : text.index(f"for {what}:")]
+        assert f"{verb} {best}" in head, (w, head)
+        # one definition: cost margin = 1 - AMD/NVIDIA, as the summary's key result says
+        if call == "AMD":
+            assert f"about {margin:.0f}% cheaper" in seg, (w, seg)
+            p_call = p
+        else:
+            assert f"costs about {-margin:.0f}% more" in seg, (w, seg)
+            p_call = 1 - p
+        assert f"{p_call:.0%} likely; flips if" in seg, (w, seg)
     assert "What changed since the previous version" in text
     assert "first published version" in text
 

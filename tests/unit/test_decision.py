@@ -78,7 +78,8 @@ def test_summary_numbers_equal_chapter_results(sc, chapter_results):
     assert t0["model_error_pct"] == 10.0
     assert t0["breakeven_amd_gpu_hour_usd"] == 1.6
     assert "$1.60" in t0["flip"] and "$2.00" in t0["flip"]
-    assert math.isclose(t0["cost_margin_pct"], (1.0 / 1.25 - 1) * 100)
+    # One definition: cost margin = 1 - AMD/NVIDIA (AMD 1.25 vs NVIDIA 1.0: -25%).
+    assert math.isclose(t0["cost_margin_pct"], (1 - 1.25 / 1.0) * 100)
     keys = decision.key_results(recs.reset_index())
     assert keys["rec_tier0"] == "NVIDIA"
     assert keys["rec_tier1_p_amd_cheaper"] == 0.5
@@ -295,3 +296,30 @@ def test_recommendation_costs_relative_to_nvidia_best(sc, chapter_results):
     assert math.isclose(nv["low"], 0.8) and math.isclose(nv["high"], 1.2)
     empty = decision.recommendation_costs(decision.recommend(sc, {}))
     assert empty.empty and empty.columns.tolist() == list(decision.RECOMMENDATION_COST_COLUMNS)
+
+
+def test_memo_states_each_call_with_margin_probability_and_flip(sc, chapter_results):
+    tco = chapter_results["40-tco"]
+    tco.update(
+        {
+            "tier2_cost_per_mtok_MI325X": 0.75,
+            "tier2_cost_per_mtok_H200": 1.0,
+            "tier2_cost_ratio": 0.75,
+            "tier2_cost_ratio_p05": 0.6,
+            "tier2_cost_ratio_p95": 0.9,
+            "tier2_breakeven_amd_rel_throughput": 0.82,
+            "tier2_breakeven_amd_server_price_usd": 300000.0,
+            "tier2_current_amd_server_price_usd": 200000.0,
+        }
+    )
+    recs = decision.recommend(sc, chapter_results)
+    memo = decision.summary_markdown(
+        sc, recs, chapter_results, data_as_of="2026-11-30", model_names={}
+    )
+    line = next(ln for ln in memo.splitlines() if "with no latency bound" in ln)
+    assert "about 25% cheaper per million output tokens" in line
+    assert "90% likely" in line
+    assert "costs more than \\$300,000" in line and "under 0\\.82x" in line
+    assert "2026-11-30" in memo and "caveat" in memo
+    ratios = decision.cost_ratios(recs)
+    assert ratios.set_index("call").loc["AMD", "ratio"] == 0.75

@@ -60,7 +60,12 @@ def test_print_pdf_uses_the_given_chromium(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_print_variant_drops_vega_and_adds_the_footer() -> None:
-    context = {"renderer": 'fallback "x"', "version": "v0001"}
+    context = {
+        "renderer": 'fallback "x"',
+        "version": "v0001-20261130T061500Z-ab",
+        "scenario": "s1",
+        "date": "2026-11-30",
+    }
     screen = (
         f"<html><head><script>{render.vega_bundle()}</script></head>"
         '<body class="jp-Notebook report"></body></html>'
@@ -68,7 +73,8 @@ def test_print_variant_drops_vega_and_adds_the_footer() -> None:
     out = render.print_variant_of(screen, context)
     assert render.vega_bundle() not in out
     assert 'class="jp-Notebook report report-print"' in out
-    assert 'Rendered by fallback \\"x\\" | version v0001' in out  # escaped for CSS content
+    # scenario, the version's date and the renderer, escaped for CSS content
+    assert 'Scenario s1 · version of 2026-11-30 · Rendered by fallback \\"x\\"' in out
     assert "__REPORT_FOOTER__" not in out
 
 

@@ -428,3 +428,45 @@ def test_chapters_30_and_40_print_the_same_price_for_the_same_case():
         rule = tco.price_rule(sc, inp).set_index("accelerator")["gpu_hour_usd"]
         np.testing.assert_allclose(t30["gpu_hour_usd"], t30["accelerator"].map(rule))
         assert np.isfinite(merged["cost_per_mtok_usd"]).any()
+
+
+@pytest.mark.parametrize("mode", ["buy", "rent"])
+def test_breakeven_in_the_modes_negotiating_unit_is_consistent(sc, mode):
+    # The server price (buy) or the rental quote (rent) at which the pair costs the same
+    # gives the same all-in $/GPU-hour as the $/GPU-hour break-even itself.
+    inp = tco.cost_inputs(sc, mode=mode)
+    be = tco.breakeven(inp, "MI300X", "H100-SXM", 800.0, 1000.0)
+    native = tco.NATIVE_VARIABLE[mode]
+    assert native in be and math.isfinite(be[native])
+    other = tco.NATIVE_VARIABLE["rent" if mode == "buy" else "buy"]
+    assert other not in be
+    p = tco._point_params(inp)
+    ia = inp.accelerators.index("MI300X")
+    key = "server_price_usd" if mode == "buy" else "rental_usd_per_gpu_hour"
+    p[key] = p[key].copy()
+    p[key][ia] = be[native]
+    paid = np.asarray(tco.paid_gpu_hour_usd(p, mode, inp.fleet_gpus))[ia]
+    assert paid == pytest.approx(be["amd_gpu_hour_usd"], rel=1e-6)
+
+
+def test_cost_ratio_is_the_per_draw_ratio(sc, inp):
+    sim = tco.simulate(sc, tco.example_tiers(sc), tco.example_training(sc), inputs=inp, n=4000)
+    s = sim.tier_summary.dropna(subset=["p_amd_cheaper"])
+    assert len(s)
+    assert (s["cost_ratio_p05"] <= s["cost_ratio"]).all()
+    assert (s["cost_ratio"] <= s["cost_ratio_p95"]).all()
+    # P(AMD cheaper) is the share of draws with a ratio below 1: consistent with the median.
+    assert ((s["cost_ratio"] < 1) == (s["p_amd_cheaper"] > 0.5)).all()
+
+
+def test_table_adds_the_other_modes_unit_and_keys_use_the_point_price(sc):
+    buy, rent = tco.cost_inputs(sc, mode="buy"), tco.cost_inputs(sc, mode="rent")
+    sim = tco.simulate(sc, tco.example_tiers(sc), tco.example_training(sc), inputs=buy, n=2000)
+    be = tco.breakeven_table(sim, buy, rent)
+    assert {"amd_server_price_usd", "amd_rental_quote_usd"} <= set(be["variable"])
+    assert set(be.loc[be["variable"] == "amd_rental_quote_usd", "mode"]) == {"rent"}
+    keys = tco.key_results(sim, be, "buy")
+    rule = tco.price_rule(sc, buy).set_index("accelerator")["gpu_hour_usd"]
+    for acc, v in rule.dropna().items():
+        assert keys[f"gpu_hour_usd_{acc}"] == pytest.approx(v)
+    assert "tier0_cost_ratio_p95" in keys and "train_breakeven_amd_server_price_usd" in keys
