@@ -268,12 +268,11 @@ class ServingShape:
 ROOFLINE_SHAPE = ServingShape()
 
 
-@cache
 def default_shape() -> ServingShape:
-    """The serving shape fitted on the bundled InferenceX sweeps (once per process)."""
-    from analysis import inference_latency
+    """The serving shape fitted on the bundled InferenceX sweeps (once per default inputs)."""
+    from analysis import data, inference_latency
 
-    return inference_latency.default_shape()
+    return data.default_inputs().derived("inference.shape", inference_latency.default_shape)
 
 
 def hardware_params(
@@ -1655,15 +1654,19 @@ def _power_exponent(
     )
 
 
-@cache
 def _default_implied() -> pd.DataFrame:
-    return implied_efficiency()
+    from analysis import data
+
+    return data.default_inputs().derived("inference.implied", implied_efficiency)
 
 
-@cache
 def default_calibration() -> Calibration:
-    """The calibration from the bundled MLPerf data (computed once per process)."""
-    return fit_efficiency(_default_implied())
+    """The calibration from the bundled MLPerf data (computed once per default inputs)."""
+    from analysis import data
+
+    return data.default_inputs().derived(
+        "inference.calibration", lambda: fit_efficiency(_default_implied())
+    )
 
 
 def _calibration(calibration: Calibration | None) -> Calibration:
@@ -3040,9 +3043,6 @@ def _cold_calibration() -> Calibration:
     from analysis import data
 
     data.clear_cache()
-    default_shape.cache_clear()
-    _default_implied.cache_clear()
-    default_calibration.cache_clear()
     return default_calibration()
 
 

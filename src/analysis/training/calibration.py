@@ -18,14 +18,12 @@ import pandas as pd
 
 from analysis import ids
 from analysis.training.mlperf import (
-    _FITS,
     _precision_factor,
     mlperf_batch_size,
     mlperf_rows,
     mlperf_tokens,
 )
 from analysis.training.model import (
-    _ROW_MEMO,
     FP4_OVER_FP8_SPEEDUP,
     FP8_OVER_BF16_SPEEDUP,
     MAX_EFFICIENCY,
@@ -34,7 +32,7 @@ from analysis.training.model import (
     PROXY,
     _benchmark,
     _check_precision,
-    _generation,
+    _default_inputs,
     _load_specs,
     flops_per_token,
     model_arch,
@@ -86,10 +84,13 @@ def resolve_efficiency(
 
 
 def clear_caches() -> None:
-    """Forget the cached calibration and table lookups (benchmarks of cold runs use it)."""
-    _FITS.clear()
-    _FITTED.clear()
-    _ROW_MEMO.clear()
+    """Forget the cached calibration and table lookups (benchmarks of cold runs use it).
+
+    They live on the default inputs, so this is :func:`analysis.data.clear_cache`.
+    """
+    from analysis import data
+
+    data.clear_cache()
 
 
 # --------------------------------------------------------------------------------------
@@ -428,22 +429,15 @@ def estimate_efficiency(
     return min(MAX_EFFICIENCY, e), source
 
 
-#: Per-process cache of the default v2 calibration: (data cache generation, fitted rows).
-_FITTED: dict[str, tuple[int, pd.DataFrame]] = {}
-
-
 def fitted_observations() -> pd.DataFrame:
     """The project's observations with fitted efficiencies (cached per process; a copy)."""
     return _fitted_cached().copy()
 
 
 def _fitted_cached() -> pd.DataFrame:
-    gen = _generation()
-    hit = _FITTED.get("default")
-    if hit is None or hit[0] != gen:
-        hit = (gen, fit_row_efficiencies(training_observations()))
-        _FITTED["default"] = hit
-    return hit[1]
+    return _default_inputs().derived(
+        "training.fitted", lambda: fit_row_efficiencies(training_observations())
+    )
 
 
 def pretrain_efficiency(

@@ -23,7 +23,7 @@ from analysis.training.model import (
     NODE_GPUS,
     _benchmark,
     _check_precision,
-    _generation,
+    _default_inputs,
     _load_mlperf,
     _load_specs,
     model_arch,
@@ -222,18 +222,9 @@ def _precision_factor(precision: str) -> float:
     return 1.0
 
 
-#: Per-process cache of the default calibration: (data cache generation, fits).
-_FITS: dict[str, tuple[int, pd.DataFrame]] = {}
-
-
 def _fits_cached() -> pd.DataFrame:
-    """The default calibration (shared frame: do not modify), fitted once per process."""
-    gen = _generation()
-    hit = _FITS.get("default")
-    if hit is None or hit[0] != gen:
-        hit = (gen, _fit_efficiencies(None, None, None))
-        _FITS["default"] = hit
-    return hit[1]
+    """The default calibration (shared frame: do not modify), fitted once per default inputs."""
+    return _default_inputs().derived("training.fits", lambda: _fit_efficiencies(None, None, None))
 
 
 def predict_mlperf(

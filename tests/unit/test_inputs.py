@@ -1,0 +1,62 @@
+"""The Inputs value: tables by name, derived frames, per-instance fits, the default seam."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from analysis import data, inference, training
+from analysis.inputs import Inputs
+
+
+def _tables() -> dict[str, pd.DataFrame]:
+    inputs = data.load_inputs()
+    return {n: inputs.table(n) for n in ("sources", "accelerators", "accelerator_values", "models")}
+
+
+def test_from_tables_derives_specs_and_models_like_the_loaders() -> None:
+    inputs = Inputs.from_tables(_tables())
+    pd.testing.assert_frame_equal(inputs.specs, data.load_specs())
+    pd.testing.assert_frame_equal(inputs.models, data.load_models())
+
+
+def test_table_is_a_copy_the_caller_may_modify() -> None:
+    inputs = Inputs.from_tables({"sources": pd.DataFrame({"source_id": ["a", "b"]})})
+    t = inputs.table("sources")
+    t.loc[0, "source_id"] = "changed"
+    assert list(inputs.table("sources")["source_id"]) == ["a", "b"]
+
+
+def test_missing_table_names_itself() -> None:
+    with pytest.raises(KeyError, match="table 'models' not in these inputs"):
+        Inputs.from_tables({}).table("models")
+
+
+def test_a_source_the_table_cites_must_exist() -> None:
+    tables = _tables()
+    src = tables["sources"]
+    tables["sources"] = src[src["source_id"] != "nvidia-hgx-page"]
+    with pytest.raises(data.DataValidationError, match="unknown source 'nvidia-hgx-page'"):
+        Inputs.from_tables(tables).specs  # noqa: B018
+
+
+def test_derived_is_memoized_per_instance() -> None:
+    calls: list[int] = []
+    a, b = Inputs.from_tables({}), Inputs.from_tables({})
+    assert a.derived("k", lambda: calls.append(1) or len(calls)) == 1
+    assert a.derived("k", lambda: calls.append(1) or len(calls)) == 1
+    assert b.derived("k", lambda: calls.append(1) or len(calls)) == 2
+
+
+def test_clear_cache_gives_fresh_inputs_and_recomputes_the_fits() -> None:
+    before = data.default_inputs()
+    cal = inference.default_calibration()
+    fits = training._fits_cached()
+    assert inference.default_calibration() is cal  # memoized on the instance
+    data.clear_cache()
+    after = data.default_inputs()
+    assert after is not before
+    cal2 = inference.default_calibration()
+    assert cal2 is not cal  # recomputed, not the stale module cache of before
+    assert cal2.by_vendor == cal.by_vendor
+    assert training._fits_cached() is not fits
