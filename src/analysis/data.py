@@ -28,7 +28,7 @@ import pandas as pd
 
 from analysis import ids, paths
 from analysis.inputs import SPEC_FIELDS as SPEC_FIELDS  # noqa: PLC0414 - re-exported
-from analysis.inputs import Inputs, raise_problems, source_problems
+from analysis.inputs import Inputs, raise_problems, set_default_provider, source_problems
 from analysis.schema import DataValidationError, read_raw_csv
 from analysis.tables import ALL
 from analysis.tables.benchmarks import USER_BENCHMARKS
@@ -109,6 +109,9 @@ def default_inputs() -> Inputs:
     if not _DEFAULT:
         _DEFAULT.append(load_inputs())
     return _DEFAULT[0]
+
+
+set_default_provider(default_inputs)
 
 
 def cache_generation() -> int:

@@ -37,7 +37,7 @@ from analysis import ids
 from analysis.schema import DataValidationError
 from analysis.tables.specs import FIELD_UNITS
 
-__all__ = ["Inputs", "SPEC_FIELDS", "source_problems"]
+__all__ = ["Inputs", "SPEC_FIELDS", "resolve", "set_default_provider", "source_problems"]
 
 T = TypeVar("T")
 
@@ -235,3 +235,30 @@ class Inputs:
         models["kv_window_bytes_bf16"] = _kv_window_bytes(models)
         order = [m for m in ids.MODELS if m in set(models["model"])]
         return models.set_index("model").loc[order].reset_index()
+
+
+#: Where :func:`resolve` gets the default inputs: registered by ``analysis.data`` (the
+#: facade layer), so modelling code never imports the loader.
+_PROVIDER: list[Callable[[], Inputs]] = []
+
+
+def set_default_provider(provider: Callable[[], Inputs]) -> None:
+    """Register the function that returns the default inputs (``data.default_inputs``)."""
+    _PROVIDER[:] = [provider]
+
+
+def resolve(inputs: Inputs | None) -> Inputs:
+    """``inputs``, or the registered default inputs when ``None``.
+
+    Raises:
+        RuntimeError: ``None`` and no default registered (import a facade such as
+            ``analysis.inference``, or ``analysis.data``, first; or pass ``inputs``).
+    """
+    if inputs is not None:
+        return inputs
+    if not _PROVIDER:
+        raise RuntimeError(
+            "no default inputs registered: import analysis.data (or a facade package such "
+            "as analysis.inference) first, or pass inputs="
+        )
+    return _PROVIDER[0]()

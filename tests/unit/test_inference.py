@@ -1,4 +1,5 @@
 import dataclasses
+import importlib
 import math
 
 import numpy as np
@@ -199,7 +200,8 @@ def test_throughput_below_rooflines(acc, model, isl, osl, gpus):
 
 def test_moe_uses_active_params_for_compute(monkeypatch):
     # Roofline accounting (the fitted grouped-GEMM shape would slow the MoE on purpose).
-    monkeypatch.setattr(inference, "default_shape", lambda: inference.ROOFLINE_SHAPE)
+    shape_module = importlib.import_module("analysis.inference.shape")
+    monkeypatch.setattr(shape_module, "default_shape", lambda: inference.ROOFLINE_SHAPE)
     dense_like = MODELS.copy()
     dense_like.loc[dense_like["model"] == "mixtral-8x7b", "active_params_b"] = 46.7
     assert tput(model="mixtral-8x7b") > tput(model="mixtral-8x7b", models=dense_like)
