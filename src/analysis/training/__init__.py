@@ -26,11 +26,18 @@ A package of focused modules (``from analysis import training`` re-exports every
   at 1 against the one-node baseline), weak and strong scaling uncapped against an
   unconstrained per-GPU reference with the limiting term named.
 * :mod:`~analysis.training.scenario`: the scenario's job (evaluation, winner, what-ifs,
-  key results) and the ``make bench`` cases.
+  key results).
+
+This ``__init__`` is the facade: the one module of the package that imports
+:mod:`analysis.data` (which registers the default inputs the submodules resolve) and holds
+the ``make bench`` cases.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from analysis import data, ids, params, paths
 from analysis.training.calibration import (
     _EVAL_KEYS,
     _FIT_POINTS_V2,
@@ -43,13 +50,13 @@ from analysis.training.calibration import (
     _fp8_equivalent,
     _load_published,
     _predict_tps,
-    clear_caches,
     estimate_efficiency,
     fit_row_efficiencies,
     fitted_observations,
     generation_of,
     measured_speedups,
     precision_factor,
+    predict_mlperf,
     pretrain_efficiency,
     resolve_efficiency,
     training_observations,
@@ -68,7 +75,6 @@ from analysis.training.mlperf import (
     mlperf_rows,
     mlperf_tokens,
     overall_error,
-    predict_mlperf,
     validate_against_mlperf,
     validation_detail,
     validation_summary,
@@ -138,7 +144,6 @@ from analysis.training.scaling import (
 )
 from analysis.training.scenario import (
     WHAT_IFS,
-    bench_cases,
     evaluate_training,
     key_results,
     scaling_curves,
@@ -163,6 +168,73 @@ from analysis.training.validation import (
     validate_training_model,
     validation_scheme_summary,
 )
+
+
+def clear_caches() -> None:
+    """Forget the cached calibration and table lookups (benchmarks of cold runs use it).
+
+    They live on the default inputs, so this is :func:`analysis.data.clear_cache`.
+    """
+    data.clear_cache()
+
+
+def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
+    """``make bench`` cases: (name, callable, target seconds)."""
+    sc = params.load_scenario(paths.DEFAULT_PARAMS)
+    specs, models, fits = _load_specs(), _load_models(), _fits_cached()
+    present = set(specs["accelerator"])
+    accs = tuple(a for a in ids.ACCELERATORS if a in present)
+
+    def curves_all() -> object:
+        return [
+            scaling_curve(
+                a,
+                sc.training.model,
+                precision=sc.training.precision,
+                specs=specs,
+                models=models,
+                fits=fits,
+            )
+            for a in accs
+        ]
+
+    def cold(fn: Callable[[], object]) -> Callable[[], object]:
+        # What a fresh chapter kernel pays: calibration and lookups recomputed.
+        def run() -> object:
+            clear_caches()
+            return fn()
+
+        return run
+
+    return [
+        ("training: scaling curves, all accelerators x 12 GPU counts", curves_all, 0.5),
+        (
+            "training: evaluate_training(default scenario)",
+            lambda: evaluate_training(sc, specs=specs, models=models, fits=fits),
+            0.5,
+        ),
+        (
+            "training: evaluate_training(default scenario), cold (calibration included)",
+            cold(lambda: evaluate_training(sc)),
+            0.5,
+        ),
+        ("training: fit_efficiencies() (MLPerf calibration), cold", cold(fit_efficiencies), 0.5),
+        # v2: per-row fits of every MLPerf and published row, then three hold-out schemes
+        ("training: fitted_observations(), cold (v2 calibration)", cold(fitted_observations), 2.0),
+        ("training: validate_training_model(), calibration cached", validate_training_model, 2.0),
+        (
+            "training: validate_against_mlperf(), cold (calibration included)",
+            cold(validate_against_mlperf),
+            0.5,
+        ),
+        ("training: validate_against_mlperf(), calibration cached", validate_against_mlperf, 0.2),
+        (
+            "training: what_if_table(default scenario)",
+            lambda: what_if_table(sc, specs=specs, models=models, fits=fits),
+            0.5,
+        ),
+    ]
+
 
 __all__ = [
     "ACT_BYTES_FULL",
