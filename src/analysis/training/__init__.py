@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from analysis import data, ids, params, paths
+from analysis import data, ids, params
 from analysis.training.calibration import (
     _EVAL_KEYS,
     _FIT_POINTS_V2,
@@ -180,7 +180,7 @@ def clear_caches() -> None:
 
 def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
     """``make bench`` cases: (name, callable, target seconds)."""
-    sc = params.load_scenario(paths.DEFAULT_PARAMS)
+    sc = params.scenario_from_parameters({})  # params/default.yaml
     specs, models, fits = _load_specs(), _load_models(), _fits_cached()
     present = set(specs["accelerator"])
     accs = tuple(a for a in ids.ACCELERATORS if a in present)
