@@ -60,3 +60,31 @@ def test_clear_cache_gives_fresh_inputs_and_recomputes_the_fits() -> None:
     assert cal2 is not cal  # recomputed, not the stale module cache of before
     assert cal2.by_vendor == cal.by_vendor
     assert training._fits_cached() is not fits
+
+
+def test_a_modelling_function_runs_on_small_inputs() -> None:
+    # The spec and model tables as they are, a small MLPerf table (one round, one
+    # benchmark, NVIDIA only) and every fourth InferenceX point: the calibration and the
+    # serving shape are fitted on these frames, memoized on this instance, and the default
+    # inputs are left alone.
+    full = data.load_inputs()
+    ml = full.table("mlperf_inference")
+    small = ml[(ml["round"] == "v5.1") & (ml["benchmark"] == "llama2-70b-99")]
+    small = small[small["vendor"] == "NVIDIA"]
+    tables = _tables() | {
+        "mlperf_inference": small,
+        "inferencex": full.table("inferencex").iloc[::4],
+    }
+    tiny = Inputs.from_tables(tables)
+    kw = {"precision": "fp8", "isl": 1024, "osl": 1024, "tpot_ms": 50.0}
+    got = inference.max_throughput_per_gpu("H200", "llama3.1-70b", inputs=tiny, **kw)
+    default = inference.max_throughput_per_gpu("H200", "llama3.1-70b", **kw)
+    assert got > 0 and default > 0 and got != default
+    cal = inference.default_calibration(inputs=tiny)
+    assert inference.default_calibration(inputs=tiny) is cal
+    assert set(cal.by_vendor) == {"NVIDIA"}
+    assert set(inference.default_calibration().by_vendor) == {"AMD", "NVIDIA"}
+    # An AMD part has no calibration in these inputs: the model says so instead of
+    # borrowing the default tables' fit.
+    with pytest.raises(ValueError, match="no calibration data for vendor 'AMD'"):
+        inference.max_throughput_per_gpu("MI300X", "llama3.1-70b", inputs=tiny, **kw)

@@ -25,7 +25,7 @@ from analysis.inference.roofline import (
     _num,
     _specs,
 )
-from analysis.inputs import resolve
+from analysis.inputs import Inputs, resolve
 
 
 @dataclass(frozen=True)
@@ -308,14 +308,16 @@ def usable_rows(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[ok]
 
 
-def power_reference(specs: pd.DataFrame | None = None) -> dict[str, tuple[float, float]]:
+def power_reference(
+    specs: pd.DataFrame | None = None, *, inputs: Inputs | None = None
+) -> dict[str, tuple[float, float]]:
     """Per accelerator: (its TDP, the highest TDP of its vendor x generation), watts.
 
     The top bin of a silicon generation (MI325X for CDNA 3, MI355X for CDNA 4, GB200 for
     Blackwell) is the reference of :meth:`Calibration.power_factor`. Parts without a TDP
     are absent (no power adjustment).
     """
-    specs = _specs(specs)
+    specs = _specs(specs, inputs=inputs)
     tdp = {
         str(r["accelerator"]): (str(r["vendor"]), _generation(r), _num(r, "tdp_w"))
         for _, r in specs.iterrows()
@@ -352,7 +354,11 @@ def _log_power_rel(
 
 
 def fit_efficiency(
-    rows: pd.DataFrame, iterations: int = 20, specs: pd.DataFrame | None = None
+    rows: pd.DataFrame,
+    iterations: int = 20,
+    specs: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
 ) -> Calibration:
     """Calibration from per-run efficiencies (:func:`implied_efficiency` rows).
 
@@ -367,7 +373,7 @@ def fit_efficiency(
     if ok.empty:
         raise ValueError("no usable MLPerf rows to calibrate on")
     accs = ok["accelerator"].tolist() if "accelerator" in ok else [None] * len(ok)
-    ref = power_reference(specs)
+    ref = power_reference(specs, inputs=inputs)
     return _fit_arrays(
         np.log(ok["eta"].to_numpy(dtype=float)),
         ok["vendor"].tolist(),
@@ -651,16 +657,19 @@ def _power_exponent(
     )
 
 
-def _default_implied() -> pd.DataFrame:
-    return resolve(None).derived("inference.implied", implied_efficiency)
+def _default_implied(*, inputs: Inputs | None = None) -> pd.DataFrame:
+    inp = resolve(inputs)
+    return inp.derived("inference.implied", lambda: implied_efficiency(inputs=inp))
 
 
-def default_calibration() -> Calibration:
-    """The calibration from the bundled MLPerf data (computed once per default inputs)."""
-    return resolve(None).derived(
-        "inference.calibration", lambda: fit_efficiency(_default_implied())
+def default_calibration(*, inputs: Inputs | None = None) -> Calibration:
+    """The calibration from the MLPerf rows of ``inputs`` (computed once per inputs)."""
+    inp = resolve(inputs)
+    return inp.derived(
+        "inference.calibration",
+        lambda: fit_efficiency(_default_implied(inputs=inp), inputs=inp),
     )
 
 
-def _calibration(calibration: Calibration | None) -> Calibration:
-    return calibration if calibration is not None else default_calibration()
+def _calibration(calibration: Calibration | None, *, inputs: Inputs | None = None) -> Calibration:
+    return calibration if calibration is not None else default_calibration(inputs=inputs)

@@ -30,7 +30,7 @@ from analysis.inference.roofline import (
     serving_metrics,
 )
 from analysis.inference.shape import hardware_params
-from analysis.inputs import resolve
+from analysis.inputs import Inputs, resolve
 
 
 def _dedupe_mlperf(mlperf: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
@@ -146,6 +146,8 @@ def _row_terms(
     tpot_ms: Any,
     spec_by: Mapping[str, pd.Series],
     model_by: Mapping[str, dict[str, float]],
+    *,
+    inputs: Inputs | None = None,
 ) -> dict[str, np.ndarray]:
     """Model terms of many MLPerf rows on one (row, TP in ``MLPERF_TP``, concurrency) grid.
 
@@ -163,7 +165,7 @@ def _row_terms(
     hw_rows = []
     for acc, prec in zip(accelerators, precisions, strict=True):
         if (acc, prec) not in hw_cache:
-            hw_cache[(acc, prec)] = hardware_params(spec_by[acc], prec)
+            hw_cache[(acc, prec)] = hardware_params(spec_by[acc], prec, inputs=inputs)
         hw_rows.append(hw_cache[(acc, prec)])
     mp_rows = [model_params_for(model_by, m) for m in model_ids]
     precisions = np.asarray(precisions, dtype=object)
@@ -254,7 +256,12 @@ def _bounds_of(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _terms_for_rows(
-    rows: pd.DataFrame, specs: pd.DataFrame, models: pd.DataFrame, precision_col: str = "precision"
+    rows: pd.DataFrame,
+    specs: pd.DataFrame,
+    models: pd.DataFrame,
+    precision_col: str = "precision",
+    *,
+    inputs: Inputs | None = None,
 ) -> dict[str, np.ndarray]:
     """:func:`_row_terms` for calibration rows (accelerator, model, isl, osl, benchmark, ...)."""
     spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
@@ -270,6 +277,7 @@ def _terms_for_rows(
         tpot,
         spec_by,
         model_by,
+        inputs=inputs,
     )
 
 
@@ -289,6 +297,8 @@ def implied_efficiency(
     mlperf: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Per MLPerf run: the efficiency eta at which the model reproduces the measured result.
 
@@ -300,8 +310,8 @@ def implied_efficiency(
     form for all rows at once (see :func:`_needed_eta`).
     """
     if mlperf is None:
-        mlperf = resolve(None).table("mlperf_inference")
-    specs, models = _specs(specs), _models(models)
+        mlperf = resolve(inputs).table("mlperf_inference")
+    specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
     df = _dedupe_mlperf(mlperf, models)
     spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
     df = df[df["accelerator"].isin(list(spec_by))].reset_index(drop=True)
@@ -328,13 +338,15 @@ def implied_efficiency(
     )
     for i in np.flatnonzero(~supported):
         try:
-            hardware_params(spec_by[df.at[i, "accelerator"]], df.at[i, "precision"])
+            hardware_params(spec_by[df.at[i, "accelerator"]], df.at[i, "precision"], inputs=inputs)
         except ValueError as err:
             df.at[i, "eta_note"] = str(err)
     idx = np.flatnonzero(supported)
     if len(idx):
         sub = df.iloc[idx]
-        eta, notes = _solve_rows(_terms_for_rows(sub, specs, models), sub["measured"])
+        eta, notes = _solve_rows(
+            _terms_for_rows(sub, specs, models, inputs=inputs), sub["measured"]
+        )
         df.loc[idx, "eta"] = eta
         df.loc[idx, "eta_note"] = notes
     # A run above the roofline at its published precision used a lower one (v4.1 NVIDIA
@@ -360,7 +372,9 @@ def implied_efficiency(
     if len(idx):
         sub = df.iloc[idx].copy()
         sub["precision"] = [lower[p] for p in sub["precision_published"]]
-        eta2, notes2 = _solve_rows(_terms_for_rows(sub, specs, models), sub["measured"])
+        eta2, notes2 = _solve_rows(
+            _terms_for_rows(sub, specs, models, inputs=inputs), sub["measured"]
+        )
         df.loc[idx, "eta"] = eta2
         df.loc[idx, "precision"] = sub["precision"].to_numpy()
         df.loc[idx, "eta_note"] = [

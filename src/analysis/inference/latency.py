@@ -337,9 +337,11 @@ def select(
     ix: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Selected points with ``generation`` and ``precision_class``."""
-    ix, specs, models = _load(ix, specs, models)
+    ix, specs, models = _load(ix, specs, models, inputs)
     pts = select_points(ix)
     spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
     pts["generation"] = [_generation(spec_by[a]) for a in pts["accelerator"]]
@@ -355,12 +357,14 @@ def prepare(
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     shape: ServingShape | None = None,
+    *,
+    inputs: Inputs | None = None,
 ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """Selected points with ``generation``, ``precision_class`` and ``eta``, and their terms.
 
     ``shape``: the serving shape (default: :func:`fit_shape` on these points).
     """
-    ix, specs, models = _load(ix, specs, models)
+    ix, specs, models = _load(ix, specs, models, inputs)
     pts = select(ix, specs, models)
     if shape is None:
         shape = fit_shape(pts, point_terms(pts, specs, models, ROOFLINE_SHAPE))

@@ -28,6 +28,7 @@ from analysis.inference.roofline import (
     _group_median,
 )
 from analysis.inference.validation import validation_summary
+from analysis.inputs import Inputs
 
 
 def fit(points: pd.DataFrame, iterations: int = 20) -> dict[str, dict[Any, float]]:
@@ -96,6 +97,8 @@ def validate(
     ix: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Leave one accelerator x precision out: each cell predicted at matched interactivity.
 
@@ -104,7 +107,7 @@ def validate(
     accelerator, vendor, precision, framework, isl, osl, conc, decode_tp, median_tpot_ms,
     measured (output tokens/s per GPU), predicted, ape_pct, holdout, run_url.
     """
-    ix, specs, models = _load(ix, specs, models)
+    ix, specs, models = _load(ix, specs, models, inputs)
     pts = select(ix, specs, models)
     base = point_terms(pts, specs, models, ROOFLINE_SHAPE)
     cell = (pts["accelerator"] + " x " + pts["precision"]).to_numpy()
@@ -159,6 +162,8 @@ def fp8_fp4_ratio(
     df: pd.DataFrame,
     terms_points: tuple[pd.DataFrame, dict[str, np.ndarray]] | None = None,
     accelerators: Sequence[str] = RATIO_ACCELERATORS,
+    *,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """FP8/FP4 throughput ratio at matched interactivity, measured and modelled.
 
@@ -169,7 +174,7 @@ def fp8_fp4_ratio(
     cell's held-out efficiency. Columns: accelerator, framework, isl, osl, decode_tp,
     interactivity, measured_ratio, predicted_ratio, ratio_err_pct.
     """
-    pts, terms = terms_points if terms_points is not None else prepare()
+    pts, terms = terms_points if terms_points is not None else prepare(inputs=inputs)
     rows = []
     keys = ["accelerator", "framework", "isl", "osl", "decode_tp"]
     for key, g in df[df["accelerator"].isin(list(accelerators))].groupby(keys):

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import ids
-from analysis.inputs import resolve
+from analysis.inputs import Inputs, resolve
 
 #: Bytes per weight: bf16, fp8, fp4 with one 8-bit scale per 16 values (NVFP4; MXFP4 is
 #: 4.25 bits). https://docs.nvidia.com/cuda/cublas/#d-block-scaling-factors-layout
@@ -433,12 +433,12 @@ def _best(
     return np.where(np.isfinite(best), best, np.nan), idx, ok
 
 
-def _specs(specs: pd.DataFrame | None) -> pd.DataFrame:
-    return resolve(None).specs if specs is None else specs
+def _specs(specs: pd.DataFrame | None, *, inputs: Inputs | None = None) -> pd.DataFrame:
+    return resolve(inputs).specs if specs is None else specs
 
 
-def _models(models: pd.DataFrame | None) -> pd.DataFrame:
-    return resolve(None).models if models is None else models
+def _models(models: pd.DataFrame | None, *, inputs: Inputs | None = None) -> pd.DataFrame:
+    return resolve(inputs).models if models is None else models
 
 
 def _generation(spec: pd.Series) -> str:

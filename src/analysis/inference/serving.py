@@ -30,6 +30,7 @@ from analysis.inference.roofline import (
     serving_metrics,
 )
 from analysis.inference.shape import hardware_params
+from analysis.inputs import Inputs
 
 
 def _prepare(
@@ -38,12 +39,14 @@ def _prepare(
     precision: str,
     specs: pd.DataFrame | None,
     models: pd.DataFrame | None,
+    *,
+    inputs: Inputs | None = None,
 ) -> tuple[pd.Series, dict[str, float], dict[str, float]]:
-    specs, models = _specs(specs), _models(models)
+    specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
     _check_precision(precision)
     spec = _lookup(specs, "accelerator", accelerator)
     mrow = _lookup(models, "model", model)
-    return spec, hardware_params(spec, precision), model_params(mrow)
+    return spec, hardware_params(spec, precision, inputs=inputs), model_params(mrow)
 
 
 def _check_fit(
@@ -135,6 +138,7 @@ def frontier(
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     calibration: Calibration | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Throughput per GPU vs interactivity over the concurrency sweep (one replica, TP=gpus).
 
@@ -142,7 +146,7 @@ def frontier(
     than Offline. Rows beyond the memory limit are dropped. Raises like
     :func:`max_throughput_per_gpu`.
     """
-    spec, hw, mp = _prepare(accelerator, model, precision, specs, models)
+    spec, hw, mp = _prepare(accelerator, model, precision, specs, models, inputs=inputs)
     return _frontier(
         spec,
         hw,
@@ -154,7 +158,7 @@ def frontier(
         osl=osl,
         gpus=gpus,
         bounded=bounded,
-        cal=_calibration(calibration),
+        cal=_calibration(calibration, inputs=inputs),
     )
 
 
@@ -213,6 +217,7 @@ def max_throughput_per_gpu(
     models: pd.DataFrame | None = None,
     calibration: Calibration | None = None,
     return_details: bool = False,
+    inputs: Inputs | None = None,
 ) -> Any:
     """Best output tokens/s per GPU of one TP=``gpus`` replica under the latency bounds.
 
@@ -228,7 +233,7 @@ def max_throughput_per_gpu(
     if gpus < 1:
         raise ValueError(f"gpus must be >= 1, got {gpus}")
     _check_request(isl, osl, tpot_ms, ttft_ms)
-    spec, hw, mp = _prepare(accelerator, model, precision, specs, models)
+    spec, hw, mp = _prepare(accelerator, model, precision, specs, models, inputs=inputs)
     m, eta, source = _replica_metrics(
         spec,
         hw,
@@ -240,7 +245,7 @@ def max_throughput_per_gpu(
         osl=osl,
         gpus=gpus,
         bounded=tpot_ms is not None or ttft_ms is not None,
-        cal=_calibration(calibration),
+        cal=_calibration(calibration, inputs=inputs),
     )
     best, idx, _ = _best(m, tpot_ms, ttft_ms)
     if not np.isfinite(best):
@@ -360,6 +365,7 @@ def best_deployment(
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     calibration: Calibration | None = None,
+    inputs: Inputs | None = None,
 ) -> dict[str, Any]:
     """The best serving layout within ``max_tp`` GPUs per replica under the latency bounds.
 
@@ -377,7 +383,7 @@ def best_deployment(
     if max_tp < 1:
         raise ValueError(f"max_tp must be >= 1, got {max_tp}")
     _check_request(isl, osl, tpot_ms, ttft_ms)
-    spec, hw, mp = _prepare(accelerator, model, precision, specs, models)
+    spec, hw, mp = _prepare(accelerator, model, precision, specs, models, inputs=inputs)
     return _deployment(
         spec,
         hw,
@@ -390,7 +396,7 @@ def best_deployment(
         tpot_ms=tpot_ms,
         ttft_ms=ttft_ms,
         max_tp=max_tp,
-        cal=_calibration(calibration),
+        cal=_calibration(calibration, inputs=inputs),
     )
 
 
@@ -406,6 +412,7 @@ def predict_mlperf(
     calibration: Calibration | None = None,
     round_: str | None = None,
     osl: float | None = None,
+    inputs: Inputs | None = None,
 ) -> float:
     """Predicted MLPerf result per accelerator (tokens/s) for a benchmark id and scenario.
 
@@ -417,8 +424,8 @@ def predict_mlperf(
     """
     bdef = benchmark_def(benchmark)
     ttft, tpot = bdef.bounds(scenario)
-    spec, hw, mp = _prepare(accelerator, bdef.model, precision, specs, models)
-    cal = _calibration(calibration)
+    spec, hw, mp = _prepare(accelerator, bdef.model, precision, specs, models, inputs=inputs)
+    cal = _calibration(calibration, inputs=inputs)
     eta, _ = cal.eta(
         str(spec["vendor"]),
         _generation(spec),
@@ -450,6 +457,7 @@ def sweep(
     models: pd.DataFrame | None = None,
     calibration: Calibration | None = None,
     bounded: bool = False,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Every accelerator x model x precision x concurrency level, in one numpy broadcast.
 
@@ -457,8 +465,8 @@ def sweep(
     tokens_per_s_per_user, tpot_ms, ttft_ms, in_memory); unsupported precisions and models
     that do not fit are absent.
     """
-    specs, models = _specs(specs), _models(models)
-    cal = _calibration(calibration)
+    specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
+    cal = _calibration(calibration, inputs=inputs)
     scen = "Server" if bounded else "Offline"
     acc = list(specs["accelerator"])
     hw = {k: np.empty((len(acc), 1, len(precisions), 1)) for k in _HW_KEYS}
@@ -472,7 +480,11 @@ def sweep(
                 eta[i, j, k, 0] = e * cal.precision(str(s["vendor"]), precision_class(s, p))
         for j, p in enumerate(precisions):
             peak = _num(s, PEAK_COLUMN[p])
-            base = hardware_params(s, "bf16") if not peak > 0 else hardware_params(s, p)
+            base = (
+                hardware_params(s, "bf16", inputs=inputs)
+                if not peak > 0
+                else hardware_params(s, p, inputs=inputs)
+            )
             for k in _HW_KEYS:
                 v = base[k] if k != "peak_tflops" else (peak if peak > 0 else np.nan)
                 hw[k][i, 0, j, 0] = v
@@ -524,14 +536,15 @@ def memory_headroom(
     gpus: int = 8,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Maximum concurrency per replica (memory bound) at the given context, per accelerator."""
-    specs, models = _specs(specs), _models(models)
+    specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
     mp = model_params(_lookup(models, "model", model))
     rows = []
     for acc in accelerators:
         spec = _lookup(specs, "accelerator", acc)
-        hw = hardware_params(spec, "bf16")  # capacity does not depend on peak FLOPS
+        hw = hardware_params(spec, "bf16", inputs=inputs)  # capacity does not depend on peak FLOPS
         m = serving_metrics(
             hw,
             mp,

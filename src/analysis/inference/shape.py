@@ -16,7 +16,11 @@ def default_shape(inputs: Inputs | None = None) -> ServingShape:
 
 
 def hardware_params(
-    spec: pd.Series, precision: str, shape: ServingShape | None = None
+    spec: pd.Series,
+    precision: str,
+    shape: ServingShape | None = None,
+    *,
+    inputs: Inputs | None = None,
 ) -> dict[str, float]:
     """The numbers the model needs from one ``load_specs()`` row at one precision.
 
@@ -26,4 +30,6 @@ def hardware_params(
     Raises:
         ValueError: unknown precision, or the accelerator has no tensor-core support for it.
     """
-    return hardware_params_at(spec, precision, default_shape() if shape is None else shape)
+    return hardware_params_at(
+        spec, precision, default_shape(inputs=inputs) if shape is None else shape
+    )

@@ -16,11 +16,14 @@ from analysis.inference.calibration import (
     usable_rows,
 )
 from analysis.inference.roofline import _median
+from analysis.inputs import Inputs
 
 
-def efficiency_table(calibration: Calibration | None = None) -> pd.DataFrame:
+def efficiency_table(
+    calibration: Calibration | None = None, *, inputs: Inputs | None = None
+) -> pd.DataFrame:
     """The fitted factors as a tidy table: level, vendor, generation, round, eta."""
-    cal = _calibration(calibration)
+    cal = _calibration(calibration, inputs=inputs)
     rows = (
         [
             {
@@ -94,14 +97,16 @@ def efficiency_table(calibration: Calibration | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def power_table(calibration: Calibration | None = None) -> pd.DataFrame:
+def power_table(
+    calibration: Calibration | None = None, *, inputs: Inputs | None = None
+) -> pd.DataFrame:
     """Per accelerator: the efficiency multiplier of running below its generation's top bin.
 
     Columns: accelerator, vendor, tdp_w, top_bin_w (the highest TDP of its vendor x
     generation), power_exponent (the vendor's, :func:`_power_exponent`), power_pairs and
     factor = (tdp_w / top_bin_w) ** power_exponent (1 for a top bin).
     """
-    cal = _calibration(calibration)
+    cal = _calibration(calibration, inputs=inputs)
     rows = [
         {
             "accelerator": a,
@@ -117,14 +122,16 @@ def power_table(calibration: Calibration | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def power_cap_runs(rows: pd.DataFrame | None = None) -> pd.DataFrame:
+def power_cap_runs(
+    rows: pd.DataFrame | None = None, *, inputs: Inputs | None = None
+) -> pd.DataFrame:
     """MLPerf runs of one part by one submitter at more than one board power (direct tests).
 
     Per (round, submitter, accelerator, benchmark, scenario) with a stated power cap next
     to an uncapped run: each power level's median measured tokens/s per accelerator, its
     ratio to the highest level, and the elasticity log(ratio) / log(power ratio).
     """
-    rows = _default_implied() if rows is None else rows
+    rows = _default_implied(inputs=inputs) if rows is None else rows
     keys = ["round", "submitter", "accelerator", "benchmark", "scenario"]
     cols = [*keys, "power_w", "measured", "throughput_ratio", "elasticity"]
     if "power_w" not in rows or rows.empty:
@@ -143,7 +150,10 @@ def power_cap_runs(rows: pd.DataFrame | None = None) -> pd.DataFrame:
 
 
 def efficiency_trend(
-    rows: pd.DataFrame | None = None, calibration: Calibration | None = None
+    rows: pd.DataFrame | None = None,
+    calibration: Calibration | None = None,
+    *,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Achieved fraction of the roofline per vendor per round (llama2-70b Offline basis).
 
@@ -153,10 +163,14 @@ def efficiency_trend(
     release, paired on the same accelerator x benchmark x scenario) with its pair count.
     """
     if calibration is None:  # the fit of these rows (the bundled rows' fit is cached)
-        cal = default_calibration() if rows is None else fit_efficiency(rows)
+        cal = (
+            default_calibration(inputs=inputs)
+            if rows is None
+            else fit_efficiency(rows, inputs=inputs)
+        )
     else:
         cal = calibration
-    rows = _default_implied() if rows is None else rows
+    rows = _default_implied(inputs=inputs) if rows is None else rows
     ok = usable_rows(rows).copy()
     scale = [
         cal.workload(b)[0] * cal.scenario(v, sc)

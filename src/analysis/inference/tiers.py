@@ -15,6 +15,7 @@ from analysis.inference.calibration import Calibration, _calibration
 from analysis.inference.roofline import _models, _specs
 from analysis.inference.serving import _deployment, _frontier, _prepare, tp_choices
 from analysis.inference.validation import validate_against_mlperf, validation_summary
+from analysis.inputs import Inputs
 
 
 def evaluate_tiers(
@@ -24,6 +25,7 @@ def evaluate_tiers(
     models: pd.DataFrame | None = None,
     calibration: Calibration | None = None,
     with_cost: bool = True,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """One row per (tier, accelerator in ``sc.accelerators``): best throughput under the tier.
 
@@ -40,8 +42,8 @@ def evaluate_tiers(
     useful GPU-hour), NaN where the part has no price in that mode (e.g. no quote in the
     rental pool).
     """
-    specs, models = _specs(specs), _models(models)
-    cal = _calibration(calibration)
+    specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
+    cal = _calibration(calibration, inputs=inputs)
     inf = sc.inference
     prepared: dict[str, Any] = {}
     labels: dict[str, tuple[str, str]] = {}  # accelerator -> (vendor, status)
@@ -54,7 +56,7 @@ def evaluate_tiers(
             else ids.status_of(acc),
         )
         try:
-            prepared[acc] = _prepare(acc, inf.model, inf.precision, specs, models)
+            prepared[acc] = _prepare(acc, inf.model, inf.precision, specs, models, inputs=inputs)
         except ValueError as err:
             prepared[acc] = err
     rows = []
@@ -182,6 +184,7 @@ def frontiers(
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     calibration: Calibration | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """The throughput-interactivity frontier of every accelerator in the scenario.
 
@@ -190,12 +193,12 @@ def frontiers(
     each point.
     """
     inf = sc.inference
-    specs, models = _specs(specs), _models(models)
-    cal = _calibration(calibration)
+    specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
+    cal = _calibration(calibration, inputs=inputs)
     parts = []
     for acc in sc.accelerators:
         try:
-            spec, hw, mp = _prepare(acc, inf.model, inf.precision, specs, models)
+            spec, hw, mp = _prepare(acc, inf.model, inf.precision, specs, models, inputs=inputs)
         except ValueError:
             continue
         curves = []
@@ -275,6 +278,8 @@ def key_results(
     summary: pd.DataFrame,
     round_summary: pd.DataFrame | None = None,
     accelerator_summary: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
 ) -> dict[str, Any]:
     """The chapter's key results (names fixed in docs/contracts.md).
 
@@ -298,9 +303,11 @@ def key_results(
                 out[f"tier{i}_tp_{r['accelerator']}"] = float(r["tp"])
         out[f"tier{i}_infeasible"] = w["infeasible"]
     if round_summary is None:
-        round_summary = validation_summary(validate_against_mlperf("round"))
+        round_summary = validation_summary(validate_against_mlperf("round", inputs=inputs))
     if accelerator_summary is None:
-        accelerator_summary = validation_summary(validate_against_mlperf("accelerator"))
+        accelerator_summary = validation_summary(
+            validate_against_mlperf("accelerator", inputs=inputs)
+        )
     schemes = {
         "": round_summary,
         "system_": summary,

@@ -22,6 +22,7 @@ from analysis.inference.calibration import (
 )
 from analysis.inference.implied import _predict_terms, _terms_for_rows, implied_efficiency
 from analysis.inference.roofline import _models, _specs
+from analysis.inputs import Inputs
 
 #: ``workload_fallback`` of a held-out prediction whose benchmark has no calibration data in
 #: its fold: not predicted (NaN), counted as unpredicted by :func:`validation_summary`.
@@ -92,6 +93,7 @@ def validate_against_mlperf(
     mlperf: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Out-of-sample predictions of MLPerf results, one row per held-out prediction.
 
@@ -118,8 +120,12 @@ def validate_against_mlperf(
             + ", ".join(repr(x) for x in HOLDOUT_SCHEMES)
         )
     defaults = mlperf is None and specs is None and models is None
-    specs, models = _specs(specs), _models(models)
-    rows = _default_implied() if defaults else implied_efficiency(mlperf, specs, models)
+    specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
+    rows = (
+        _default_implied(inputs=inputs)
+        if defaults
+        else implied_efficiency(mlperf, specs, models, inputs=inputs)
+    )
     rows = usable_rows(rows).reset_index(drop=True)
     if scheme == "system":
         keys = (rows["round"] + " | " + rows["submitter"] + " | " + rows["system"]).to_numpy()
@@ -136,9 +142,9 @@ def validate_against_mlperf(
         )
     else:
         keys = rows[scheme].astype(str).to_numpy()
-    terms = _terms_for_rows(rows, specs, models)
+    terms = _terms_for_rows(rows, specs, models, inputs=inputs)
     y = np.log(rows["eta"].to_numpy(dtype=float))
-    ref = power_reference(specs)
+    ref = power_reference(specs, inputs=inputs)
     watts = row_power_w(rows, ref)
     log_power = _log_power_rel(rows["accelerator"].tolist(), watts, ref)
     cols = {
@@ -346,17 +352,20 @@ class HoldoutValidation:
         return pd.concat([s.assign(scheme=k) for k, s in self.summaries.items()], ignore_index=True)
 
 
-def validation_summaries(schemes: Sequence[str] = REPORTED_SCHEMES) -> HoldoutValidation:
+def validation_summaries(
+    schemes: Sequence[str] = REPORTED_SCHEMES, *, inputs: Inputs | None = None
+) -> HoldoutValidation:
     """Run :func:`validate_against_mlperf` for each holdout scheme and summarise each.
 
     Args:
         schemes: holdout schemes, in the order to report them (each one of
             :data:`HOLDOUT_SCHEMES`); by default the headline round scheme first.
+        inputs: the tables and fits to validate on (default: the default inputs).
 
     Returns:
         The per-scheme held-out rows and their :func:`validation_summary` tables.
     """
-    validations = {scheme: validate_against_mlperf(scheme) for scheme in schemes}
+    validations = {scheme: validate_against_mlperf(scheme, inputs=inputs) for scheme in schemes}
     return HoldoutValidation(
         validations=validations,
         summaries={scheme: validation_summary(df) for scheme, df in validations.items()},
