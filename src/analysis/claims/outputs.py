@@ -187,113 +187,130 @@ def eval_model_output(row: Mapping[str, Any], ctx: Context) -> Outcome:
             return _mo_unverifiable(f"needs the {TRAINING_CHAPTER} chapter's results.")
         src = [f"chapter {TRAINING_CHAPTER}", *_spec_sources(ctx, _shipping_candidates(ctx))]
         if test == "train_winner_vendor":
-            v = res.get("train_winner_vendor")
-            if not v:
-                return _mo_unverifiable("no train_winner_vendor in the training results.")
-            want = _split(row["subject"])[0]
-            margin = _num(res.get("train_margin_pct"))
-            err = _num(res.get("mlperf_median_err_pct"))
-            tie = math.isfinite(margin) and math.isfinite(err) and abs(margin) <= err
-            why = (
-                f"The fastest shipping candidate for the scenario's training job is "
-                f"{res.get('train_winner')} ({v})"
-            )
-            if math.isfinite(margin):
-                why += f", {margin:.1f}% ahead of the other vendor's best"
-            if tie:
-                why += (
-                    f": inside the training model's {err:.0f}% median error against MLPerf, "
-                    "so the two vendors are tied, not clearly apart"
-                )
-            return Outcome(
-                "supported" if v == want and not tie else "contradicted",
-                f"train_winner {res.get('train_winner')} ({v}), margin {_fmt(margin)}%"
-                + (f", model error {_fmt(err)}%" if math.isfinite(err) else ""),
-                [str(res.get("train_winner"))],
-                src,
-                why + ".",
-            )
-        effs = {
-            k.removeprefix("scaling_eff_"): _num(v)
-            for k, v in res.items()
-            if k.startswith("scaling_eff_")
-            and k.removeprefix("scaling_eff_") in ids.ACCELERATORS  # not scaling_eff_16384_*
-            and k.removeprefix("scaling_eff_") not in ids.ACCELERATORS_ANNOUNCED
-        }
-        by_vendor: dict[str, tuple[float, str]] = {}
-        for acc, e in effs.items():
-            if math.isfinite(e) and e > by_vendor.get(ids.vendor_of(acc), (-1.0, ""))[0]:
-                by_vendor[ids.vendor_of(acc)] = (e, acc)
-        s, r = _split(row["subject"])[0], _split(row["reference"])[0]
-        if s not in by_vendor or r not in by_vendor:
-            return _mo_unverifiable("scaling efficiency missing for one vendor.")
-        ratio = by_vendor[s][0] / by_vendor[r][0]
-        ok = _ratio_holds(ratio, row["expect"], math.nan, _tol(row, 0.0))
-        n_gpus = getattr(getattr(ctx.scenario, "training", None), "cluster_gpus", None)
-        at = f"{n_gpus:,} GPUs" if isinstance(n_gpus, int) else "the scenario's cluster size"
-        why = (
-            f"At {at} the best {s} part ({by_vendor[s][1]}) keeps {by_vendor[s][0]:.1%} of its "
-            f"per-GPU throughput, the best {r} part ({by_vendor[r][1]}) {by_vendor[r][0]:.1%}: "
-            f"{s} {'does' if ok else 'does not'} pull ahead."
-        )
-        big = [
-            (int(n), acc, _num(v))
-            for k, v in res.items()
-            for n, _, acc in [k.removeprefix("scaling_eff_").partition("_")]
-            if k.startswith("scaling_eff_") and n.isdigit() and acc in ids.ACCELERATORS
-        ]
-        if big:
-            why += (
-                " The chapter's frontier-scale figures: "
-                + ", ".join(f"{acc} {v:.1%} at {n:,} GPUs" for n, acc, v in big)
-                + "."
-            )
-        return Outcome(
-            "supported" if ok else "contradicted",
-            f"best scaling efficiency {s} {by_vendor[s][1]} {by_vendor[s][0]:.3f} vs {r} "
-            f"{by_vendor[r][1]} {by_vendor[r][0]:.3f}",
-            [by_vendor[s][1], by_vendor[r][1]],
-            src,
-            why,
-        )
+            return _train_winner_test(row, res, src)
+        return _scaling_eff_test(row, ctx, res, src)
     if test in {"tco_cheaper_vendor", "buy_cheaper_vendor"}:
-        res = _need(ctx, TCO_CHAPTER)
-        if res is None:
-            return _mo_unverifiable(f"needs the {TCO_CHAPTER} chapter's results.")
-        if test == "buy_cheaper_vendor" and res.get("mode") != "buy":
-            return _mo_unverifiable(
-                f"this scenario rents (mode {res.get('mode')!r}); the claim is about buying."
-            )
-        ps = {
-            k: _num(v)
-            for k, v in res.items()
-            if k.endswith("_p_amd_cheaper") and math.isfinite(_num(v))
-        }
-        if not ps:
-            return _mo_unverifiable("no P(AMD cheaper) in the TCO results.")
-        want = _split(row["subject"])[0]
-        wins = sum((p > 0.5) == (want == "AMD") for p in ps.values())
-        ok = wins > len(ps) / 2
-        obs = ", ".join(f"{k.removesuffix('_p_amd_cheaper')}: {p:.2f}" for k, p in ps.items())
-        cheapest = [
-            str(res[f"{k.removesuffix('_p_amd_cheaper')}_cheapest"])
-            for k in ps
-            if res.get(f"{k.removesuffix('_p_amd_cheaper')}_cheapest")
-        ]
-        return Outcome(
-            "supported" if ok else "contradicted",
-            f"P(AMD cheaper) {obs} (mode {res.get('mode')})",
-            list(dict.fromkeys(cheapest)),
-            [
-                f"chapter {TCO_CHAPTER}",
-                *_price_sources(ctx, _shipping_candidates(ctx), res.get("mode")),
-            ],
-            f"{want} is the likelier cheaper platform ({res.get('mode')} mode, joint Monte "
-            f"Carlo) in {_count(wins, len(ps))} workloads.",
-        )
+        return _tco_vendor_test(row, ctx, test)
     if test == "rent_cheapest_vendor":
         return _rent_cheapest(row, ctx)
     raise ValueError(f"unknown model-output test {test!r}")
+
+
+def _train_winner_test(row: Mapping[str, Any], res: Mapping[str, Any], src: list[str]) -> Outcome:
+    """The training winner's vendor, tied when inside the model's median error."""
+    v = res.get("train_winner_vendor")
+    if not v:
+        return _mo_unverifiable("no train_winner_vendor in the training results.")
+    want = _split(row["subject"])[0]
+    margin = _num(res.get("train_margin_pct"))
+    err = _num(res.get("mlperf_median_err_pct"))
+    tie = math.isfinite(margin) and math.isfinite(err) and abs(margin) <= err
+    why = (
+        f"The fastest shipping candidate for the scenario's training job is "
+        f"{res.get('train_winner')} ({v})"
+    )
+    if math.isfinite(margin):
+        why += f", {margin:.1f}% ahead of the other vendor's best"
+    if tie:
+        why += (
+            f": inside the training model's {err:.0f}% median error against MLPerf, "
+            "so the two vendors are tied, not clearly apart"
+        )
+    return Outcome(
+        "supported" if v == want and not tie else "contradicted",
+        f"train_winner {res.get('train_winner')} ({v}), margin {_fmt(margin)}%"
+        + (f", model error {_fmt(err)}%" if math.isfinite(err) else ""),
+        [str(res.get("train_winner"))],
+        src,
+        why + ".",
+    )
+
+
+def _scaling_eff_test(
+    row: Mapping[str, Any], ctx: Context, res: Mapping[str, Any], src: list[str]
+) -> Outcome:
+    """Best scaling efficiency per vendor at the scenario's cluster size."""
+    effs = {
+        k.removeprefix("scaling_eff_"): _num(v)
+        for k, v in res.items()
+        if k.startswith("scaling_eff_")
+        and k.removeprefix("scaling_eff_") in ids.ACCELERATORS  # not scaling_eff_16384_*
+        and k.removeprefix("scaling_eff_") not in ids.ACCELERATORS_ANNOUNCED
+    }
+    by_vendor: dict[str, tuple[float, str]] = {}
+    for acc, e in effs.items():
+        if math.isfinite(e) and e > by_vendor.get(ids.vendor_of(acc), (-1.0, ""))[0]:
+            by_vendor[ids.vendor_of(acc)] = (e, acc)
+    s, r = _split(row["subject"])[0], _split(row["reference"])[0]
+    if s not in by_vendor or r not in by_vendor:
+        return _mo_unverifiable("scaling efficiency missing for one vendor.")
+    ratio = by_vendor[s][0] / by_vendor[r][0]
+    ok = _ratio_holds(ratio, row["expect"], math.nan, _tol(row, 0.0))
+    n_gpus = getattr(getattr(ctx.scenario, "training", None), "cluster_gpus", None)
+    at = f"{n_gpus:,} GPUs" if isinstance(n_gpus, int) else "the scenario's cluster size"
+    why = (
+        f"At {at} the best {s} part ({by_vendor[s][1]}) keeps {by_vendor[s][0]:.1%} of its "
+        f"per-GPU throughput, the best {r} part ({by_vendor[r][1]}) {by_vendor[r][0]:.1%}: "
+        f"{s} {'does' if ok else 'does not'} pull ahead."
+    )
+    big = [
+        (int(n), acc, _num(v))
+        for k, v in res.items()
+        for n, _, acc in [k.removeprefix("scaling_eff_").partition("_")]
+        if k.startswith("scaling_eff_") and n.isdigit() and acc in ids.ACCELERATORS
+    ]
+    if big:
+        why += (
+            " The chapter's frontier-scale figures: "
+            + ", ".join(f"{acc} {v:.1%} at {n:,} GPUs" for n, acc, v in big)
+            + "."
+        )
+    return Outcome(
+        "supported" if ok else "contradicted",
+        f"best scaling efficiency {s} {by_vendor[s][1]} {by_vendor[s][0]:.3f} vs {r} "
+        f"{by_vendor[r][1]} {by_vendor[r][0]:.3f}",
+        [by_vendor[s][1], by_vendor[r][1]],
+        src,
+        why,
+    )
+
+
+def _tco_vendor_test(row: Mapping[str, Any], ctx: Context, test: str) -> Outcome:
+    """The likelier cheaper vendor (joint Monte Carlo) over the TCO chapter's workloads."""
+    res = _need(ctx, TCO_CHAPTER)
+    if res is None:
+        return _mo_unverifiable(f"needs the {TCO_CHAPTER} chapter's results.")
+    if test == "buy_cheaper_vendor" and res.get("mode") != "buy":
+        return _mo_unverifiable(
+            f"this scenario rents (mode {res.get('mode')!r}); the claim is about buying."
+        )
+    ps = {
+        k: _num(v)
+        for k, v in res.items()
+        if k.endswith("_p_amd_cheaper") and math.isfinite(_num(v))
+    }
+    if not ps:
+        return _mo_unverifiable("no P(AMD cheaper) in the TCO results.")
+    want = _split(row["subject"])[0]
+    wins = sum((p > 0.5) == (want == "AMD") for p in ps.values())
+    ok = wins > len(ps) / 2
+    obs = ", ".join(f"{k.removesuffix('_p_amd_cheaper')}: {p:.2f}" for k, p in ps.items())
+    cheapest = [
+        str(res[f"{k.removesuffix('_p_amd_cheaper')}_cheapest"])
+        for k in ps
+        if res.get(f"{k.removesuffix('_p_amd_cheaper')}_cheapest")
+    ]
+    return Outcome(
+        "supported" if ok else "contradicted",
+        f"P(AMD cheaper) {obs} (mode {res.get('mode')})",
+        list(dict.fromkeys(cheapest)),
+        [
+            f"chapter {TCO_CHAPTER}",
+            *_price_sources(ctx, _shipping_candidates(ctx), res.get("mode")),
+        ],
+        f"{want} is the likelier cheaper platform ({res.get('mode')} mode, joint Monte "
+        f"Carlo) in {_count(wins, len(ps))} workloads.",
+    )
 
 
 def _rent_cheapest(row: Mapping[str, Any], ctx: Context) -> Outcome:
