@@ -600,3 +600,13 @@ def test_validation_verdict_meets_and_misses():
     assert "meets" in inference.validation_verdict(_round_summary(target, 1.0, overall=99.0))
     miss = inference.validation_verdict(_round_summary(target + 0.1, 1.0))
     assert "misses" in miss and miss.endswith("(closest to it: AMD).")
+
+
+def test_deployment_value_says_whether_it_is_bounded():
+    assert inference.Deployment("H200", 8).is_bounded is False
+    assert inference.Deployment("H200", 8, tpot_ms=50.0).is_bounded is True
+    assert inference.Deployment("H200", 8, ttft_ms=900.0).is_bounded is True
+    assert inference.Deployment("H200", 8, bounded=True).is_bounded is True
+    w = inference.Workload("llama2-70b", "fp8", 1024, 256)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        w.isl = 2048  # type: ignore[misc]

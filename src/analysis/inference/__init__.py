@@ -200,7 +200,10 @@ from analysis.inference.roofline import (
     ROOFLINE_SHAPE,
     SCENARIOS,
     STEP_OVERHEAD_S,
+    Deployment,
+    Prepared,
     ServingShape,
+    Workload,
     _apply_eta,
     _best,
     _check_precision,
@@ -366,6 +369,9 @@ def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
 
 
 __all__ = [
+    "Deployment",
+    "Prepared",
+    "Workload",
     "ACCELERATOR_PRIOR_ROWS",
     "ACT_BYTES",
     "ALLREDUCE_LATENCY_S",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -542,3 +542,45 @@ def hardware_params_at(spec: pd.Series, precision: str, shape: ServingShape) -> 
         "scaleout_gbps": _num(spec, "scaleout_gbps_per_gpu", 400.0),
         **shape.params(str(spec.get("vendor", "")), precision_class(spec, precision)),
     }
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What is served: a model at a precision with input and output lengths (tokens)."""
+
+    model: str
+    precision: str
+    isl: float
+    osl: float
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """Where it is served: an accelerator, the GPUs of one replica (TP), latency bounds.
+
+    ``gpus`` is the replica's tensor-parallel degree for one evaluation, or the largest
+    degree a search may choose (:func:`analysis.inference.best_deployment`). ``tpot_ms`` /
+    ``ttft_ms`` are the bounds (``None`` = unbounded); ``bounded`` selects the Server-scale
+    efficiency (default: whether a bound is given).
+    """
+
+    accelerator: str
+    gpus: int
+    tpot_ms: float | None = None
+    ttft_ms: float | None = None
+    bounded: bool | None = None
+
+    @property
+    def is_bounded(self) -> bool:
+        """Whether the latency-bounded (Server-scale) efficiency applies."""
+        if self.bounded is not None:
+            return self.bounded
+        return self.tpot_ms is not None or self.ttft_ms is not None
+
+
+class Prepared(NamedTuple):
+    """One accelerator and model, ready for the model: spec row, hardware and model numbers."""
+
+    spec: pd.Series
+    hw: dict[str, float]
+    mp: dict[str, float]

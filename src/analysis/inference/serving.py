@@ -18,6 +18,9 @@ from analysis.inference.roofline import (
     CONCURRENCY,
     MEMORY_USABLE_FRACTION,
     PEAK_COLUMN,
+    Deployment,
+    Prepared,
+    Workload,
     _best,
     _check_precision,
     _generation,
@@ -41,12 +44,12 @@ def _prepare(
     models: pd.DataFrame | None,
     *,
     inputs: Inputs | None = None,
-) -> tuple[pd.Series, dict[str, float], dict[str, float]]:
+) -> Prepared:
     specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
     _check_precision(precision)
     spec = _lookup(specs, "accelerator", accelerator)
     mrow = _lookup(models, "model", model)
-    return spec, hardware_params(spec, precision, inputs=inputs), model_params(mrow)
+    return Prepared(spec, hardware_params(spec, precision, inputs=inputs), model_params(mrow))
 
 
 def _check_fit(
@@ -100,29 +103,33 @@ def _serving_eta(
 
 
 def _replica_metrics(
-    spec: pd.Series,
-    hw: dict[str, float],
-    mp: dict[str, float],
-    *,
-    accelerator: str,
-    model: str,
-    precision: str,
-    isl: float,
-    osl: float,
-    gpus: int,
-    bounded: bool,
-    cal: Calibration,
+    prep: Prepared, work: Workload, dep: Deployment, cal: Calibration
 ) -> tuple[dict[str, np.ndarray], float, str]:
-    """One TP=``gpus`` replica over the concurrency sweep, with its eta and factor level.
+    """One TP=``dep.gpus`` replica over the concurrency sweep, with its eta and factor level.
 
     Raises:
         ValueError: the model does not fit in memory (see :func:`_check_fit`).
     """
     eta, source = _serving_eta(
-        cal, spec, accelerator=accelerator, model=model, bounded=bounded, precision=precision
+        cal,
+        prep.spec,
+        accelerator=dep.accelerator,
+        model=work.model,
+        bounded=dep.is_bounded,
+        precision=work.precision,
     )
-    m = serving_metrics(hw, mp, precision=precision, isl=isl, osl=osl, gpus=gpus, eta=eta)
-    _check_fit(m, accelerator, model, precision, gpus, hw, isl, osl)
+    m = serving_metrics(
+        prep.hw,
+        prep.mp,
+        precision=work.precision,
+        isl=work.isl,
+        osl=work.osl,
+        gpus=dep.gpus,
+        eta=eta,
+    )
+    _check_fit(
+        m, dep.accelerator, work.model, work.precision, dep.gpus, prep.hw, work.isl, work.osl
+    )
     return m, eta, source
 
 
@@ -146,54 +153,22 @@ def frontier(
     than Offline. Rows beyond the memory limit are dropped. Raises like
     :func:`max_throughput_per_gpu`.
     """
-    spec, hw, mp = _prepare(accelerator, model, precision, specs, models, inputs=inputs)
+    prep = _prepare(accelerator, model, precision, specs, models, inputs=inputs)
     return _frontier(
-        spec,
-        hw,
-        mp,
-        accelerator=accelerator,
-        model=model,
-        precision=precision,
-        isl=isl,
-        osl=osl,
-        gpus=gpus,
-        bounded=bounded,
-        cal=_calibration(calibration, inputs=inputs),
+        prep,
+        Workload(model, precision, isl, osl),
+        Deployment(accelerator, gpus, bounded=bounded),
+        _calibration(calibration, inputs=inputs),
     )
 
 
-def _frontier(
-    spec: pd.Series,
-    hw: dict[str, float],
-    mp: dict[str, float],
-    *,
-    accelerator: str,
-    model: str,
-    precision: str,
-    isl: float,
-    osl: float,
-    gpus: int,
-    bounded: bool,
-    cal: Calibration,
-) -> pd.DataFrame:
-    m, _, _ = _replica_metrics(
-        spec,
-        hw,
-        mp,
-        accelerator=accelerator,
-        model=model,
-        precision=precision,
-        isl=isl,
-        osl=osl,
-        gpus=gpus,
-        bounded=bounded,
-        cal=cal,
-    )
+def _frontier(prep: Prepared, work: Workload, dep: Deployment, cal: Calibration) -> pd.DataFrame:
+    m, _, _ = _replica_metrics(prep, work, dep, cal)
     ok = m["in_memory"]
     return pd.DataFrame(
         {
-            "accelerator": accelerator,
-            "vendor": spec["vendor"],
+            "accelerator": dep.accelerator,
+            "vendor": prep.spec["vendor"],
             "concurrency": CONCURRENCY[ok],
             "tokens_per_s_per_gpu": m["tok_s_gpu"][ok],
             "tokens_per_s_per_user": m["tok_s_user"][ok],
@@ -233,19 +208,12 @@ def max_throughput_per_gpu(
     if gpus < 1:
         raise ValueError(f"gpus must be >= 1, got {gpus}")
     _check_request(isl, osl, tpot_ms, ttft_ms)
-    spec, hw, mp = _prepare(accelerator, model, precision, specs, models, inputs=inputs)
+    prep = _prepare(accelerator, model, precision, specs, models, inputs=inputs)
     m, eta, source = _replica_metrics(
-        spec,
-        hw,
-        mp,
-        accelerator=accelerator,
-        model=model,
-        precision=precision,
-        isl=isl,
-        osl=osl,
-        gpus=gpus,
-        bounded=tpot_ms is not None or ttft_ms is not None,
-        cal=_calibration(calibration, inputs=inputs),
+        prep,
+        Workload(model, precision, isl, osl),
+        Deployment(accelerator, gpus, tpot_ms, ttft_ms),
+        _calibration(calibration, inputs=inputs),
     )
     best, idx, _ = _best(m, tpot_ms, ttft_ms)
     if not np.isfinite(best):
@@ -287,24 +255,17 @@ def tp_choices(max_tp: int) -> tuple[int, ...]:
 
 
 def _deployment(
-    spec: pd.Series,
-    hw: dict[str, float],
-    mp: dict[str, float],
-    *,
-    accelerator: str,
-    model: str,
-    precision: str,
-    isl: float,
-    osl: float,
-    tpot_ms: float | None,
-    ttft_ms: float | None,
-    max_tp: int,
-    cal: Calibration,
+    prep: Prepared, work: Workload, dep: Deployment, cal: Calibration
 ) -> dict[str, Any]:
-    """:func:`best_deployment` on prepared inputs (one numpy evaluation over TP x batch)."""
-    bounded = tpot_ms is not None or ttft_ms is not None
+    """:func:`best_deployment` on prepared inputs (one numpy evaluation over TP x batch).
+
+    ``dep.gpus`` is the largest tensor-parallel degree the search may choose.
+    """
+    spec, hw, mp = prep
+    accelerator, max_tp, tpot_ms, ttft_ms = dep.accelerator, dep.gpus, dep.tpot_ms, dep.ttft_ms
+    model, precision, isl, osl = work.model, work.precision, work.isl, work.osl
     eta, source = _serving_eta(
-        cal, spec, accelerator=accelerator, model=model, bounded=bounded, precision=precision
+        cal, spec, accelerator=accelerator, model=model, bounded=dep.is_bounded, precision=precision
     )
     tps = np.asarray(tp_choices(max_tp), dtype=float)
     m = serving_metrics(
@@ -383,20 +344,11 @@ def best_deployment(
     if max_tp < 1:
         raise ValueError(f"max_tp must be >= 1, got {max_tp}")
     _check_request(isl, osl, tpot_ms, ttft_ms)
-    spec, hw, mp = _prepare(accelerator, model, precision, specs, models, inputs=inputs)
     return _deployment(
-        spec,
-        hw,
-        mp,
-        accelerator=accelerator,
-        model=model,
-        precision=precision,
-        isl=isl,
-        osl=osl,
-        tpot_ms=tpot_ms,
-        ttft_ms=ttft_ms,
-        max_tp=max_tp,
-        cal=_calibration(calibration, inputs=inputs),
+        _prepare(accelerator, model, precision, specs, models, inputs=inputs),
+        Workload(model, precision, isl, osl),
+        Deployment(accelerator, max_tp, tpot_ms, ttft_ms),
+        _calibration(calibration, inputs=inputs),
     )
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from analysis import ids, tco
 from analysis.inference.calibration import Calibration, _calibration
-from analysis.inference.roofline import _models, _specs
+from analysis.inference.roofline import Deployment, Workload, _models, _specs
 from analysis.inference.serving import _deployment, _frontier, _prepare, tp_choices
 from analysis.inference.validation import validate_against_mlperf, validation_summary
 from analysis.inputs import Inputs
@@ -45,6 +45,7 @@ def evaluate_tiers(
     specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
     cal = _calibration(calibration, inputs=inputs)
     inf = sc.inference
+    work = Workload(inf.model, inf.precision, inf.isl, inf.osl)
     prepared: dict[str, Any] = {}
     labels: dict[str, tuple[str, str]] = {}  # accelerator -> (vendor, status)
     for acc in sc.accelerators:
@@ -84,20 +85,11 @@ def evaluate_tiers(
                 prep = prepared[acc]
                 if isinstance(prep, ValueError):
                     raise prep
-                spec, hw, mp = prep
                 d = _deployment(
-                    spec,
-                    hw,
-                    mp,
-                    accelerator=acc,
-                    model=inf.model,
-                    precision=inf.precision,
-                    isl=inf.isl,
-                    osl=inf.osl,
-                    tpot_ms=tier.tpot_ms_max,
-                    ttft_ms=tier.ttft_ms_max,
-                    max_tp=inf.gpus_per_replica,
-                    cal=cal,
+                    prep,
+                    work,
+                    Deployment(acc, inf.gpus_per_replica, tier.tpot_ms_max, tier.ttft_ms_max),
+                    cal,
                 )
             except ValueError as err:
                 rec["reason"] = str(err)
@@ -198,25 +190,14 @@ def frontiers(
     parts = []
     for acc in sc.accelerators:
         try:
-            spec, hw, mp = _prepare(acc, inf.model, inf.precision, specs, models, inputs=inputs)
+            prep = _prepare(acc, inf.model, inf.precision, specs, models, inputs=inputs)
         except ValueError:
             continue
+        work = Workload(inf.model, inf.precision, inf.isl, inf.osl)
         curves = []
         for tp in tp_choices(inf.gpus_per_replica):
             try:
-                f = _frontier(
-                    spec,
-                    hw,
-                    mp,
-                    accelerator=acc,
-                    model=inf.model,
-                    precision=inf.precision,
-                    isl=inf.isl,
-                    osl=inf.osl,
-                    gpus=tp,
-                    bounded=True,
-                    cal=cal,
-                )
+                f = _frontier(prep, work, Deployment(acc, tp, bounded=True), cal)
             except ValueError:
                 continue
             curves.append(f.assign(tp=tp))
