@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -88,3 +89,16 @@ def test_a_modelling_function_runs_on_small_inputs() -> None:
     # borrowing the default tables' fit.
     with pytest.raises(ValueError, match="no calibration data for vendor 'AMD'"):
         inference.max_throughput_per_gpu("MI300X", "llama3.1-70b", inputs=tiny, **kw)
+
+
+def test_point_terms_default_to_the_fitted_shape_of_the_inputs() -> None:
+    from analysis import inference_latency
+
+    pts = inference_latency.select().head(20)
+    specs, models = data.load_specs(), data.load_models()
+    default = inference_latency.point_terms(pts, specs, models)
+    fitted = inference_latency.point_terms(pts, specs, models, inference.default_shape())
+    roof = inference_latency.point_terms(pts, specs, models, inference.ROOFLINE_SHAPE)
+    for key in ("step_fixed", "step_scaled"):
+        np.testing.assert_array_equal(default[key], fitted[key])
+    assert not all(np.array_equal(default[k], roof[k]) for k in ("step_fixed", "step_scaled"))

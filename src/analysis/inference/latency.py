@@ -73,6 +73,8 @@ def point_terms(
     specs: pd.DataFrame,
     models: pd.DataFrame,
     shape: ServingShape | None = None,
+    *,
+    inputs: Inputs | None = None,
 ) -> dict[str, np.ndarray]:
     """Model terms of every point on (point, concurrency grid) at the point's TP.
 
@@ -80,6 +82,8 @@ def point_terms(
     terms at the point's own concurrency, and ``own_parts`` (the per-operator bandwidth
     and compute parts there, for :func:`fit_shape`).
     """
+    if shape is None:
+        shape = fitted_shape(inputs)
     spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
     model_by = {r["model"]: model_params(r) for _, r in models.iterrows()}
     n = len(points)
@@ -383,3 +387,9 @@ def fit_default_shape(inputs: Inputs | None = None) -> ServingShape:
 def default_shape(inputs: Inputs | None = None) -> ServingShape:
     """:func:`fit_shape` on the bundled InferenceX points (every sweep; not cached)."""
     return fit_default_shape(inputs)
+
+
+def fitted_shape(inputs: Inputs | None = None) -> ServingShape:
+    """:func:`fit_default_shape` of ``inputs``, memoized on the instance (the model's default)."""
+    inp = resolve(inputs)
+    return inp.derived("inference.shape", lambda: fit_default_shape(inp))

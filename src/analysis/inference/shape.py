@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.inference.latency import fit_default_shape
+from analysis.inference.latency import fitted_shape
 from analysis.inference.roofline import ServingShape, hardware_params_at
-from analysis.inputs import Inputs, resolve
+from analysis.inputs import Inputs
 
 
 def default_shape(inputs: Inputs | None = None) -> ServingShape:
     """The serving shape fitted on the InferenceX sweeps of ``inputs`` (once per inputs)."""
-    inp = resolve(inputs)
-    return inp.derived("inference.shape", lambda: fit_default_shape(inp))
+    return fitted_shape(inputs)
 
 
 def hardware_params(
