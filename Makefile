@@ -32,7 +32,7 @@ else
   STAMP := .venv/.installed.stamp
 endif
 
-.PHONY: help report test test-fast test-latest nbval bench lint sync-check lock lock-check goldens validate sync data-readme params-readme ingest scenarios clean system-deps
+.PHONY: help snapshot report test test-fast test-latest nbval bench lint sync-check lock lock-check goldens validate sync data-readme params-readme ingest scenarios clean system-deps
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "; print "Targets:"} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -100,6 +100,9 @@ sync-check: $(STAMP) ## Check each notebook and its py:percent pair hold the sam
 
 sync: $(STAMP) ## Sync each notebook with its py:percent pair (newest wins)
 	$(PY) -m analysis sync
+
+snapshot: $(STAMP) ## Regenerate tests/data/snapshots/models.json (model figures the refactor must keep)
+	$(PY) tests/snapshot_models.py
 
 goldens: $(STAMP) ## Regenerate the nbval golden notebooks from params/ci.yaml
 	$(PY) -m analysis goldens

@@ -22,16 +22,16 @@ Analytical decisions taken here:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import cache
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from analysis import ids, paths
-from analysis.schema import DataValidationError
+from analysis.inputs import SPEC_FIELDS as SPEC_FIELDS  # noqa: PLC0414 - re-exported
+from analysis.inputs import Inputs, raise_problems, set_default_provider, source_problems
+from analysis.schema import DataValidationError, read_raw_csv
 from analysis.tables import ALL
-from analysis.tables.specs import FIELD_UNITS
+from analysis.tables.benchmarks import USER_BENCHMARKS
 
 __all__ = [
     "DataValidationError",
@@ -39,12 +39,14 @@ __all__ = [
     "check_source_references",
     "clear_cache",
     "count_sources_by_kind",
+    "default_inputs",
     "get_accelerator",
     "get_model",
     "load_accelerators",
     "load_assumptions",
     "load_claims",
     "load_facility",
+    "load_inputs",
     "load_mlperf_inference",
     "load_measurements",
     "load_mlperf_training",
@@ -68,111 +70,84 @@ __all__ = [
     "validate_all",
 ]
 
-#: Numeric spec fields, in the order :func:`load_specs` shows them.
-SPEC_FIELDS: tuple[str, ...] = tuple(FIELD_UNITS)
-_INT_FIELDS = ("launch_year", "scaleup_domain_gpus")
-_IDENTITY_COLUMNS = (
-    "accelerator",
-    "vendor",
-    "name",
-    "status",
-    "architecture",
-    "process_node",
-    "package",
-    "hbm_type",
-    "scaleup_interconnect",
-)
-#: Bytes per element of a BF16 KV cache.
-_BF16_BYTES = 2
-
 
 def table_names() -> list[str]:
     """Names of every registered table, in registry order."""
     return list(ALL)
 
 
-#: Bumped by :func:`clear_cache`; modules that cache results derived from the tables key
-#: them on it (see :func:`cache_generation`).
-_GENERATION = [0]
+def _where(name: str, root: Path | None = None) -> str:
+    return str((paths.DATA if root is None else root) / ALL[name].path)
+
+
+def load_inputs(root: Path | None = None) -> Inputs:
+    """The model inputs over the tables of ``root`` (default ``data/``), validated on read.
+
+    Each table is read and validated (schema, then the cross-table checks of its derived
+    frame) the first time a model asks for it; :func:`validate_all` reads them all.
+    """
+    base = paths.DATA if root is None else Path(root)
+
+    def reader(name: str) -> pd.DataFrame:
+        if name not in ALL:
+            raise KeyError(f"unknown table {name!r}; known tables: {', '.join(ALL)}")
+        return ALL[name].read(base)
+
+    return Inputs(reader=reader, where=lambda name: _where(name, base))
+
+
+#: The process-wide inputs (:func:`default_inputs`); :func:`clear_cache` empties it.
+_DEFAULT: list[Inputs] = []
+
+
+def default_inputs() -> Inputs:
+    """The one process-wide :class:`~analysis.inputs.Inputs` over ``data/``.
+
+    Every derived fit (calibrations) is memoized on it, so :func:`clear_cache` (a new
+    instance) recomputes them all.
+    """
+    if not _DEFAULT:
+        _DEFAULT.append(load_inputs())
+    return _DEFAULT[0]
+
+
+set_default_provider(default_inputs)
 
 
 def cache_generation() -> int:
-    """Counter that changes whenever :func:`clear_cache` runs.
-
-    Analysis modules that memoize results computed from the default tables (e.g. the
-    training calibration) store it with the result and recompute when it changed.
-    """
-    return _GENERATION[0]
+    """Identity of the current default inputs: changes whenever :func:`clear_cache` runs."""
+    return id(default_inputs())
 
 
 def shared_specs() -> pd.DataFrame:
-    """The cached :func:`load_specs` frame itself, not a copy: read-only by convention.
-
-    For hot loops in the analysis modules that only read it; everyone else should call
-    :func:`load_specs`, which returns a copy the caller may modify.
-    """
-    return _load_specs_cached()
+    """The default inputs' spec frame (a cheap copy-on-write copy, like :func:`load_specs`)."""
+    return default_inputs().specs
 
 
 def shared_models() -> pd.DataFrame:
-    """The cached :func:`load_models` frame itself (read-only by convention)."""
-    return _load_models_cached()
-
-
-@cache
-def _load_table_cached(name: str) -> pd.DataFrame:
-    if name not in ALL:
-        raise KeyError(f"unknown table {name!r}; known tables: {', '.join(ALL)}")
-    return ALL[name].read(paths.DATA)
+    """The default inputs' model frame (a cheap copy-on-write copy)."""
+    return default_inputs().models
 
 
 def load_table(name: str) -> pd.DataFrame:
     """Validated contents of the table ``name`` (see ``data/README.md``)."""
-    return _load_table_cached(name).copy()
+    return default_inputs().table(name)
 
 
 def clear_cache() -> None:
-    """Forget cached tables (tests that write fixture data call this)."""
-    _load_table_cached.cache_clear()
-    _load_specs_cached.cache_clear()
-    _load_models_cached.cache_clear()
-    _GENERATION[0] += 1
+    """Forget the default inputs: every table and derived fit is read or fitted afresh."""
+    _DEFAULT.clear()
 
 
 # --- cross-table checks ------------------------------------------------------------------
 
 
-def _where(name: str) -> str:
-    return str(paths.DATA / ALL[name].path)
-
-
 def _source_problems(name: str, df: pd.DataFrame, known: set[str]) -> list[str]:
-    """Rows of table ``name`` whose source columns cite an unknown source.
-
-    Source columns: ``source_id`` and ``*_source_id`` (one id), ``*_sources`` (ids
-    separated by ``;``, e.g. the claims' ``fact_sources``).
-    """
-    single = [c for c in df.columns if c == "source_id" or c.endswith("_source_id")]
-    lists = [c for c in df.columns if c.endswith("_sources")]
-    problems = []
-    for col in single + lists:
-        for i, cell in df[col].items():
-            if pd.isna(cell):
-                continue
-            ids_ = [s.strip() for s in str(cell).split(";")] if col in lists else [cell]
-            problems += [
-                f"{_where(name)}: row {i + 2}, column {col!r}: unknown source {s!r} "
-                f"(not in {paths.SOURCES})"
-                for s in ids_
-                if s not in known
-            ]
-    return problems
+    return source_problems(name, df, known, _where)
 
 
 def _raise(problems: list[str]) -> None:
-    if problems:
-        more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
-        raise DataValidationError("; ".join(problems[:20]) + more)
+    raise_problems(problems)
 
 
 def check_source_references(tables: list[str] | None = None) -> None:
@@ -208,17 +183,9 @@ def validate_all() -> None:
             problems.append(str(err))
     _raise(problems)
     check_source_references()
-    _load_specs_cached()
-    _load_models_cached()
-
-
-def _missing_ids(name: str, present: pd.Series, wanted: tuple[str, ...], kind: str) -> list[str]:
-    have = set(present)
-    missing = [w for w in wanted if w not in have]
-    return [
-        f"{_where(name)}: no row for {kind} {m!r} (every id in analysis.ids needs one)"
-        for m in missing
-    ]
+    inputs = default_inputs()
+    inputs.specs  # noqa: B018 - builds (and checks) the derived frames
+    inputs.models  # noqa: B018
 
 
 # --- accelerators ------------------------------------------------------------------------
@@ -237,44 +204,6 @@ def load_accelerators() -> pd.DataFrame:
 def load_spec_values() -> pd.DataFrame:
     """Every numeric spec value with unit, basis, source and note (the long table)."""
     return load_table("accelerator_values")
-
-
-@cache
-def _load_specs_cached() -> pd.DataFrame:
-    ident = load_accelerators()
-    values = load_spec_values()
-    problems = _missing_ids("accelerators", ident["accelerator"], ids.ACCELERATORS, "accelerator")
-    have = set(zip(values["accelerator"], values["field"], strict=True))
-    problems += [
-        f"{_where('accelerator_values')}: no row for accelerator {a!r}, field {f!r} (every "
-        "accelerator needs every field; leave the value empty with a note if unknown)"
-        for a in ids.ACCELERATORS
-        for f in SPEC_FIELDS
-        if (a, f) not in have
-    ]
-    known = set(load_sources()["source_id"])
-    problems += _source_problems("accelerators", ident, known)
-    problems += _source_problems("accelerator_values", values, known)
-    _raise(problems)
-
-    wide = values.pivot(
-        index="accelerator", columns="field", values=["value", "source_id", "basis"]
-    )
-    out = ident[list(_IDENTITY_COLUMNS)].set_index("accelerator")
-    for field in SPEC_FIELDS:
-        out[field] = wide[("value", field)]
-    for field in _INT_FIELDS:
-        out[field] = out[field].round().astype("Int64")
-    for field in SPEC_FIELDS:
-        out[f"{field}_source"] = wide[("source_id", field)]
-    for field in SPEC_FIELDS:
-        out[f"{field}_basis"] = wide[("basis", field)]
-    by_id = ident.set_index("accelerator")
-    out["identity_source"] = by_id["source_id"]
-    out["process_source"] = by_id["process_source_id"]
-    out["label"] = np.where(out["status"] == "announced", out.index + " (announced)", out.index)
-    order = [a for a in ids.ACCELERATORS if a in out.index]
-    return out.loc[order].reset_index()
 
 
 def load_specs(
@@ -299,7 +228,7 @@ def load_specs(
         ValueError: an id in ``accelerators`` is not in the spec table (the message names
             the closest known ids).
     """
-    specs = _load_specs_cached().copy()
+    specs = default_inputs().specs
     if accelerators is not None:
         wanted = list(accelerators)
         known = tuple(specs["accelerator"])
@@ -318,7 +247,7 @@ def get_accelerator(accelerator: str) -> pd.Series:
     Raises:
         ValueError: unknown id, with the closest known ids.
     """
-    specs = _load_specs_cached()
+    specs = default_inputs().specs
     match = specs[specs["accelerator"] == accelerator]
     if match.empty:
         raise ValueError(ids.unknown_id_message("accelerator", accelerator, ids.ACCELERATORS))
@@ -429,38 +358,6 @@ def count_sources_by_kind(
 # --- models ------------------------------------------------------------------------------
 
 
-def _kv_bytes_per_token(models: pd.DataFrame, bytes_per_element: int = _BF16_BYTES) -> pd.Series:
-    """KV-cache bytes per token of context that grow with context length (all layers)."""
-    per_layer_gqa = models["kv_heads"] * models["head_dim"] * 2 * bytes_per_element
-    per_layer_mla = (models["kv_lora_rank"] + models["qk_rope_head_dim"]) * bytes_per_element
-    growing_layers = models["layers"] - models["sliding_window_layers"].fillna(0)
-    out = np.where(
-        models["attention_type"] == "mla",
-        models["layers"] * per_layer_mla,
-        growing_layers * per_layer_gqa,
-    )
-    return pd.Series(out, index=models.index).astype("int64")
-
-
-def _kv_window_bytes(models: pd.DataFrame, bytes_per_element: int = _BF16_BYTES) -> pd.Series:
-    """Fixed KV bytes per sequence held by sliding-window layers (0 without them)."""
-    per_layer = models["kv_heads"] * models["head_dim"] * 2 * bytes_per_element
-    out = models["sliding_window_layers"].fillna(0) * models["sliding_window"].fillna(0) * per_layer
-    return out.astype("int64")
-
-
-@cache
-def _load_models_cached() -> pd.DataFrame:
-    models = load_table("models")
-    problems = _missing_ids("models", models["model"], ids.MODELS, "model")
-    problems += _source_problems("models", models, set(load_sources()["source_id"]))
-    _raise(problems)
-    models["kv_bytes_per_token_bf16"] = _kv_bytes_per_token(models)
-    models["kv_window_bytes_bf16"] = _kv_window_bytes(models)
-    order = [m for m in ids.MODELS if m in set(models["model"])]
-    return models.set_index("model").loc[order].reset_index()
-
-
 def load_models() -> pd.DataFrame:
     """One row per model (``models/models.csv``) plus derived KV-cache sizes.
 
@@ -472,7 +369,7 @@ def load_models() -> pd.DataFrame:
     KV cache for a sequence of ``n`` tokens = ``n x kv_bytes_per_token_bf16 +
     kv_window_bytes_bf16`` (for ``n`` >= the window).
     """
-    return _load_models_cached().copy()
+    return default_inputs().models
 
 
 def get_model(model: str) -> pd.Series:
@@ -481,7 +378,7 @@ def get_model(model: str) -> pd.Series:
     Raises:
         ValueError: unknown id, with the closest known ids.
     """
-    models = _load_models_cached()
+    models = default_inputs().models
     match = models[models["model"] == model]
     if match.empty:
         raise ValueError(ids.unknown_id_message("model", model, ids.MODELS))
@@ -578,9 +475,6 @@ def load_measurements(entries: Iterable[str]) -> pd.DataFrame:
         DataValidationError: a missing or unreadable entry, or a file that fails the
             schema (the message names file, row and column).
     """
-    from analysis.schema import read_raw_csv
-    from analysis.tables.benchmarks import USER_BENCHMARKS
-
     frames = []
     for f in measurement_files(entries):
         try:

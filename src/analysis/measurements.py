@@ -48,7 +48,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis import inference
+from analysis import inference, tco
+from analysis.inputs import resolve
+from analysis.textsafe import markdown_text
 
 #: Register ids of this layer's two assumptions (``data/assumptions/assumptions.csv``).
 PRIOR_WEIGHT_ID = "A-measurement-prior-weight"
@@ -121,9 +123,7 @@ class MeasuredCalibration:
 
 def _register_values(assumptions: pd.DataFrame | None) -> tuple[float, float, float]:
     if assumptions is None:
-        from analysis import data  # edge: the register is loaded once per process
-
-        assumptions = data.load_table("assumptions")
+        assumptions = resolve(None).table("assumptions")
     reg = assumptions.set_index("id")["value"]
     return float(reg[PRIOR_WEIGHT_ID]), float(reg[SIGMA_FLOOR_ID]), float(reg[PUBLIC_SIGMA_ID])
 
@@ -438,8 +438,6 @@ def decision_shift(
     :func:`analysis.tco.cost_inputs`. Both Monte Carlo runs use the scenario's seed and
     draws, so the difference is the measurements' alone.
     """
-    from analysis import tco
-
     measured = apply_to_tiers(public_tiers, mc, sc)
     sim_pub = tco.simulate(sc, public_tiers, None, inputs=inputs)
     inp_meas = tco.with_throughput_sigmas(inputs, throughput_sigmas(mc, sc))
@@ -476,8 +474,6 @@ def _p(summary: pd.DataFrame, ti: Any) -> float:
 
 def shift_markdown(shift: pd.DataFrame, fit: Mapping[str, Any]) -> str:
     """Two sentences for the section: what was measured and what it changed."""
-    from analysis.textsafe import markdown_text
-
     if not fit["points"]:
         return "No measurements were given (scenario key `measurements`)."
     head = (

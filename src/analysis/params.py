@@ -49,7 +49,8 @@ from pydantic import (
     model_validator,
 )
 
-from analysis import ids
+from analysis import data, ids, paths
+from analysis.schema import DataValidationError
 from analysis.textsafe import excerpt, one_line
 
 # ``\Z``, not ``$``: ``$`` also matches before a trailing newline ("x\n" passed).
@@ -387,9 +388,6 @@ class Scenario(_Strict):
             if not entry.strip() or one_line(entry) != entry:
                 raise ValueError("a measurements entry must be a non-blank, one-line path")
         if v:
-            from analysis import data  # local import: params stays importable without data
-            from analysis.schema import DataValidationError
-
             try:
                 data.load_measurements(v)
             except DataValidationError as err:
@@ -432,9 +430,6 @@ def _context_length(model: str) -> int | None:
     A broken models table is reported by the data validation, which runs before any
     chapter; it must not masquerade as a parameter error here.
     """
-    from analysis import data  # local import: params stays importable without data files
-    from analysis.schema import DataValidationError
-
     try:
         value = data.get_model(model)["context_length"]
     except (DataValidationError, KeyError, ValueError, OSError):
@@ -698,8 +693,6 @@ def scenario_from_parameters(scenario: dict[str, Any] | None) -> Scenario:
     An empty mapping (the value in each notebook's ``parameters`` cell) means
     ``params/default.yaml``, so a notebook opened by hand runs the default report.
     """
-    from analysis import paths  # local import: params stays importable without data files
-
     if not scenario:
         return load_scenario(paths.DEFAULT_PARAMS)
     return parse_scenario(scenario, "<injected parameters>")

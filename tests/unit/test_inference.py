@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from analysis import inference
 from analysis.inference_benchmarks import benchmark_def
+from analysis.inputs import Inputs
 
 SPECS = pd.DataFrame(
     [
@@ -197,12 +198,17 @@ def test_throughput_below_rooflines(acc, model, isl, osl, gpus):
     assert t <= b * spec["memory_bw_tbps"] * 1e12 / w_bytes / gpus * (1 + 1e-9)
 
 
-def test_moe_uses_active_params_for_compute(monkeypatch):
-    # Roofline accounting (the fitted grouped-GEMM shape would slow the MoE on purpose).
-    monkeypatch.setattr(inference, "default_shape", lambda: inference.ROOFLINE_SHAPE)
+def test_moe_uses_active_params_for_compute():
+    # Roofline accounting (the fitted grouped-GEMM shape would slow the MoE on purpose):
+    # inputs whose serving shape is the plain roofline, instead of patching a module.
+    roofline = Inputs.from_tables({})
+    roofline.derived("inference.shape", lambda: inference.ROOFLINE_SHAPE)
+    assert inference.default_shape(roofline) is inference.ROOFLINE_SHAPE
     dense_like = MODELS.copy()
     dense_like.loc[dense_like["model"] == "mixtral-8x7b", "active_params_b"] = 46.7
-    assert tput(model="mixtral-8x7b") > tput(model="mixtral-8x7b", models=dense_like)
+    moe = tput(model="mixtral-8x7b", inputs=roofline)
+    assert moe > tput(model="mixtral-8x7b", models=dense_like, inputs=roofline)
+    assert moe != tput(model="mixtral-8x7b")  # the fitted default shape is another one
 
 
 def test_frontier_is_monotone_in_concurrency():
@@ -594,3 +600,13 @@ def test_validation_verdict_meets_and_misses():
     assert "meets" in inference.validation_verdict(_round_summary(target, 1.0, overall=99.0))
     miss = inference.validation_verdict(_round_summary(target + 0.1, 1.0))
     assert "misses" in miss and miss.endswith("(closest to it: AMD).")
+
+
+def test_deployment_value_says_whether_it_is_bounded():
+    assert inference.Deployment("H200", 8).is_bounded is False
+    assert inference.Deployment("H200", 8, tpot_ms=50.0).is_bounded is True
+    assert inference.Deployment("H200", 8, ttft_ms=900.0).is_bounded is True
+    assert inference.Deployment("H200", 8, bounded=True).is_bounded is True
+    w = inference.Workload("llama2-70b", "fp8", 1024, 256)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        w.isl = 2048  # type: ignore[misc]

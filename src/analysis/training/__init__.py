@@ -26,16 +26,22 @@ A package of focused modules (``from analysis import training`` re-exports every
   at 1 against the one-node baseline), weak and strong scaling uncapped against an
   unconstrained per-GPU reference with the limiting term named.
 * :mod:`~analysis.training.scenario`: the scenario's job (evaluation, winner, what-ifs,
-  key results) and the ``make bench`` cases.
+  key results).
+
+This ``__init__`` is the facade: the one module of the package that imports
+:mod:`analysis.data` (which registers the default inputs the submodules resolve) and holds
+the ``make bench`` cases.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from analysis import data, ids, params
 from analysis.training.calibration import (
     _EVAL_KEYS,
     _FIT_POINTS_V2,
     _FIT_ROUNDS_V2,
-    _FITTED,
     AMD_FP8_SPEEDUP_RELATIVE,
     KINDS,
     OTHER_KIND_WEIGHT,
@@ -44,13 +50,13 @@ from analysis.training.calibration import (
     _fp8_equivalent,
     _load_published,
     _predict_tps,
-    clear_caches,
     estimate_efficiency,
     fit_row_efficiencies,
     fitted_observations,
     generation_of,
     measured_speedups,
     precision_factor,
+    predict_mlperf,
     pretrain_efficiency,
     resolve_efficiency,
     training_observations,
@@ -58,7 +64,6 @@ from analysis.training.calibration import (
 from analysis.training.mlperf import (
     _FIT_POINTS,
     _FIT_ROUNDS,
-    _FITS,
     _fit_efficiencies,
     _fit_one,
     _fits_cached,
@@ -70,13 +75,11 @@ from analysis.training.mlperf import (
     mlperf_rows,
     mlperf_tokens,
     overall_error,
-    predict_mlperf,
     validate_against_mlperf,
     validation_detail,
     validation_summary,
 )
 from analysis.training.model import (
-    _ROW_MEMO,
     ACT_BYTES_FULL,
     ACT_BYTES_SELECTIVE,
     BENCHMARKS,
@@ -114,7 +117,6 @@ from analysis.training.model import (
     _benchmark,
     _check_precision,
     _first_row,
-    _generation,
     _load_mlperf,
     _load_models,
     _load_specs,
@@ -142,7 +144,6 @@ from analysis.training.scaling import (
 )
 from analysis.training.scenario import (
     WHAT_IFS,
-    bench_cases,
     evaluate_training,
     key_results,
     scaling_curves,
@@ -167,6 +168,73 @@ from analysis.training.validation import (
     validate_training_model,
     validation_scheme_summary,
 )
+
+
+def clear_caches() -> None:
+    """Forget the cached calibration and table lookups (benchmarks of cold runs use it).
+
+    They live on the default inputs, so this is :func:`analysis.data.clear_cache`.
+    """
+    data.clear_cache()
+
+
+def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
+    """``make bench`` cases: (name, callable, target seconds)."""
+    sc = params.scenario_from_parameters({})  # params/default.yaml
+    specs, models, fits = _load_specs(), _load_models(), _fits_cached()
+    present = set(specs["accelerator"])
+    accs = tuple(a for a in ids.ACCELERATORS if a in present)
+
+    def curves_all() -> object:
+        return [
+            scaling_curve(
+                a,
+                sc.training.model,
+                precision=sc.training.precision,
+                specs=specs,
+                models=models,
+                fits=fits,
+            )
+            for a in accs
+        ]
+
+    def cold(fn: Callable[[], object]) -> Callable[[], object]:
+        # What a fresh chapter kernel pays: calibration and lookups recomputed.
+        def run() -> object:
+            clear_caches()
+            return fn()
+
+        return run
+
+    return [
+        ("training: scaling curves, all accelerators x 12 GPU counts", curves_all, 0.5),
+        (
+            "training: evaluate_training(default scenario)",
+            lambda: evaluate_training(sc, specs=specs, models=models, fits=fits),
+            0.5,
+        ),
+        (
+            "training: evaluate_training(default scenario), cold (calibration included)",
+            cold(lambda: evaluate_training(sc)),
+            0.5,
+        ),
+        ("training: fit_efficiencies() (MLPerf calibration), cold", cold(fit_efficiencies), 0.5),
+        # v2: per-row fits of every MLPerf and published row, then three hold-out schemes
+        ("training: fitted_observations(), cold (v2 calibration)", cold(fitted_observations), 2.0),
+        ("training: validate_training_model(), calibration cached", validate_training_model, 2.0),
+        (
+            "training: validate_against_mlperf(), cold (calibration included)",
+            cold(validate_against_mlperf),
+            0.5,
+        ),
+        ("training: validate_against_mlperf(), calibration cached", validate_against_mlperf, 0.2),
+        (
+            "training: what_if_table(default scenario)",
+            lambda: what_if_table(sc, specs=specs, models=models, fits=fits),
+            0.5,
+        ),
+    ]
+
 
 __all__ = [
     "ACT_BYTES_FULL",
@@ -211,13 +279,10 @@ __all__ = [
     "WHAT_IFS",
     "ZERO_CHOICES",
     "_EVAL_KEYS",
-    "_FITS",
-    "_FITTED",
     "_FIT_POINTS",
     "_FIT_POINTS_V2",
     "_FIT_ROUNDS",
     "_FIT_ROUNDS_V2",
-    "_ROW_MEMO",
     "_apply_overrides",
     "_as_float",
     "_baseline_counts",
@@ -229,7 +294,6 @@ __all__ = [
     "_fits_cached",
     "_fitted_cached",
     "_fp8_equivalent",
-    "_generation",
     "_layouts",
     "_limit_names",
     "_load_mlperf",

@@ -18,14 +18,15 @@ import pandas as pd
 
 from analysis import ids
 from analysis.training.mlperf import (
-    _FITS,
+    _fits_cached,
+    _mlperf_layouts,
+    _mlperf_minutes,
     _precision_factor,
     mlperf_batch_size,
     mlperf_rows,
     mlperf_tokens,
 )
 from analysis.training.model import (
-    _ROW_MEMO,
     FP4_OVER_FP8_SPEEDUP,
     FP8_OVER_BF16_SPEEDUP,
     MAX_EFFICIENCY,
@@ -34,7 +35,7 @@ from analysis.training.model import (
     PROXY,
     _benchmark,
     _check_precision,
-    _generation,
+    _default_inputs,
     _load_specs,
     flops_per_token,
     model_arch,
@@ -83,13 +84,6 @@ def resolve_efficiency(
         seen.append(acc)
         acc = PROXY.get(acc, acc)
     raise ValueError(f"no MLPerf Training fit for {accelerator} or any proxy of it")
-
-
-def clear_caches() -> None:
-    """Forget the cached calibration and table lookups (benchmarks of cold runs use it)."""
-    _FITS.clear()
-    _FITTED.clear()
-    _ROW_MEMO.clear()
 
 
 # --------------------------------------------------------------------------------------
@@ -211,9 +205,7 @@ def training_observations(
 
 
 def _load_published() -> pd.DataFrame:
-    from analysis import data
-
-    return data.load_published_training()
+    return _default_inputs().table("published_training")
 
 
 _EVAL_KEYS = ["accelerator", "model", "seq_len", "precision", "kind"]
@@ -428,22 +420,15 @@ def estimate_efficiency(
     return min(MAX_EFFICIENCY, e), source
 
 
-#: Per-process cache of the default v2 calibration: (data cache generation, fitted rows).
-_FITTED: dict[str, tuple[int, pd.DataFrame]] = {}
-
-
 def fitted_observations() -> pd.DataFrame:
     """The project's observations with fitted efficiencies (cached per process; a copy)."""
     return _fitted_cached().copy()
 
 
 def _fitted_cached() -> pd.DataFrame:
-    gen = _generation()
-    hit = _FITTED.get("default")
-    if hit is None or hit[0] != gen:
-        hit = (gen, fit_row_efficiencies(training_observations()))
-        _FITTED["default"] = hit
-    return hit[1]
+    return _default_inputs().derived(
+        "training.fitted", lambda: fit_row_efficiencies(training_observations())
+    )
 
 
 def pretrain_efficiency(
@@ -459,3 +444,41 @@ def pretrain_efficiency(
     return estimate_efficiency(
         fitted, spec_row(accelerator, specs), kind=kind, precision=precision, specs=specs
     )
+
+
+def predict_mlperf(
+    accelerator: str,
+    benchmark: str,
+    n_gpus: int,
+    *,
+    precision: str = MLPERF_PRECISION,
+    fits: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+) -> float:
+    """Predicted MLPerf Training time to train in minutes on ``n_gpus`` accelerators."""
+    # the pooled fallback (resolve_efficiency) builds on mlperf's fits
+    bm = _benchmark(benchmark)
+    spec = spec_row(accelerator, specs)
+    arch = model_arch(bm.model, models)
+    fits = _fits_cached() if fits is None else fits
+    own = fits.loc[
+        (fits["accelerator"] == accelerator)
+        & (fits["benchmark"] == benchmark)
+        & np.isfinite(fits["efficiency"]),
+        "efficiency",
+    ]
+    if len(own):
+        eff = float(own.iloc[0]) * _precision_factor(precision)
+    else:
+        eff, _ = resolve_efficiency(
+            accelerator, kind="lora" if bm.lora else "pretrain", precision=precision, fits=fits
+        )
+    counts = np.array([int(n_gpus)])
+    minutes = _mlperf_minutes(spec, arch, benchmark, counts, eff, precision)[0]
+    if not np.isfinite(minutes):
+        _, res = _mlperf_layouts(spec, arch, benchmark, counts, eff, precision)
+        raise ValueError(
+            f"{benchmark} on {n_gpus} x {accelerator} is infeasible: {res['reason'][0]}"
+        )
+    return float(minutes)

@@ -23,7 +23,7 @@ from analysis.training.model import (
     NODE_GPUS,
     _benchmark,
     _check_precision,
-    _generation,
+    _default_inputs,
     _load_mlperf,
     _load_specs,
     model_arch,
@@ -222,58 +222,9 @@ def _precision_factor(precision: str) -> float:
     return 1.0
 
 
-#: Per-process cache of the default calibration: (data cache generation, fits).
-_FITS: dict[str, tuple[int, pd.DataFrame]] = {}
-
-
 def _fits_cached() -> pd.DataFrame:
-    """The default calibration (shared frame: do not modify), fitted once per process."""
-    gen = _generation()
-    hit = _FITS.get("default")
-    if hit is None or hit[0] != gen:
-        hit = (gen, _fit_efficiencies(None, None, None))
-        _FITS["default"] = hit
-    return hit[1]
-
-
-def predict_mlperf(
-    accelerator: str,
-    benchmark: str,
-    n_gpus: int,
-    *,
-    precision: str = MLPERF_PRECISION,
-    fits: pd.DataFrame | None = None,
-    specs: pd.DataFrame | None = None,
-    models: pd.DataFrame | None = None,
-) -> float:
-    """Predicted MLPerf Training time to train in minutes on ``n_gpus`` accelerators."""
-    # the pooled fallback lives in calibration, which builds on this module's fits
-    from analysis.training.calibration import resolve_efficiency
-
-    bm = _benchmark(benchmark)
-    spec = spec_row(accelerator, specs)
-    arch = model_arch(bm.model, models)
-    fits = _fits_cached() if fits is None else fits
-    own = fits.loc[
-        (fits["accelerator"] == accelerator)
-        & (fits["benchmark"] == benchmark)
-        & np.isfinite(fits["efficiency"]),
-        "efficiency",
-    ]
-    if len(own):
-        eff = float(own.iloc[0]) * _precision_factor(precision)
-    else:
-        eff, _ = resolve_efficiency(
-            accelerator, kind="lora" if bm.lora else "pretrain", precision=precision, fits=fits
-        )
-    counts = np.array([int(n_gpus)])
-    minutes = _mlperf_minutes(spec, arch, benchmark, counts, eff, precision)[0]
-    if not np.isfinite(minutes):
-        _, res = _mlperf_layouts(spec, arch, benchmark, counts, eff, precision)
-        raise ValueError(
-            f"{benchmark} on {n_gpus} x {accelerator} is infeasible: {res['reason'][0]}"
-        )
-    return float(minutes)
+    """The default calibration (shared frame: do not modify), fitted once per default inputs."""
+    return _default_inputs().derived("training.fits", lambda: _fit_efficiencies(None, None, None))
 
 
 def validate_against_mlperf(

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import hardware, ids
+from analysis.inputs import Inputs, resolve
 
 #: GPUs per server node: HGX/DGX and AMD OAM platforms are 8-GPU nodes (vendor datasheets).
 NODE_GPUS = 8
@@ -197,35 +198,21 @@ GPT3_ARCH: dict[str, float] = {
 }
 
 
-def _load_specs() -> pd.DataFrame:
-    # The shared cached frame (no copy): this module only reads it.
-    from analysis import data
+def _default_inputs() -> Inputs:
+    # The inputs the facade (``analysis.training``) registered: data.default_inputs().
+    return resolve(None)
 
-    return data.shared_specs()
+
+def _load_specs() -> pd.DataFrame:
+    return _default_inputs().specs
 
 
 def _load_models() -> pd.DataFrame:
-    from analysis import data
-
-    return data.shared_models()
+    return _default_inputs().models
 
 
 def _load_mlperf() -> pd.DataFrame:
-    from analysis import data
-
-    return data.load_mlperf_training()
-
-
-def _generation() -> int:
-    from analysis import data
-
-    return data.cache_generation()
-
-
-#: Per-process memo of row lookups in the shared default tables, keyed by table kind and
-#: id; it holds the frame itself so that its id cannot be reused, and is only used for the
-#: frames :mod:`analysis.data` shares (never mutated), not for frames callers pass in.
-_ROW_MEMO: dict[tuple[str, str], tuple[pd.DataFrame, Any]] = {}
+    return _default_inputs().table("mlperf_training")
 
 
 def _first_row(frame: pd.DataFrame, col: str, key: str) -> dict[str, Any] | None:
@@ -233,14 +220,14 @@ def _first_row(frame: pd.DataFrame, col: str, key: str) -> dict[str, Any] | None
     return frame.iloc[int(pos[0])].to_dict() if len(pos) else None
 
 
-def _memo(kind: str, key: str, frame: pd.DataFrame, compute: Callable[[pd.DataFrame], Any]) -> Any:
-    # ``compute(frame)`` once per (kind, key) while ``frame`` is the same shared object.
-    hit = _ROW_MEMO.get((kind, key))
-    if hit is not None and hit[0] is frame:
-        return hit[1]
-    value = compute(frame)
-    _ROW_MEMO[(kind, key)] = (frame, value)
-    return value
+def _memo(kind: str, key: str, compute: Callable[[pd.DataFrame], Any]) -> Any:
+    # ``compute(frame)`` once per default inputs and (kind, key); frame = its specs/models.
+    inputs = _default_inputs()
+
+    def build() -> Any:
+        return compute(inputs.specs if kind == "spec" else inputs.models)
+
+    return inputs.derived(("training.row", kind, key), build)
 
 
 def spec_row(accelerator: str, specs: pd.DataFrame | None = None) -> dict[str, Any]:
@@ -249,7 +236,7 @@ def spec_row(accelerator: str, specs: pd.DataFrame | None = None) -> dict[str, A
         raise ValueError(ids.unknown_id_message("accelerator", accelerator, ids.ACCELERATORS))
     frame = _load_specs() if specs is None else specs
     if specs is None:
-        row = _memo("spec", accelerator, frame, lambda f: _first_row(f, "accelerator", accelerator))
+        row = _memo("spec", accelerator, lambda f: _first_row(f, "accelerator", accelerator))
     else:
         row = _first_row(frame, "accelerator", accelerator)
     if row is None:
@@ -265,7 +252,7 @@ def model_arch(model: str, models: pd.DataFrame | None = None) -> dict[str, floa
     if model not in ids.MODELS:
         raise ValueError(ids.unknown_id_message("model", model, ids.MODELS))
     if models is None:
-        return dict(_memo("arch", model, _load_models(), lambda f: _model_arch(model, f)))
+        return dict(_memo("arch", model, lambda f: _model_arch(model, f)))
     return _model_arch(model, models)
 
 

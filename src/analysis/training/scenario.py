@@ -9,17 +9,13 @@ interconnect property of every candidate at the cluster size.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
-from analysis import ids
-from analysis.training.calibration import clear_caches, fitted_observations, resolve_efficiency
-from analysis.training.mlperf import _fits_cached, fit_efficiencies, validate_against_mlperf
+from analysis.training.calibration import resolve_efficiency
 from analysis.training.model import (
     CURVE_GPU_COUNTS,
-    _load_models,
     _load_specs,
     model_arch,
     spec_row,
@@ -31,7 +27,6 @@ from analysis.training.scaling import (
     scaling_curve,
     scaling_study,
 )
-from analysis.training.validation import validate_training_model
 
 
 def evaluate_training(
@@ -271,66 +266,6 @@ def scaling_studies(
         df.insert(2, "status", spec.get("status"))
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
-
-
-def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
-    """``make bench`` cases: (name, callable, target seconds)."""
-    from analysis import params, paths
-
-    sc = params.load_scenario(paths.DEFAULT_PARAMS)
-    specs, models, fits = _load_specs(), _load_models(), _fits_cached()
-    present = set(specs["accelerator"])
-    accs = tuple(a for a in ids.ACCELERATORS if a in present)
-
-    def curves_all() -> object:
-        return [
-            scaling_curve(
-                a,
-                sc.training.model,
-                precision=sc.training.precision,
-                specs=specs,
-                models=models,
-                fits=fits,
-            )
-            for a in accs
-        ]
-
-    def cold(fn: Callable[[], object]) -> Callable[[], object]:
-        # What a fresh chapter kernel pays: calibration and lookups recomputed.
-        def run() -> object:
-            clear_caches()
-            return fn()
-
-        return run
-
-    return [
-        ("training: scaling curves, all accelerators x 12 GPU counts", curves_all, 0.5),
-        (
-            "training: evaluate_training(default scenario)",
-            lambda: evaluate_training(sc, specs=specs, models=models, fits=fits),
-            0.5,
-        ),
-        (
-            "training: evaluate_training(default scenario), cold (calibration included)",
-            cold(lambda: evaluate_training(sc)),
-            0.5,
-        ),
-        ("training: fit_efficiencies() (MLPerf calibration), cold", cold(fit_efficiencies), 0.5),
-        # v2: per-row fits of every MLPerf and published row, then three hold-out schemes
-        ("training: fitted_observations(), cold (v2 calibration)", cold(fitted_observations), 2.0),
-        ("training: validate_training_model(), calibration cached", validate_training_model, 2.0),
-        (
-            "training: validate_against_mlperf(), cold (calibration included)",
-            cold(validate_against_mlperf),
-            0.5,
-        ),
-        ("training: validate_against_mlperf(), calibration cached", validate_against_mlperf, 0.2),
-        (
-            "training: what_if_table(default scenario)",
-            lambda: what_if_table(sc, specs=specs, models=models, fits=fits),
-            0.5,
-        ),
-    ]
 
 
 def key_results(

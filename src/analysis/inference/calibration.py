@@ -1,0 +1,675 @@
+"""The efficiency calibration: :class:`Calibration` and its fit.
+
+Fitted on MLPerf's implied efficiencies (per vendor, generation, round, scenario,
+workload, precision, power).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.inference.benchmarks import BENCHMARKS, benchmark_def
+from analysis.inference.implied import implied_efficiency
+from analysis.inference.roofline import (
+    ETA_PLAUSIBLE_MAX,
+    GENERATION_ORDER,
+    _codes,
+    _generation,
+    _group_median,
+    _num,
+    _specs,
+)
+from analysis.inputs import Inputs, resolve
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Fitted efficiency factors (fraction of the roofline achieved) and their scales.
+
+    eta(query) = base factor (on the llama2-70b Offline basis: the accelerator's own factor
+    shrunk towards its vendor x generation's, at the round nearest the query's; see
+    :meth:`base_eta`) x workload scale (per MLPerf benchmark; 1 for llama2-70b; an
+    uncalibrated benchmark borrows its MoE/dense family's median) x scenario scale (1 for
+    Offline; pooled x the vendor's shrunk deviation).
+    """
+
+    by_group: Mapping[tuple[str, str, str], float]  #: (vendor, generation, round) -> eta
+    by_generation: Mapping[tuple[str, str], float]  #: (vendor, generation) -> eta
+    by_vendor: Mapping[str, float]  #: vendor -> eta
+    scenario_scale: Mapping[str, float] = field(default_factory=dict)  #: scenario -> scale
+    workload_scale: Mapping[str, float] = field(default_factory=dict)  #: benchmark -> scale
+    rounds: tuple[str, ...] = ()
+    #: (accelerator, round) -> eta: the accelerator's own median (unshrunk) and its row count.
+    by_accelerator: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    accelerator_rows: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    #: (vendor, scenario) -> multiplier on the pooled scenario scale (already shrunk).
+    vendor_scenario_scale: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    #: (benchmark, scenario) -> multiplier on the pooled scenario scale: the workload's own
+    #: latency-mode behaviour, shrunk by n / (n + 10) rows (1 where it has no such rows).
+    workload_scenario_scale: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    #: (vendor, generation, round) -> rows behind ``by_group`` (weights of a round tie).
+    group_rows: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
+    #: vendor -> software drift: multiplier of the efficiency per MLPerf release (1 = none),
+    #: measured on the same accelerator x benchmark x scenario in two calibrated rounds and
+    #: shrunk towards 1 (see :func:`_drift_per_round`); and the pairs behind it.
+    drift_per_round: Mapping[str, float] = field(default_factory=dict)
+    drift_pairs: Mapping[str, int] = field(default_factory=dict)
+    #: vendor -> power exponent beta: a part's efficiency scales as (its board power / the
+    #: top-bin TDP of its silicon generation) ** beta (see :func:`_power_exponent`); and the
+    #: pairs behind it. Group factors are top-bin equivalents; ``by_accelerator`` is each
+    #: part's own, at its TDP.
+    power_exponent: Mapping[str, float] = field(default_factory=dict)
+    power_pairs: Mapping[str, int] = field(default_factory=dict)
+    #: accelerator -> (its TDP, the highest TDP of its vendor x generation), watts: from the
+    #: spec table (:func:`power_reference`).
+    power_ref: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    #: (vendor, benchmark) -> multiplier on the pooled workload scale: the vendor's own
+    #: software on that workload, shrunk towards the pooled value by n / (n + 10) rows
+    #: (:data:`WORKLOAD_PRIOR_ROWS`); absent (1) for a workload the vendor never submitted.
+    vendor_workload_scale: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    #: precision class (:func:`precision_class`) -> scale, pooled over vendors ("native" = 1),
+    #: and (vendor, class) -> the vendor's shrunk deviation from it.
+    precision_scale: Mapping[str, float] = field(default_factory=dict)
+    vendor_precision_scale: Mapping[tuple[str, str], float] = field(default_factory=dict)
+
+    def precision(self, vendor: str, klass: str | None) -> float:
+        """Efficiency scale of serving at a precision above the part's native (lowest) one.
+
+        A part that computes in fp4 reaches a larger fraction of its fp8 roofline when
+        serving fp8 than of its (twice higher) fp4 roofline when serving fp4: quantization,
+        scaling and the non-matrix work do not speed up with the format. Pooled over
+        vendors, times the vendor's deviation shrunk by n / (n + 10) rows; 1 for "native"
+        or an unknown class.
+        """
+        if klass is None or klass == "native":
+            return 1.0
+        return self.precision_scale.get(klass, 1.0) * self.vendor_precision_scale.get(
+            (vendor, klass), 1.0
+        )
+
+    def vendor_workload(self, vendor: str | None, benchmark: str) -> float:
+        """The vendor's shrunk deviation from the pooled workload scale (1 when unmeasured)."""
+        if vendor is None:
+            return 1.0
+        return self.vendor_workload_scale.get((vendor, benchmark_def(benchmark).benchmark), 1.0)
+
+    def workload(self, benchmark: str) -> tuple[float, bool]:
+        """Workload scale of an MLPerf benchmark id, and whether it is the family fallback.
+
+        A benchmark without calibration data takes the median scale of the calibrated
+        benchmarks of its family (MoE or dense; llama2-70b counts as dense at 1.0).
+        """
+        bdef = benchmark_def(benchmark)
+        if bdef.benchmark in self.workload_scale:
+            return self.workload_scale[bdef.benchmark], False
+        fam = [
+            v
+            for b, v in sorted(self.workload_scale.items())
+            if b in BENCHMARKS and BENCHMARKS[b].moe == bdef.moe
+        ]
+        return (float(np.exp(np.median(np.log(fam)))) if fam else 1.0), True
+
+    def workload_for_model(self, model: str) -> float:
+        """Workload scale of the MLPerf benchmark that uses ``model`` (1.0 if none)."""
+        for bench, bdef in BENCHMARKS.items():
+            if bdef.model == model:
+                return self.workload(bench)[0]
+        return 1.0
+
+    def power_factor(
+        self, vendor: str, accelerator: str | None, power_w: float | None = None
+    ) -> float:
+        """Efficiency multiplier of a part running below its generation's top-bin power.
+
+        (power / top-bin TDP) ** beta of the vendor, the power being the part's TDP unless
+        ``power_w`` (a stated power cap) is given: 1 for the top bin, an unknown part or no
+        measured exponent. Lower-power bins of one silicon (MI300X at 750 W vs MI325X at
+        1000 W, MI350X at 1000 W vs MI355X at 1400 W) sustain lower clocks under load.
+        """
+        if accelerator is None or accelerator not in self.power_ref:
+            return 1.0
+        tdp, top = self.power_ref[accelerator]
+        power = power_w if power_w is not None and power_w > 0 else tdp
+        return float((power / top) ** self.power_exponent.get(vendor, 0.0))
+
+    @staticmethod
+    def _pick_round(
+        by_round: Mapping[str, tuple[float, int]], round_: str | None, log_drift: float = 0.0
+    ) -> tuple[str, float, float]:
+        """The factor of ``by_round`` (round -> (eta, rows)) carried to round ``round_``.
+
+        The latest round when ``round_`` is None, the round itself when calibrated;
+        otherwise the nearest calibrated round on each side of it (one or two), each moved
+        to ``round_`` by the software drift (``log_drift`` per MLPerf release, see
+        :func:`_release_index`) and combined as a row-weighted geometric mean. Returns
+        (rounds used, eta, rows).
+        """
+        have = sorted(by_round, key=_round_key)
+        if round_ is None:
+            near, shift = [have[-1]], [0.0]
+        elif round_ in by_round:
+            near, shift = [round_], [0.0]
+        else:
+            q = _release_index(round_)
+            below = [r for r in have if _release_index(r) < q]
+            above = [r for r in have if _release_index(r) > q]
+            near = below[-1:] + above[:1]
+            shift = [log_drift * (q - _release_index(r)) for r in near]
+        n = np.array([max(by_round[r][1], 1) for r in near], dtype=float)
+        log_eta = np.array([np.log(by_round[r][0]) + d for r, d in zip(near, shift, strict=True)])
+        return "+".join(near), float(np.exp(np.sum(n * log_eta) / n.sum())), float(n.sum())
+
+    def base_eta(
+        self,
+        vendor: str,
+        generation: str,
+        round_: str | None = None,
+        accelerator: str | None = None,
+        power_w: float | None = None,
+    ) -> tuple[float, str]:
+        """Base factor, and the level it came from (see :data:`FACTOR_LEVELS`).
+
+        The vendor x generation factor carried to ``round_`` by :meth:`_pick_round` (the
+        latest when None; an uncalibrated round: its calibrated neighbours moved by the
+        vendor's software drift per release, row-weighted geometric mean); with an
+        ``accelerator`` that has rows, its own factor at its nearest round shrunk towards
+        that: weight n / (n + ``ACCELERATOR_PRIOR_ROWS``) in log space (both as top-bin
+        equivalents). A generation without data falls back to the vendor's newest measured
+        older generation, then the vendor. The result is moved from the top bin to the part's
+        power by :meth:`power_factor` (its TDP, or ``power_w``).
+        """
+        power = self.power_factor(vendor, accelerator, power_w)
+        gen_rounds = {
+            r: (e, self.group_rows.get((v, g, r), 1))
+            for (v, g, r), e in self.by_group.items()
+            if v == vendor and g == generation
+        }
+        drift = float(np.log(self.drift_per_round.get(vendor, 1.0)))
+        if gen_rounds:
+            used, base, _ = self._pick_round(gen_rounds, round_, drift)
+            source = f"{generation} {used}"
+            acc_rounds = {
+                r: (e, self.accelerator_rows.get((a, r), 1))
+                for (a, r), e in self.by_accelerator.items()
+                if a == accelerator
+            }
+            if accelerator is not None and acc_rounds:
+                used_a, own, n = self._pick_round(acc_rounds, round_, drift)
+                own /= self.power_factor(vendor, accelerator)  # stored at its TDP
+                w = n / (n + ACCELERATOR_PRIOR_ROWS)
+                base = float(np.exp((1.0 - w) * np.log(base) + w * np.log(own)))
+                source = f"{accelerator} {used_a}"
+            return base * power, source
+        order = GENERATION_ORDER.get(vendor, ())
+        if generation in order:  # newer, unmeasured generation: newest measured one
+            for gen in reversed(order[: order.index(generation)]):
+                if (vendor, gen) in self.by_generation:
+                    top, source = self.base_eta(vendor, gen, round_)
+                    return top * power, source
+        if vendor in self.by_vendor:
+            return self.by_vendor[vendor] * power, f"{vendor} (all)"
+        raise ValueError(f"no calibration data for vendor {vendor!r}")
+
+    def factor_level(self, vendor: str, generation: str, accelerator: str | None) -> str:
+        """Which level of :data:`FACTOR_LEVELS` :meth:`base_eta` uses."""
+        if any(v == vendor and g == generation for v, g, _ in self.by_group):
+            if accelerator is not None and any(a == accelerator for a, _ in self.by_accelerator):
+                return "accelerator"
+            return "generation"
+        order = GENERATION_ORDER.get(vendor, ())
+        if generation in order and any(
+            (vendor, g) in self.by_generation for g in order[: order.index(generation)]
+        ):
+            return "older generation"
+        return "vendor"
+
+    def scenario(self, vendor: str, scenario: str) -> float:
+        """Scenario scale: pooled x the vendor's shrunk deviation (1 for Offline)."""
+        if scenario == "Offline":
+            return 1.0
+        return self.scenario_scale.get(scenario, 1.0) * self.vendor_scenario_scale.get(
+            (vendor, scenario), 1.0
+        )
+
+    def eta(
+        self,
+        vendor: str,
+        generation: str,
+        scenario: str = "Offline",
+        round_: str | None = None,
+        model: str | None = None,
+        benchmark: str | None = None,
+        accelerator: str | None = None,
+        power_w: float | None = None,
+        precision_class: str | None = None,
+    ) -> tuple[float, str]:
+        """Efficiency for a query, and the factor level it came from.
+
+        ``power_w``: the board power the part runs at when capped below its TDP.
+        ``precision_class``: :func:`precision_class` of the query (None = native).
+        The workload scale is the pooled one times this vendor's shrunk deviation: a
+        workload the vendor never submitted carries the pooled value only.
+        """
+        base, source = self.base_eta(vendor, generation, round_, accelerator, power_w)
+        scale = self.scenario(vendor, scenario) * self.precision(vendor, precision_class)
+        if model is not None and benchmark is None:
+            benchmark = next((b for b, d in BENCHMARKS.items() if d.model == model), None)
+        if benchmark is not None:
+            work = self.workload(benchmark)[0] * self.vendor_workload(vendor, benchmark)
+            work *= self.workload_scenario_scale.get(
+                (benchmark_def(benchmark).benchmark, scenario), 1.0
+            )
+        else:
+            work = 1.0
+        return base * scale * work, source
+
+
+#: Reference workload of the group factors (the chapter's default model).
+REFERENCE_BENCHMARK = "llama2-70b"
+
+#: Prior row count of the empirical-Bayes shrinkage of an accelerator's own factor towards
+#: its vendor x generation's, and of a vendor's scenario deviation towards the pooled
+#: scale: a cell's own median gets weight n / (n + 10), i.e. half once it has as many rows
+#: as a typical vendor x generation x round group (about ten). Fixed a priori, not tuned.
+ACCELERATOR_PRIOR_ROWS = 10.0
+
+SCENARIO_PRIOR_ROWS = 10.0
+
+#: Prior row count of a vendor's deviation from the pooled workload scale and from the
+#: pooled precision scale: the same a-priori rule, n / (n + 10).
+WORKLOAD_PRIOR_ROWS = 10.0
+
+PRECISION_PRIOR_ROWS = 10.0
+
+#: Prior pair count of the software-drift estimate: a vendor's median per-round change,
+#: measured on n (accelerator, benchmark, scenario) cells seen in two calibrated rounds,
+#: gets weight n / (n + 10) against a prior of no drift. Fixed a priori, like the above.
+DRIFT_PRIOR_PAIRS = 10.0
+
+#: Prior pair count of the power exponent (see :func:`_power_exponent`): a vendor's median
+#: elasticity of eta to board power, measured on n pairs of parts of one silicon generation
+#: at different power in the same round, benchmark and scenario, gets weight n / (n + 10)
+#: against a prior of no power effect. Fixed a priori, the same rule as the drift's.
+POWER_PRIOR_PAIRS = 10.0
+
+#: Levels a base factor can come from, most specific first.
+FACTOR_LEVELS = ("accelerator", "generation", "older generation", "vendor")
+
+
+def usable_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """Calibration rows with a plausible implied efficiency (0 < eta <= 1)."""
+    ok = rows["eta"].notna() & (rows["eta"] > 0) & (rows["eta"] <= ETA_PLAUSIBLE_MAX)
+    return rows[ok]
+
+
+def power_reference(
+    specs: pd.DataFrame | None = None, *, inputs: Inputs | None = None
+) -> dict[str, tuple[float, float]]:
+    """Per accelerator: (its TDP, the highest TDP of its vendor x generation), watts.
+
+    The top bin of a silicon generation (MI325X for CDNA 3, MI355X for CDNA 4, GB200 for
+    Blackwell) is the reference of :meth:`Calibration.power_factor`. Parts without a TDP
+    are absent (no power adjustment).
+    """
+    specs = _specs(specs, inputs=inputs)
+    tdp = {
+        str(r["accelerator"]): (str(r["vendor"]), _generation(r), _num(r, "tdp_w"))
+        for _, r in specs.iterrows()
+    }
+    top: dict[tuple[str, str], float] = {}
+    for vendor, gen, w in tdp.values():
+        if w > 0:
+            top[(vendor, gen)] = max(top.get((vendor, gen), 0.0), w)
+    return {a: (w, top[(v, g)]) for a, (v, g, w) in tdp.items() if w > 0}
+
+
+def row_power_w(rows: pd.DataFrame, ref: Mapping[str, tuple[float, float]]) -> np.ndarray:
+    """Board power of each row's accelerators: its ``power_w`` if given, else the part's TDP.
+
+    NaN where neither is known.
+    """
+    tdp = np.array(
+        [ref.get(a, (np.nan, np.nan))[0] for a in rows.get("accelerator", [None] * len(rows))],
+        dtype=float,
+    )
+    if "power_w" not in rows:
+        return tdp
+    given = pd.to_numeric(rows["power_w"], errors="coerce").to_numpy(dtype=float)
+    return np.where(given > 0, given, tdp)
+
+
+def _log_power_rel(
+    accs: Sequence[Any], power_w: np.ndarray, ref: Mapping[str, tuple[float, float]]
+) -> np.ndarray:
+    """log(board power / top-bin TDP) per row; 0 where unknown (no adjustment)."""
+    top = np.array([ref.get(a, (np.nan, np.nan))[1] for a in accs], dtype=float)
+    out = np.log(power_w / top)
+    return np.where(np.isfinite(out), out, 0.0)
+
+
+def fit_efficiency(
+    rows: pd.DataFrame,
+    iterations: int = 20,
+    specs: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> Calibration:
+    """Calibration from per-run efficiencies (:func:`implied_efficiency` rows).
+
+    A robust additive fit in log space (Tukey's median polish, deterministic):
+    log eta = group(vendor, generation, round) + workload(benchmark) + scenario
+    + beta x log(board power / top-bin TDP), with the llama2-70b workload, the Offline
+    scenario and the top bin as zero references. Medians rather than least squares because
+    MLPerf mixes tuned vendor runs with untuned partner runs. ``specs`` supply the TDPs
+    (:func:`power_reference`; the bundled table by default).
+    """
+    ok = usable_rows(rows)
+    if ok.empty:
+        raise ValueError("no usable MLPerf rows to calibrate on")
+    accs = ok["accelerator"].tolist() if "accelerator" in ok else [None] * len(ok)
+    ref = power_reference(specs, inputs=inputs)
+    return _fit_arrays(
+        np.log(ok["eta"].to_numpy(dtype=float)),
+        ok["vendor"].tolist(),
+        ok["generation"].tolist(),
+        ok["round"].tolist(),
+        [benchmark_def(b).benchmark for b in ok["benchmark"].tolist()],
+        ok["scenario"].tolist(),
+        accs,
+        iterations,
+        log_power=_log_power_rel(accs, row_power_w(ok, ref), ref),
+        power_ref=ref,
+        precision_classes=ok["precision_class"].tolist() if "precision_class" in ok else None,
+    )
+
+
+def _fit_arrays(
+    y: np.ndarray,
+    vendors: list[str],
+    gens: list[str],
+    rounds_: list[str],
+    benches: list[str],
+    scens: list[str],
+    accs: list[Any] | None = None,
+    iterations: int = 20,
+    *,
+    log_power: np.ndarray | None = None,
+    power_ref: Mapping[str, tuple[float, float]] | None = None,
+    precision_classes: Sequence[str] | None = None,
+) -> Calibration:
+    """:func:`fit_efficiency` on plain arrays (log eta and the factor keys per row).
+
+    First the vendors' power exponents (:func:`_power_exponent`) move every row to its
+    generation's top-bin power (``log_power``: log of board power / top-bin TDP per row).
+    Then a median polish of log eta = group + workload + vendor-workload deviation +
+    scenario + vendor-scenario deviation + precision class + vendor-precision deviation,
+    each deviation being the cell's median residual shrunk by n / (n + 10) rows
+    (``*_PRIOR_ROWS``), so a vendor's own value counts once it has data and the pooled
+    value stands in where it has none (a workload it never submitted).
+    """
+    power_ref = dict(power_ref or {})
+    klasses = list(precision_classes) if precision_classes is not None else ["native"] * len(y)
+    lp = np.zeros(len(y)) if log_power is None else np.asarray(log_power, dtype=float)
+    beta, power_pairs = _power_exponent(y, vendors, gens, rounds_, benches, scens, lp)
+    y = y - np.array([beta[v] for v in vendors], dtype=float) * lp
+    grp_names, grp = _codes(list(zip(vendors, gens, rounds_, strict=True)))
+    bench_names, bench = _codes(benches)
+    scen_names, scen = _codes(scens)
+    vs_names, vs = _codes(list(zip(vendors, scens, strict=True)))
+    vw_names, vw = _codes(list(zip(vendors, benches, strict=True)))
+    pc_names, pc = _codes(klasses)
+    vp_names, vp = _codes(list(zip(vendors, klasses, strict=True)))
+    bs_names, bs = _codes(list(zip(benches, scens, strict=True)))
+    ng, nb, ns, nvs = len(grp_names), len(bench_names), len(scen_names), len(vs_names)
+    nvw, npc, nvp = len(vw_names), len(pc_names), len(vp_names)
+    ref_p = pc_names.index("native") if "native" in pc_names else -1
+
+    def _shrink(names: list[Any], codes: np.ndarray, prior: float, ref: str) -> np.ndarray:
+        cnt = np.bincount(codes, minlength=len(names)).astype(float)
+        return np.where([k[1] == ref for k in names], 0.0, cnt / (cnt + prior))
+
+    vw_shrink = _shrink(vw_names, vw, WORKLOAD_PRIOR_ROWS, REFERENCE_BENCHMARK)
+    vp_shrink = _shrink(vp_names, vp, PRECISION_PRIOR_ROWS, "native")
+    bs_shrink = _shrink(bs_names, bs, SCENARIO_PRIOR_ROWS, "Offline")
+    ref_b = bench_names.index(REFERENCE_BENCHMARK) if REFERENCE_BENCHMARK in bench_names else -1
+    ref_s = scen_names.index("Offline") if "Offline" in scen_names else -1
+    vs_count = np.bincount(vs, minlength=nvs).astype(float)
+    vs_shrink = np.where(
+        [k[1] == "Offline" for k in vs_names], 0.0, vs_count / (vs_count + SCENARIO_PRIOR_ROWS)
+    )
+    w = np.zeros(nb)
+    s = np.zeros(ns)
+    d = np.zeros(nvs)
+    dw = np.zeros(nvw)
+    p = np.zeros(npc)
+    dp = np.zeros(nvp)
+    ds = np.zeros(len(bs_names))
+    prev = None
+    for _ in range(iterations):
+        other = w[bench] + dw[vw] + s[scen] + d[vs] + ds[bs] + p[pc] + dp[vp]
+        a = _group_median(grp, y - other, ng)
+        r = y - a[grp]
+        w = _group_median(bench, r - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp], nb)
+        w = w - (w[ref_b] if ref_b >= 0 else 0.0)
+        dw = _group_median(vw, r - w[bench] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp], nvw)
+        dw = dw * vw_shrink
+        # The scenario scale is what the latency physics (p99 step under Poisson
+        # arrivals, chunked-prefill TTFT, the bounds) leaves unexplained of the
+        # Server/Interactive efficiency: submitters' latency-mode engine settings, per
+        # vendor and per workload (deviations shrunk to the pooled scale), so that a
+        # workload whose latency rows sit apart (gpt-oss-120b) does not move its Offline
+        # factor.
+        s = _group_median(scen, r - w[bench] - dw[vw] - d[vs] - ds[bs] - p[pc] - dp[vp], ns)
+        s = s - (s[ref_s] if ref_s >= 0 else 0.0)
+        d = _group_median(vs, r - w[bench] - dw[vw] - s[scen] - ds[bs] - p[pc] - dp[vp], nvs)
+        d = d * vs_shrink
+        ds = _group_median(bs, r - w[bench] - dw[vw] - s[scen] - d[vs] - p[pc] - dp[vp], len(ds))
+        ds = ds * bs_shrink
+        p = _group_median(pc, r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - dp[vp], npc)
+        p = p - (p[ref_p] if ref_p >= 0 else 0.0)
+        dp = _group_median(vp, r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc], nvp)
+        dp = dp * vp_shrink
+        state = np.concatenate(
+            [
+                w[np.argsort(bench_names)],
+                s[np.argsort(scen_names)],
+                d[np.argsort([str(k) for k in vs_names])],
+                dw[np.argsort([str(k) for k in vw_names])],
+                p[np.argsort(pc_names)],
+                dp[np.argsort([str(k) for k in vp_names])],
+                ds[np.argsort([str(k) for k in bs_names])],
+            ]
+        )
+        if prev is not None and np.max(np.abs(state - prev)) < 1e-6:
+            break  # converged: scales move by less than 1e-6 in log space
+        prev = state
+    base = y - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp]
+    a = _group_median(grp, base, ng)
+    by_acc: dict[tuple[str, str], float] = {}
+    acc_rows: dict[tuple[str, str], int] = {}
+    if accs is not None and any(x is not None for x in accs):
+        acc_names, acc = _codes(list(zip(accs, rounds_, strict=True)))
+        med = _group_median(acc, base, len(acc_names))
+        cnt = np.bincount(acc, minlength=len(acc_names))
+        vendor_of_acc = dict(zip(accs, vendors, strict=True))
+        for k, m, c in zip(acc_names, med, cnt, strict=True):
+            if k[0] is not None:
+                tdp, top = power_ref.get(k[0], (1.0, 1.0))
+                at_tdp = beta[vendor_of_acc[k[0]]] * np.log(tdp / top)  # from the top bin
+                by_acc[k] = float(np.exp(m + at_tdp))
+                acc_rows[k] = int(c)
+    drift, pairs = _drift_per_round(y, vendors, accs, benches, scens, rounds_)
+    gen_names, gen = _codes(list(zip(vendors, gens, strict=True)))
+    by_gen = _group_median(gen, base, len(gen_names))
+    ven_names, ven = _codes(vendors)
+    by_vendor = _group_median(ven, base, len(ven_names))
+    return Calibration(
+        by_group={k: float(np.exp(v)) for k, v in zip(grp_names, a, strict=True)},
+        by_generation={k: float(np.exp(v)) for k, v in zip(gen_names, by_gen, strict=True)},
+        by_vendor={k: float(np.exp(v)) for k, v in zip(ven_names, by_vendor, strict=True)},
+        scenario_scale={
+            k: float(np.exp(v)) for k, v in zip(scen_names, s, strict=True) if k != "Offline"
+        },
+        workload_scale={k: float(np.exp(v)) for k, v in zip(bench_names, w, strict=True)},
+        rounds=tuple(sorted(set(rounds_), key=_round_key)),
+        by_accelerator=by_acc,
+        accelerator_rows=acc_rows,
+        group_rows={
+            k: int(c) for k, c in zip(grp_names, np.bincount(grp, minlength=ng), strict=True)
+        },
+        vendor_scenario_scale={
+            k: float(np.exp(v)) for k, v in zip(vs_names, d, strict=True) if k[1] != "Offline"
+        },
+        workload_scenario_scale={
+            k: float(np.exp(v)) for k, v in zip(bs_names, ds, strict=True) if k[1] != "Offline"
+        },
+        drift_per_round={v: float(np.exp(x)) for v, x in drift.items()},
+        drift_pairs=pairs,
+        power_exponent=beta,
+        power_pairs=power_pairs,
+        power_ref=power_ref,
+        vendor_workload_scale={
+            k: float(np.exp(v))
+            for k, v in zip(vw_names, dw, strict=True)
+            if k[1] != REFERENCE_BENCHMARK
+        },
+        precision_scale={
+            k: float(np.exp(v)) for k, v in zip(pc_names, p, strict=True) if k != "native"
+        },
+        vendor_precision_scale={
+            k: float(np.exp(v)) for k, v in zip(vp_names, dp, strict=True) if k[1] != "native"
+        },
+    )
+
+
+@cache
+def _round_key(r: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in r.lstrip("v").split(".") if x.isdigit())
+
+
+@cache
+def _release_index(r: str) -> float:
+    """Position of an MLPerf Inference round on the release axis: 2 x major + minor.
+
+    MLPerf Inference publishes two rounds a year (vX.0 in spring, vX.1 in autumn), so
+    v4.1 -> 9, v5.0 -> 10, v5.1 -> 11, v6.0 -> 12: software drift is per release (about
+    six months), whichever rounds the data happen to hold.
+    """
+    k = _round_key(r)
+    return 2.0 * k[0] + (k[1] if len(k) > 1 else 0) if k else 0.0
+
+
+def _paired_slopes(
+    vendors: list[str],
+    cells: list[tuple[Any, ...]],
+    x: np.ndarray,
+    y: np.ndarray,
+    prior_pairs: float,
+) -> tuple[dict[str, float], dict[str, int]]:
+    """Per-vendor median within-cell slope d y / d x, shrunk towards 0, and its pair count.
+
+    Rows are grouped by (vendor, cell, x) with their median y; within a cell, levels
+    adjacent in x give one slope each; per vendor the median slope gets weight
+    n / (n + ``prior_pairs``) against a prior of no effect. A cell with one level gives
+    no pair. The rule behind :func:`_drift_per_round` and :func:`_power_exponent`.
+    """
+    vendor_names = sorted(set(vendors))
+    xr = np.round(np.asarray(x, dtype=float), 9)
+    names, codes = _codes(list(zip(vendors, cells, xr.tolist(), strict=True)))
+    med = _group_median(codes, np.asarray(y, dtype=float), len(names))
+    _, cell = _codes([k[:2] for k in names])
+    level = np.array([k[2] for k in names], dtype=float)
+    order = np.lexsort((level, cell))  # by cell, then level
+    c, lv, m = cell[order], level[order], med[order]
+    same = (c[1:] == c[:-1]) & (lv[1:] > lv[:-1])
+    slope = ((m[1:] - m[:-1]) / np.where(same, lv[1:] - lv[:-1], 1.0))[same]
+    owner = np.array([names[i][0] for i in order[1:]], dtype=object)[same]
+    slopes = {v: slope[owner == v] for v in vendor_names}
+    shrunk = {
+        v: float(np.median(sl)) * len(sl) / (len(sl) + prior_pairs) if len(sl) else 0.0
+        for v, sl in slopes.items()
+    }
+    return shrunk, {v: len(sl) for v, sl in slopes.items()}
+
+
+def _drift_per_round(
+    y: np.ndarray,
+    vendors: list[str],
+    accs: list[Any] | None,
+    benches: list[str],
+    scens: list[str],
+    rounds_: list[str],
+) -> tuple[dict[str, float], dict[str, int]]:
+    """Per-vendor software drift (log eta per release) and the pairs behind it.
+
+    Paired within accelerator x benchmark x scenario, so that drift is separated from the
+    mix of parts and workloads each round holds: each cell's median log eta per round; for
+    each cell, the change between its consecutive calibrated rounds divided by the releases
+    between them; per vendor, the median of these slopes shrunk towards no drift by
+    n / (n + ``DRIFT_PRIOR_PAIRS``) pairs. Rows without an accelerator pair nothing.
+    """
+    accs = list(accs) if accs is not None else [None] * len(vendors)
+    known = np.array([a is not None for a in accs], dtype=bool)
+    drift, pairs = _paired_slopes(
+        [v for v, k in zip(vendors, known, strict=True) if k],
+        [c for c, k in zip(zip(accs, benches, scens, strict=True), known, strict=True) if k],
+        np.array([_release_index(r) for r in rounds_], dtype=float)[known],
+        np.asarray(y, dtype=float)[known],
+        DRIFT_PRIOR_PAIRS,
+    )
+    vendor_names = sorted(set(vendors))
+    return (
+        {v: drift.get(v, 0.0) for v in vendor_names},
+        {v: pairs.get(v, 0) for v in vendor_names},
+    )
+
+
+def _power_exponent(
+    y: np.ndarray,
+    vendors: list[str],
+    gens: list[str],
+    rounds_: list[str],
+    benches: list[str],
+    scens: list[str],
+    log_power: np.ndarray,
+) -> tuple[dict[str, float], dict[str, int]]:
+    """Per-vendor elasticity of eta to board power within a silicon generation, and pairs.
+
+    Paired within vendor x generation x round x benchmark x scenario, so that it is not
+    confounded with software, workload or latency bounds: each distinct board power in a
+    cell (a part's TDP, or a stated power cap) is one level with its median log eta; levels
+    adjacent in power give a slope d log eta / d log power. Per vendor: the median slope,
+    shrunk towards no effect by n / (n + ``POWER_PRIOR_PAIRS``) pairs. Parts of one silicon
+    at equal power (H100 and H200) form no pair.
+    """
+    return _paired_slopes(
+        vendors,
+        list(zip(gens, rounds_, benches, scens, strict=True)),
+        np.asarray(log_power, dtype=float),
+        y,
+        POWER_PRIOR_PAIRS,
+    )
+
+
+def _default_implied(*, inputs: Inputs | None = None) -> pd.DataFrame:
+    inp = resolve(inputs)
+    return inp.derived("inference.implied", lambda: implied_efficiency(inputs=inp))
+
+
+def default_calibration(*, inputs: Inputs | None = None) -> Calibration:
+    """The calibration from the MLPerf rows of ``inputs`` (computed once per inputs)."""
+    inp = resolve(inputs)
+    return inp.derived(
+        "inference.calibration",
+        lambda: fit_efficiency(_default_implied(inputs=inp), inputs=inp),
+    )
+
+
+def _calibration(calibration: Calibration | None, *, inputs: Inputs | None = None) -> Calibration:
+    return calibration if calibration is not None else default_calibration(inputs=inputs)

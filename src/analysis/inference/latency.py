@@ -1,0 +1,395 @@
+"""Latency-resolved calibration and validation of the serving model on InferenceX sweeps.
+
+MLPerf gives one point per system and scenario; InferenceX (SemiAnalysis) gives whole
+concurrency sweeps of DeepSeek-R1 on both vendors, fp8 and fp4, with the measured median
+TPOT of every point. That is the data the tiers are decided on, so the model is fitted and
+checked on it directly. Analytical decisions taken here:
+
+* **Points used**: aggregated (prefill and decode on the same GPUs), single-node, without
+  speculative decoding (the model emits one token per sequence per step), with a measured
+  output throughput. One replica of ``decode_tp`` GPUs serves ``conc`` sequences (the
+  fixtures' ``num_decode_gpu`` is tp x ep in expert-parallel rows, not a GPU count).
+* **Implied efficiency** per point, closed form like the MLPerf calibration: the step
+  time that delivers the measured output tokens/s per GPU at that concurrency,
+  ``conc / (tp x throughput)``, equals ``fixed + scaled / eta``.
+* **Fit**: log eta = vendor x generation base + precision class (pooled over vendors, see
+  :func:`analysis.inference.precision_class`) + the vendor's precision deviation + serving
+  stack (framework) deviation, both deviations shrunk by n / (n + 10) points, by median
+  polish (robust, deterministic). No per-cell factor: a held-out accelerator x precision
+  cell is predicted from its sister parts, its vendor's other precision and the pooled
+  precision effect.
+* **Prediction at matched interactivity**: the measured median TPOT of a point is the
+  bound; the model's best throughput per GPU at the same TP under it (the concurrency at
+  which the modelled step time reaches the bound, interpolated on the model's concurrency
+  grid). This is how the tiers use the model.
+* **FP8/FP4 ratio**: for MI355X and B200, each fp8 point against the fp4 sweep of the same
+  stack and lengths, the fp4 throughput interpolated (log-log, no extrapolation) at the fp8
+  point's interactivity; the model's ratio at the same interactivity from the same folds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.inference.roofline import (
+    CONCURRENCY,
+    ETA_BRACKET,
+    ETA_PLAUSIBLE_MAX,
+    ROOFLINE_SHAPE,
+    ServingShape,
+    _generation,
+    _terms,
+    hardware_params_at,
+    model_params,
+    model_params_for,
+    precision_class,
+)
+from analysis.inference.roofline import _codes as _roofline_codes
+from analysis.inputs import Inputs, resolve
+
+#: Prior point count of the shrunk deviations (the MLPerf calibration's rule, fixed a priori).
+PRIOR_POINTS = 10.0
+#: Accelerators whose fp8/fp4 ratio the issue's acceptance checks (both ship fp4 hardware).
+RATIO_ACCELERATORS = ("MI355X", "B200")
+
+
+def select_points(ix: pd.DataFrame) -> pd.DataFrame:
+    """InferenceX rows the serving model represents (see the module docstring)."""
+    keep = (
+        (ix["disagg"] == 0)
+        & (ix["multinode"] == 0)
+        & (ix["spec_method"] == "none")
+        & ix["output_tput_per_gpu"].notna()
+    )
+    return ix[keep].reset_index(drop=True)
+
+
+def point_terms(
+    points: pd.DataFrame,
+    specs: pd.DataFrame,
+    models: pd.DataFrame,
+    shape: ServingShape | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> dict[str, np.ndarray]:
+    """Model terms of every point on (point, concurrency grid) at the point's TP.
+
+    ``shape`` is the serving shape applied (default: the fitted one). Also ``own_*``: the
+    terms at the point's own concurrency, and ``own_parts`` (the per-operator bandwidth
+    and compute parts there, for :func:`fit_shape`).
+    """
+    if shape is None:
+        shape = fitted_shape(inputs)
+    spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
+    model_by = {r["model"]: model_params(r) for _, r in models.iterrows()}
+    n = len(points)
+    grid = CONCURRENCY
+    out = {k: np.empty((n, len(grid))) for k in ("step_fixed", "step_scaled")}
+    own = {k: np.empty(n) for k in ("step_fixed", "step_scaled", "layers")}
+    own_parts = {
+        k: np.empty(n)
+        for k in (
+            "lin_bw",
+            "lin_c",
+            "moe_c",
+            "moe_row_c",
+            "attn_bw",
+            "attn_c",
+            "comm",
+            "fixed",
+            "expert_gemms",
+        )
+    }
+    mem = np.empty((n, len(grid)), dtype=bool)
+    keys = list(zip(points["accelerator"], points["model"], points["precision"], strict=True))
+    key_arr = np.array([f"{a}|{m}|{p}" for a, m, p in keys], dtype=object)
+    for key in sorted(set(keys)):
+        idx = np.flatnonzero(key_arr == "|".join(key))
+        acc, model, prec = key
+        hw = hardware_params_at(spec_by[acc], prec, shape)
+        mp = model_params_for(model_by, model)
+        sub = points.iloc[idx]
+        g = sub["decode_tp"].to_numpy(float)[:, None]
+        isl = sub["isl"].to_numpy(float)[:, None]
+        osl = sub["osl"].to_numpy(float)[:, None]
+        t = _terms(hw, mp, precision=prec, isl=isl, osl=osl, gpus=g, concurrency=grid[None, :])
+        out["step_fixed"][idx] = np.broadcast_to(t["step_fixed"], (len(idx), len(grid)))
+        out["step_scaled"][idx] = np.broadcast_to(t["step_scaled"], (len(idx), len(grid)))
+        mem[idx] = np.broadcast_to(t["in_memory"], (len(idx), len(grid)))
+        c = sub["conc"].to_numpy(float)[:, None]
+        t1 = _terms(hw, mp, precision=prec, isl=isl, osl=osl, gpus=g, concurrency=c)
+        for k in ("step_fixed", "step_scaled"):
+            own[k][idx] = np.ravel(np.broadcast_to(t1[k], (len(idx), 1)))
+        # Layers that pay the per-MoE-layer overhead (none in a dense model).
+        own["layers"][idx] = float(mp["layers"]) if mp["routed_b"] > 0 else 0.0
+        # Parts without the fitted per-layer/per-sequence overheads (fit_shape adds them).
+        base = _terms(
+            hardware_params_at(spec_by[acc], prec, ROOFLINE_SHAPE),
+            mp,
+            precision=prec,
+            isl=isl,
+            osl=osl,
+            gpus=g,
+            concurrency=c,
+        )["parts"]
+        for k in own_parts:
+            own_parts[k][idx] = np.ravel(np.broadcast_to(base[k], (len(idx), 1)))
+    out["in_memory"] = mem
+    out["gpus"] = points["decode_tp"].to_numpy(float)
+    out["own_fixed"] = own["step_fixed"]
+    out["own_scaled"] = own["step_scaled"]
+    out["own_layers"] = own["layers"]
+    out["own_parts"] = own_parts  # type: ignore[assignment]
+    return out
+
+
+#: Grids of the serving-shape fit (:func:`fit_shape`): per-MoE-layer overhead 0-150 us,
+#: per-sequence overhead 0 or 10 us, per touched expert per MoE layer 0-1 us, and the
+#: fewest rows a touched expert's grouped GEMM costs: 0 (none) or 16-4096 (log-spaced).
+SHAPE_LAYER_GRID_S = np.arange(0.0, 151e-6, 10e-6)
+SHAPE_SEQ_GRID_S = np.array([0.0, 10e-6])
+SHAPE_EXPERT_GRID_S = np.array([0.0, 0.5, 1.0]) * 1e-6
+SHAPE_ROWS_GRID = np.r_[0.0, np.geomspace(16.0, 4096.0, 17)]
+#: Residuals of log eta beyond this are clipped in the shape fit's loss (robustness to the
+#: odd configuration, e.g. a sweep whose engine settings changed mid-way).
+SHAPE_CLIP = 0.5
+#: Columns that make a sweep: one engine configuration at several concurrencies.
+SWEEP_KEYS = (
+    "accelerator",
+    "precision",
+    "framework",
+    "decode_tp",
+    "decode_ep",
+    "decode_dp_attention",
+    "isl",
+    "osl",
+    "date",
+)
+
+
+def _codes(keys: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
+    return _roofline_codes(list(keys))
+
+
+def throughput_at_tpot(terms: dict[str, np.ndarray], eta: np.ndarray, tpot_ms: Any) -> np.ndarray:
+    """Best output tokens/s per GPU with the modelled step time at most ``tpot_ms``.
+
+    The modelled TPOT rises with concurrency, so the best point is where it reaches the
+    bound: linear interpolation in log concurrency between the grid points around it.
+    NaN where even concurrency 1 misses the bound.
+    """
+    eta = np.asarray(eta, dtype=float)[:, None]
+    tau = np.asarray(tpot_ms, dtype=float)[:, None] / 1e3
+    tpot = terms["step_fixed"] + terms["step_scaled"] / eta
+    ok = (tpot <= tau) & terms["in_memory"]
+    grid = np.log(CONCURRENCY)[None, :]
+    last = np.where(ok.any(axis=1), ok.shape[1] - 1 - np.argmax(ok[:, ::-1], axis=1), -1)
+    rows = np.arange(len(eta))
+    i0 = np.clip(last, 0, ok.shape[1] - 1)
+    i1 = np.clip(last + 1, 0, ok.shape[1] - 1)
+    t0, t1 = tpot[rows, i0], tpot[rows, i1]
+    nxt_ok = (i1 > i0) & terms["in_memory"][rows, i1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.where(nxt_ok & (t1 > t0), (tau[:, 0] - t0) / (t1 - t0), 0.0)
+    frac = np.clip(frac, 0.0, 1.0)
+    log_b = grid[0, i0] + frac * (grid[0, i1] - grid[0, i0])
+    b = np.exp(log_b)
+    step = t0 + frac * (t1 - t0)
+    val = b / (step * terms["gpus"])
+    return np.where(last >= 0, val, np.nan)
+
+
+def fit_shape(points: pd.DataFrame, terms: dict[str, Any]) -> ServingShape:
+    """Fit the serving shape (:class:`analysis.inference.ServingShape`) on sweeps.
+
+    Within one sweep (:data:`SWEEP_KEYS`: one engine configuration at several
+    concurrencies) the bandwidth efficiency eta_b should not depend on concurrency; what
+    changes along a sweep is the mix of overheads (fixed per step and per MoE layer,
+    growing per sequence) and compute (FLOPs grow with the batch, weight reads saturate
+    once every expert is touched, grouped-GEMM work items grow with the touched experts,
+    each costing at least ``expert_rows`` rows). So per vendor the overheads (per MoE
+    layer, per sequence, per touched expert) and per vendor x precision class the
+    minimum rows of a touched expert's GEMM are chosen on grids
+    (:data:`SHAPE_LAYER_GRID_S`, ...) to make the implied log eta_b of each point,
+    log(scaled time / (measured median TPOT - overheads)), as flat as possible within its
+    sweep: the sum of squared deviations from the sweep mean, clipped at
+    :data:`SHAPE_CLIP`, plus a penalty for each point whose TPOT the overheads alone
+    exceed and for eta_b above 1. Exhaustive, vectorized and deterministic (first
+    minimum). Nothing here sees the level: that is :func:`fit` (and, for MLPerf, the
+    calibration).
+    """
+    parts = terms["own_parts"]
+    tau = points["median_tpot_ms"].to_numpy(float) / 1e3
+    conc = points["conc"].to_numpy(float)
+    layers = terms["own_layers"]
+    klass = points["precision_class"].to_numpy(object)
+    vendor = points["vendor"].to_numpy(object)
+    sweep = (
+        points[list(SWEEP_KEYS)].astype(str).agg("|".join, axis=1).to_numpy(object)
+        if len(points)
+        else np.array([], dtype=object)
+    )
+    rows_grid = SHAPE_ROWS_GRID[:, None]
+    expert_rows: dict[tuple[str, str], float] = {}
+    o_layer: dict[str, float] = {}
+    o_seq: dict[str, float] = {}
+    o_exp: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    ol, os_, oe = np.meshgrid(
+        SHAPE_LAYER_GRID_S, SHAPE_SEQ_GRID_S, SHAPE_EXPERT_GRID_S, indexing="ij"
+    )
+    ol, os_, oe = ol.ravel(), os_.ravel(), oe.ravel()
+    for v in sorted(set(vendor.tolist())):
+        mv = vendor == v
+        counts[v] = int(mv.sum())
+        fixed = (
+            parts["fixed"][mv][None, :]
+            + ol[:, None] * layers[mv]
+            + os_[:, None] * conc[mv]
+            + oe[:, None] * parts["expert_gemms"][mv]
+        )
+        room = tau[mv][None, :] - fixed  # (overhead grid, points)
+        bad = room <= 0.05 * tau[mv][None, :]
+        log_room = np.log(np.maximum(room, 0.05 * tau[mv][None, :]))
+        total = np.zeros(len(ol))
+        best_r: dict[str, np.ndarray] = {}
+        for kl in sorted(set(klass[mv].tolist())):
+            mk = klass[mv] == kl
+            p = {
+                k: parts[k][mv][mk]
+                for k in ("lin_bw", "lin_c", "moe_c", "moe_row_c", "attn_bw", "attn_c", "comm")
+            }
+            moe = np.maximum(p["moe_c"], rows_grid * p["moe_row_c"])
+            scaled = (
+                np.maximum(p["lin_bw"], p["lin_c"] + moe)
+                + np.maximum(p["attn_bw"], p["attn_c"])
+                + p["comm"]
+            )  # (rows grid, points)
+            names, code = _codes(sweep[mv][mk].tolist())
+            order = np.argsort(code, kind="stable")
+            code = code[order]
+            starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
+            cnt = np.diff(np.r_[starts, len(code)])
+            # y[o, r, i] = log scaled[r, i] - log room[o, i], points sorted by sweep
+            y = np.log(scaled[:, order])[None, :, :] - log_room[:, mk][:, order][:, None, :]
+            mean = np.add.reduceat(y, starts, axis=2) / cnt
+            res = y - np.repeat(mean, cnt, axis=2)
+            loss = np.minimum(res**2, SHAPE_CLIP**2).sum(axis=2)
+            loss += bad[:, mk].sum(axis=1)[:, None] * SHAPE_CLIP**2
+            loss += (np.maximum(y, 0.0) ** 2).sum(axis=2)  # eta_b above 1
+            j = np.argmin(loss, axis=1)
+            total += loss[np.arange(len(ol)), j]
+            best_r[kl] = j
+        i = int(np.argmin(total))
+        o_layer[v], o_seq[v], o_exp[v] = float(ol[i]), float(os_[i]), float(oe[i])
+        for kl, j in best_r.items():
+            expert_rows[(v, kl)] = float(SHAPE_ROWS_GRID[j[i]])
+    return ServingShape(
+        overhead_layer_s=o_layer,
+        overhead_seq_s=o_seq,
+        expert_rows=expert_rows,
+        points=counts,
+        overhead_expert_s=o_exp,
+    )
+
+
+def implied_eta(points: pd.DataFrame, terms: dict[str, np.ndarray]) -> np.ndarray:
+    """Per point: the efficiency at which the model's frontier passes through the point.
+
+    The model's best throughput under the point's measured median TPOT
+    (:func:`throughput_at_tpot`) rises with eta, so the eta that reproduces the measured
+    output tokens/s per GPU at that interactivity is found by bisection in log eta (60
+    halvings of the calibration bracket, all points at once: deterministic). Calibrating on
+    (interactivity, throughput) pairs rather than on throughput at a concurrency is what
+    makes the fit right where the tiers read the curve. NaN outside the bracket or above
+    the plausible maximum.
+    """
+    target = points["output_tput_per_gpu"].to_numpy(float)
+    tau = points["median_tpot_ms"].to_numpy(float)
+    lo = np.full(len(points), np.log(ETA_BRACKET[0]))
+    hi = np.full(len(points), np.log(ETA_BRACKET[1]))
+    for _ in range(60):
+        mid = (lo + hi) / 2.0
+        val = throughput_at_tpot(terms, np.exp(mid), tau)
+        up = ~(val >= target)  # NaN (bound unreachable) counts as too slow
+        lo = np.where(up, mid, lo)
+        hi = np.where(up, hi, mid)
+    eta = np.exp((lo + hi) / 2.0)
+    edge = (hi >= np.log(ETA_BRACKET[1]) - 1e-9) | (lo <= np.log(ETA_BRACKET[0]) + 1e-9)
+    return np.where(~edge & (eta <= ETA_PLAUSIBLE_MAX), eta, np.nan)
+
+
+def _load(
+    ix: pd.DataFrame | None,
+    specs: pd.DataFrame | None,
+    models: pd.DataFrame | None,
+    inputs: Inputs | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    if ix is None or specs is None or models is None:
+        inp = resolve(inputs)
+        ix = inp.table("inferencex") if ix is None else ix
+        specs = inp.specs if specs is None else specs
+        models = inp.models if models is None else models
+    return ix, specs, models
+
+
+def select(
+    ix: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """Selected points with ``generation`` and ``precision_class``."""
+    ix, specs, models = _load(ix, specs, models, inputs)
+    pts = select_points(ix)
+    spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
+    pts["generation"] = [_generation(spec_by[a]) for a in pts["accelerator"]]
+    pts["precision_class"] = [
+        precision_class(spec_by[a], p)
+        for a, p in zip(pts["accelerator"], pts["precision"], strict=True)
+    ]
+    return pts
+
+
+def prepare(
+    ix: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    shape: ServingShape | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Selected points with ``generation``, ``precision_class`` and ``eta``, and their terms.
+
+    ``shape``: the serving shape (default: :func:`fit_shape` on these points).
+    """
+    ix, specs, models = _load(ix, specs, models, inputs)
+    pts = select(ix, specs, models)
+    if shape is None:
+        shape = fit_shape(pts, point_terms(pts, specs, models, ROOFLINE_SHAPE))
+    terms = point_terms(pts, specs, models, shape)
+    pts["eta"] = implied_eta(pts, terms)
+    return pts, terms
+
+
+def fit_default_shape(inputs: Inputs | None = None) -> ServingShape:
+    """:func:`fit_shape` on the InferenceX points of ``inputs`` (every sweep; not cached)."""
+    ix, specs, models = _load(None, None, None, inputs)
+    pts = select(ix, specs, models)
+    return fit_shape(pts, point_terms(pts, specs, models, ROOFLINE_SHAPE))
+
+
+def default_shape(inputs: Inputs | None = None) -> ServingShape:
+    """:func:`fit_shape` on the bundled InferenceX points (every sweep; not cached)."""
+    return fit_default_shape(inputs)
+
+
+def fitted_shape(inputs: Inputs | None = None) -> ServingShape:
+    """:func:`fit_default_shape` of ``inputs``, memoized on the instance (the model's default)."""
+    inp = resolve(inputs)
+    return inp.derived("inference.shape", lambda: fit_default_shape(inp))

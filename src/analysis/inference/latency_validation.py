@@ -1,0 +1,228 @@
+"""Validation of the serving model on the InferenceX sweeps (held-out accelerator x precision).
+
+See :mod:`analysis.inference.latency` for the analytical decisions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.inference.latency import (
+    PRIOR_POINTS,
+    RATIO_ACCELERATORS,
+    _codes,
+    _load,
+    fit_shape,
+    implied_eta,
+    point_terms,
+    prepare,
+    select,
+    throughput_at_tpot,
+)
+from analysis.inference.roofline import (
+    ROOFLINE_SHAPE,
+    _group_median,
+)
+from analysis.inference.validation import validation_summary
+from analysis.inputs import Inputs
+
+
+def fit(points: pd.DataFrame, iterations: int = 20) -> dict[str, dict[Any, float]]:
+    """Median-polish fit of log eta (see the module docstring); returns log-space terms."""
+    ok = points["eta"].notna().to_numpy()
+    p = points[ok]
+    y = np.log(p["eta"].to_numpy(float))
+    g_names, g = _codes(list(zip(p["vendor"], p["generation"], strict=True)))
+    c_names, c = _codes(p["precision_class"].tolist())
+    vc_names, vc = _codes(list(zip(p["vendor"], p["precision_class"], strict=True)))
+    f_names, f = _codes(p["framework"].tolist())
+    med = _group_median
+
+    def shrink(codes: np.ndarray, n: int) -> np.ndarray:
+        cnt = np.bincount(codes, minlength=n).astype(float)
+        return cnt / (cnt + PRIOR_POINTS)
+
+    ref = c_names.index("native") if "native" in c_names else -1
+    vc_w = shrink(vc, len(vc_names)) * np.array([k[1] != "native" for k in vc_names])
+    f_w = shrink(f, len(f_names))
+    a = np.zeros(len(g_names))
+    pc = np.zeros(len(c_names))
+    dvc = np.zeros(len(vc_names))
+    df = np.zeros(len(f_names))
+    for _ in range(iterations):
+        a = med(g, y - pc[c] - dvc[vc] - df[f], len(g_names))
+        pc = med(c, y - a[g] - dvc[vc] - df[f], len(c_names))
+        pc = pc - (pc[ref] if ref >= 0 else 0.0)
+        dvc = med(vc, y - a[g] - pc[c] - df[f], len(vc_names)) * vc_w
+        df = med(f, y - a[g] - pc[c] - dvc[vc], len(f_names)) * f_w
+        df = df - np.median(df)  # frameworks are deviations around the typical stack
+    v_names, v = _codes(p["vendor"].tolist())
+    vendor = med(v, y - pc[c] - dvc[vc] - df[f], len(v_names))
+    return {
+        "group": dict(zip(g_names, a, strict=True)),
+        "vendor": dict(zip(v_names, vendor, strict=True)),
+        "precision": dict(zip(c_names, pc, strict=True)),
+        "vendor_precision": dict(zip(vc_names, dvc, strict=True)),
+        "framework": dict(zip(f_names, df, strict=True)),
+    }
+
+
+def predict_eta(points: pd.DataFrame, fitted: dict[str, dict[Any, float]]) -> np.ndarray:
+    """Efficiency of each point from a fit: its group (else its vendor) plus the terms."""
+    out = np.empty(len(points))
+    for i, (v, gen, kl, fw) in enumerate(
+        zip(
+            points["vendor"],
+            points["generation"],
+            points["precision_class"],
+            points["framework"],
+            strict=True,
+        )
+    ):
+        base = fitted["group"].get((v, gen), fitted["vendor"].get(v, np.nan))
+        out[i] = np.exp(
+            base
+            + fitted["precision"].get(kl, 0.0)
+            + fitted["vendor_precision"].get((v, kl), 0.0)
+            + fitted["framework"].get(fw, 0.0)
+        )
+    return out
+
+
+def validate(
+    ix: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """Leave one accelerator x precision out: each cell predicted at matched interactivity.
+
+    Each fold fits on every other cell's points only (:func:`fit`) and predicts the held-out
+    cell's points at their measured median TPOT (:func:`throughput_at_tpot`). Columns:
+    accelerator, vendor, precision, framework, isl, osl, conc, decode_tp, median_tpot_ms,
+    measured (output tokens/s per GPU), predicted, ape_pct, holdout, run_url.
+    """
+    ix, specs, models = _load(ix, specs, models, inputs)
+    pts = select(ix, specs, models)
+    base = point_terms(pts, specs, models, ROOFLINE_SHAPE)
+    cell = (pts["accelerator"] + " x " + pts["precision"]).to_numpy()
+    eta = np.full(len(pts), np.nan)
+    pred = np.full(len(pts), np.nan)
+    tau = pts["median_tpot_ms"].to_numpy(float)
+    for key in sorted(set(cell)):
+        test = cell == key
+        train = ~test
+        # The shape and the level both from the other cells only.
+        sub = {
+            k: (v[train] if k != "own_parts" else {q: a[train] for q, a in v.items()})
+            for k, v in base.items()
+        }
+        shape = fit_shape(pts[train].reset_index(drop=True), sub)
+        terms = point_terms(pts, specs, models, shape)
+        tr = pts[train].copy()
+        tr["eta"] = implied_eta(tr, {k: v[train] for k, v in terms.items() if k != "own_parts"})
+        fitted = fit(tr)
+        eta[test] = predict_eta(pts[test], fitted)
+        t_test = {k: v[test] for k, v in terms.items() if k != "own_parts"}
+        pred[test] = throughput_at_tpot(t_test, eta[test], tau[test])
+    out = pts[
+        [
+            "accelerator",
+            "vendor",
+            "precision",
+            "framework",
+            "isl",
+            "osl",
+            "conc",
+            "decode_tp",
+            "median_tpot_ms",
+            "date",
+            "run_url",
+        ]
+    ].copy()
+    out["measured"] = pts["output_tput_per_gpu"].to_numpy(float)
+    out["predicted"] = pred
+    out["ape_pct"] = (out["predicted"] / out["measured"] - 1.0).abs() * 100.0
+    out["holdout"] = ["accelerator x precision: " + k for k in cell]
+    out["eta"] = eta
+    return out.reset_index(drop=True)
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Median and 90th-percentile APE per vendor and overall (like the MLPerf summary)."""
+    return validation_summary(df[["vendor", "predicted", "measured", "ape_pct"]])
+
+
+def fp8_fp4_ratio(
+    df: pd.DataFrame,
+    terms_points: tuple[pd.DataFrame, dict[str, np.ndarray]] | None = None,
+    accelerators: Sequence[str] = RATIO_ACCELERATORS,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """FP8/FP4 throughput ratio at matched interactivity, measured and modelled.
+
+    ``df`` is :func:`validate`'s output (each point's held-out efficiency in ``eta``).
+    For each fp8 point of an accelerator in ``accelerators``, the fp4 sweep of the same
+    framework, lengths and TP is interpolated at the fp8 point's interactivity (log-log,
+    within the fp4 points' range); the model's fp4 throughput at that TPOT uses the fp4
+    cell's held-out efficiency. Columns: accelerator, framework, isl, osl, decode_tp,
+    interactivity, measured_ratio, predicted_ratio, ratio_err_pct.
+    """
+    pts, terms = terms_points if terms_points is not None else prepare(inputs=inputs)
+    rows = []
+    keys = ["accelerator", "framework", "isl", "osl", "decode_tp"]
+    for key, g in df[df["accelerator"].isin(list(accelerators))].groupby(keys):
+        f8 = g[g["precision"] == "fp8"]
+        f4 = g[(g["precision"] == "fp4") & g["measured"].notna()]
+        if f8.empty or len(f4) < 2:
+            continue
+        f4 = f4.sort_values("median_tpot_ms")
+        x4 = np.log(1000.0 / f4["median_tpot_ms"].to_numpy(float))[::-1]
+        y4 = np.log(f4["measured"].to_numpy(float))[::-1]
+        eta4 = float(np.median(f4["eta"]))
+        idx4 = f4.index[0]
+        for i, r in f8.iterrows():
+            x = np.log(1000.0 / r["median_tpot_ms"])
+            if not (x4.min() <= x <= x4.max()):
+                continue
+            meas4 = float(np.exp(np.interp(x, x4, y4)))
+            sub = {k: v[[idx4]] for k, v in terms.items() if k != "own_parts"}
+            pred4 = float(throughput_at_tpot(sub, np.array([eta4]), [r["median_tpot_ms"]])[0])
+            rows.append(
+                {
+                    **dict(zip(keys, key, strict=True)),
+                    "interactivity": 1000.0 / r["median_tpot_ms"],
+                    "measured_ratio": r["measured"] / meas4,
+                    "predicted_ratio": r["predicted"] / pred4,
+                    "row": i,
+                }
+            )
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    out["ratio_err_pct"] = (out["predicted_ratio"] / out["measured_ratio"] - 1.0).abs() * 100
+    return out.drop(columns="row")
+
+
+def ratio_summary(ratios: pd.DataFrame) -> pd.DataFrame:
+    """Per accelerator: matched points, median measured and modelled FP8/FP4, median error."""
+    if ratios.empty:
+        return pd.DataFrame(
+            columns=["accelerator", "points", "measured_ratio", "predicted_ratio", "ratio_err_pct"]
+        )
+    return (
+        ratios.groupby("accelerator")
+        .agg(
+            points=("ratio_err_pct", "size"),
+            measured_ratio=("measured_ratio", "median"),
+            predicted_ratio=("predicted_ratio", "median"),
+            ratio_err_pct=("ratio_err_pct", "median"),
+        )
+        .reset_index()
+    )

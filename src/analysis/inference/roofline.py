@@ -1,0 +1,586 @@
+"""Serving physics: the roofline terms of one replica.
+
+The hardware and model numbers the terms need, and the lookups every module of
+:mod:`analysis.inference` shares.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from analysis import ids
+from analysis.inputs import Inputs, resolve
+
+#: Bytes per weight: bf16, fp8, fp4 with one 8-bit scale per 16 values (NVFP4; MXFP4 is
+#: 4.25 bits). https://docs.nvidia.com/cuda/cublas/#d-block-scaling-factors-layout
+BYTES_PER_PARAM: dict[str, float] = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5625}
+
+#: KV-cache bytes per element: serving stacks keep fp8 KV with fp8/fp4 weights.
+KV_BYTES: dict[str, float] = {"bf16": 2.0, "fp8": 1.0, "fp4": 1.0}
+
+#: Peak-FLOPS column of ``load_specs()`` per precision.
+PEAK_COLUMN: dict[str, str] = {
+    "bf16": "bf16_dense_tflops",
+    "fp8": "fp8_dense_tflops",
+    "fp4": "fp4_dense_tflops",
+}
+
+#: Fraction of HBM the serving engine may use (vLLM ``gpu_memory_utilization`` default 0.9,
+#: https://docs.vllm.ai/en/latest/configuration/engine_args.html); the rest is reserve.
+MEMORY_USABLE_FRACTION = 0.9  # register: A-inference-memory-usable
+
+#: Fixed per-decode-step overhead (scheduling, sampling, launch), seconds. Assumption.
+STEP_OVERHEAD_S = 1.0e-3  # register: A-inference-step-overhead
+
+#: Latency of one all-reduce on the scale-up fabric, seconds. Assumption (NCCL/RCCL
+#: small-message all-reduce within a node is ~5-20 us).
+ALLREDUCE_LATENCY_S = 10.0e-6  # register: A-inference-allreduce-latency
+
+#: Activation bytes in tensor-parallel all-reduces (bf16).
+ACT_BYTES = 2.0
+
+#: Prefill tokens one step may carry with chunked prefill (vLLM ``max_num_batched_tokens``
+#: and SGLang ``chunked_prefill_size`` are 8192 on large-memory GPUs): a prompt of ISL
+#: tokens waits ISL / budget chunked steps before its first token.
+PREFILL_CHUNK_TOKENS = 8192.0  # register: A-inference-prefill-chunk
+
+#: Standard-normal quantile of MLPerf's 99th-percentile latency bounds. Under Poisson
+#: arrivals (MLPerf Server/Interactive) the number of sequences in flight at mean B
+#: fluctuates with standard deviation sqrt(B), so the p99 step runs at B + z sqrt(B).
+P99_Z = 2.326
+
+#: Concurrency levels swept per replica (256, geometric 1 ... 4096).
+CONCURRENCY = np.geomspace(1.0, 4096.0, 256)
+
+#: Tensor-parallel degrees an MLPerf submitter may choose inside an 8-GPU node.
+MLPERF_TP = (1, 2, 4, 8)
+
+#: Efficiency search interval for calibration (fraction of roofline).
+ETA_BRACKET = (1.0e-3, 3.0)
+
+#: Architecture generation per accelerator (fallback when the spec table has none).
+GENERATION: dict[str, str] = {
+    "H100-SXM": "Hopper",
+    "H200": "Hopper",
+    "B200": "Blackwell",
+    "GB200": "Blackwell",
+    "B300": "Blackwell Ultra",
+    "GB300": "Blackwell Ultra",
+    "VR200": "Rubin",
+    "MI300X": "CDNA 3",
+    "MI325X": "CDNA 3",
+    "MI350X": "CDNA 4",
+    "MI355X": "CDNA 4",
+    "MI455X": "CDNA 5",
+}
+
+#: Generation order per vendor (newest last), for announced parts' fallback factor.
+GENERATION_ORDER: dict[str, tuple[str, ...]] = {
+    "NVIDIA": ("Hopper", "Blackwell", "Blackwell Ultra", "Rubin"),
+    "AMD": ("CDNA 3", "CDNA 4", "CDNA 5"),
+}
+
+SCENARIOS = ("Offline", "Server", "Interactive")
+
+
+def _lookup(frame: pd.DataFrame, key: str, value: str) -> pd.Series:
+    """The first row of ``frame`` whose ``key`` column is ``value`` (clear error if none)."""
+    hit = frame.loc[frame[key] == value]
+    if hit.empty:
+        raise ValueError(ids.unknown_id_message(key, value, tuple(frame[key])))
+    return hit.iloc[0]
+
+
+def _num(row: pd.Series, col: str, default: float = float("nan")) -> float:
+    if col not in row.index:
+        return default
+    v = row[col]
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return default
+    return default if math.isnan(v) else v
+
+
+def _check_precision(precision: str) -> None:
+    if precision not in BYTES_PER_PARAM:
+        raise ValueError(f"unknown precision {precision!r}; allowed: {', '.join(BYTES_PER_PARAM)}")
+
+
+@dataclass(frozen=True)
+class ServingShape:
+    """How a step's time departs from the bandwidth roofline, per vendor (few parameters).
+
+    Fitted on latency-resolved sweeps (InferenceX: the same configuration at many
+    concurrencies, :func:`analysis.inference.latency.fit_shape`), where low-concurrency
+    points pin the overheads and bandwidth, high-concurrency ones the compute: a step
+    takes ``overheads + sum over operators of max(bytes / (eta_b BW), FLOPs / (eta_b
+    peak))``; the level eta_b is the calibrated efficiency (:class:`Calibration`).
+    The parameters fitted on MoE sweeps belong to mechanisms only MoE layers have, so a
+    dense workload does not inherit DeepSeek-R1's grouped-GEMM behaviour:
+
+    * ``expert_rows``: the fewest rows a touched expert's grouped GEMM costs. A routed
+      expert that receives m tokens (m = k T / touched experts) is a small-M GEMM; tile
+      padding and the under-occupancy of many small work items make it cost as much as
+      max(m, ``expert_rows``) rows. Fine-grained MoE at serving batches (DeepSeek-R1, 256
+      experts, a few tokens each) pays it in full; Mixtral at MLPerf Offline batches
+      (8 experts, hundreds of tokens each) not at all. Per vendor x precision class.
+    * Unscaled overheads: per MoE layer (router, top-k, token permute/unpermute and the
+      grouped-GEMM launches), per sequence in the batch (sampling, scheduling, metadata:
+      the one overhead that is not MoE's, charged to every model) and per touched expert
+      of each MoE layer (its own work item; the expected touched count E (1 - (1 - k/E)^T)
+      grows with the batch). Per vendor (the serving stacks differ;
+      generations of one vendor share them).
+
+    Empty = the plain roofline (no overheads beyond :data:`STEP_OVERHEAD_S`).
+    """
+
+    #: vendor -> seconds per MoE layer per step.
+    overhead_layer_s: Mapping[str, float] = field(default_factory=dict)
+    overhead_seq_s: Mapping[str, float] = field(default_factory=dict)  #: vendor -> s/sequence
+    #: (vendor, precision class) -> minimum rows a touched expert's grouped GEMM costs.
+    expert_rows: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    points: Mapping[str, int] = field(default_factory=dict)  #: vendor -> points fitted
+    #: vendor -> seconds per touched expert per MoE layer (grouped-GEMM work item).
+    overhead_expert_s: Mapping[str, float] = field(default_factory=dict)
+
+    def params(self, vendor: str, klass: str) -> dict[str, float]:
+        """The shape keys :func:`_terms` reads from ``hw`` for one vendor and class."""
+        rows = self.expert_rows.get((vendor, klass))
+        if rows is None and klass == "two above native":
+            rows = self.expert_rows.get((vendor, "one above native"))
+        if rows is None:
+            rows = self.expert_rows.get((vendor, "native"), 0.0)
+        return {
+            "expert_rows": float(rows),
+            "overhead_layer_s": float(self.overhead_layer_s.get(vendor, 0.0)),
+            "overhead_seq_s": float(self.overhead_seq_s.get(vendor, 0.0)),
+            "overhead_expert_s": float(self.overhead_expert_s.get(vendor, 0.0)),
+        }
+
+
+#: The plain roofline shape (no fitted overheads): what the shape fit itself starts from.
+ROOFLINE_SHAPE = ServingShape()
+
+
+def model_params(m: pd.Series) -> dict[str, float]:
+    """The numbers the model needs from one ``load_models()`` row (MoE split derived)."""
+    total = _num(m, "total_params_b")
+    active = _num(m, "active_params_b", total)
+    experts = _num(m, "experts", 0.0)
+    k = _num(m, "active_experts", 0.0)
+    if experts > 1 and 0 < k < experts and active < total:
+        r = k / experts
+        # total = shared + routed; active = shared + routed * k/E  ->  solve for shared.
+        shared = max((active - total * r) / (1.0 - r), 0.0)
+        routed = total - shared
+    else:
+        r, shared, routed = 0.0, total, 0.0
+    heads = _num(m, "attention_heads")
+    head_dim = _num(m, "head_dim", _num(m, "hidden_size") / heads if heads else float("nan"))
+    kv_heads = _num(m, "kv_heads", heads)
+    layers = _num(m, "layers")
+    kv_tok = _num(m, "kv_bytes_per_token_bf16", 2.0 * layers * kv_heads * head_dim * 2.0)
+    mla = "attention_type" in m.index and str(m["attention_type"]).lower() == "mla"
+    if mla:
+        # MLA with absorbed projections (DeepSeek-V3 paper, sec. 2.1.2; FlashMLA): every
+        # head scores against the cached latent (kv_lora_rank) plus the rotary key
+        # (qk_rope_head_dim), then mixes the latent: 2 x heads x (2 x rank + rope) FLOPs
+        # per (query, context) pair and layer, 4.25x the 4 x heads x head_dim of MHA.
+        rank = _num(m, "kv_lora_rank", 512.0)
+        rope = _num(m, "qk_rope_head_dim", 64.0)
+        attn_flops = 2.0 * heads * (2.0 * rank + rope)
+    else:
+        attn_flops = 4.0 * heads * head_dim
+    window = _num(m, "sliding_window", 0.0)
+    sliding = _num(m, "sliding_window_layers", 0.0) if window > 0 else 0.0
+    return {
+        "total_b": total,
+        "active_b": active,
+        "shared_b": shared,
+        "routed_b": routed,
+        "route_frac": r,
+        "experts": experts if routed > 0 else 0.0,
+        "layers": layers,
+        "hidden": _num(m, "hidden_size"),
+        "heads": heads,
+        "head_dim": head_dim,
+        "kv_heads": kv_heads,
+        "kv_tok_bf16": kv_tok,  # KV bytes per token of context (all layers, bf16)
+        "kv_window_bf16": _num(m, "kv_window_bytes_bf16", 0.0),  # fixed per sequence
+        "mla": 1.0 if mla else 0.0,
+        # Attention FLOPs per (query, context) token pair per layer, and how many layers
+        # attend to a sliding window (their pairs per query are capped at ``window``).
+        "attn_flops_pair": attn_flops,
+        "sliding_layers": sliding,
+        "window": window,
+    }
+
+
+def _kv_split(mp: Mapping[str, Any], gpus: Any) -> Any:
+    """How many ways a replica of ``gpus`` splits each sequence's KV cache.
+
+    GQA: by KV head over tensor-parallel ranks (replicated beyond the number of KV heads);
+    MLA: by sequence (data-parallel attention), i.e. ``gpus`` ways.
+    """
+    g = np.asarray(gpus, dtype=float)
+    return np.where(np.asarray(mp["mla"]) > 0, g, np.minimum(g, np.asarray(mp["kv_heads"])))
+
+
+def _terms(
+    hw: Mapping[str, Any],
+    mp: Mapping[str, Any],
+    *,
+    precision: str,
+    isl: Any,
+    osl: Any,
+    gpus: Any,
+    concurrency: Any = CONCURRENCY,
+) -> dict[str, np.ndarray]:
+    """The efficiency-independent parts of the model; every input broadcasts (numpy).
+
+    A step's time is ``fixed + scaled / eta``: ``step_fixed``/``step_scaled`` for the
+    decode step at each concurrency, ``prefill_fixed``/``prefill_scaled`` for one prompt
+    alone. Also ``max_concurrency``, ``in_memory``, ``fits``, ``weights_gb_per_gpu`` and
+    ``gpus`` (broadcast). Splitting the terms lets the calibration solve for eta in closed
+    form and lets validation reuse them for every fold.
+    """
+    bpw = BYTES_PER_PARAM[precision]
+    g = np.asarray(gpus, dtype=float)
+    b = np.asarray(concurrency, dtype=float)
+    isl = np.asarray(isl, dtype=float)
+    osl = np.asarray(osl, dtype=float)
+    bw = np.asarray(hw["bw_tbps"], dtype=float) * 1e12
+    peak = np.asarray(hw["peak_tflops"], dtype=float) * 1e12
+    attn_peak = np.asarray(hw.get("attn_peak_tflops", hw["peak_tflops"]), dtype=float) * 1e12
+    link_bidir = np.asarray(hw["link_gbps"], dtype=float) * 1e9
+    scaleout = np.asarray(hw["scaleout_gbps"], dtype=float) * 1e9 / 8.0
+    domain = np.asarray(hw["domain"], dtype=float)
+    link = np.where(g <= domain, link_bidir / 2.0, np.minimum(link_bidir / 2.0, scaleout))
+    layers = np.asarray(mp["layers"], dtype=float)
+    hidden = np.asarray(mp["hidden"], dtype=float)
+    heads_dim = np.asarray(mp["heads"], dtype=float) * np.asarray(mp["head_dim"], dtype=float)
+    attn_pair = np.asarray(mp.get("attn_flops_pair", 4.0 * heads_dim), dtype=float)
+    sliding = np.asarray(mp.get("sliding_layers", 0.0), dtype=float)
+    window = np.asarray(mp.get("window", 0.0), dtype=float)
+    full_layers = layers - sliding
+    shared = np.asarray(mp["shared_b"], dtype=float) * 1e9
+    routed = np.asarray(mp["routed_b"], dtype=float) * 1e9
+    r = np.asarray(mp["route_frac"], dtype=float)
+    active = np.asarray(mp["active_b"], dtype=float) * 1e9
+
+    # Serving shape (fitted on latency-resolved sweeps, :class:`ServingShape`): MoE
+    # mechanisms only, so a dense model (no routed weights) sees none of it.
+    moe = routed > 0
+    m_rows = np.asarray(hw.get("expert_rows", 0.0), dtype=float)
+    o_layer = np.where(moe, np.asarray(hw.get("overhead_layer_s", 0.0), dtype=float), 0.0)
+    o_seq = np.asarray(hw.get("overhead_seq_s", 0.0), dtype=float)
+    o_expert = np.asarray(hw.get("overhead_expert_s", 0.0), dtype=float)
+    n_experts = np.asarray(mp.get("experts", 0.0), dtype=float)
+
+    kv_scale = KV_BYTES[precision] / 2.0 / _kv_split(mp, g)
+    kv_tok = np.asarray(mp["kv_tok_bf16"], dtype=float) * kv_scale  # per GPU per token
+    kv_fixed = np.asarray(mp["kv_window_bf16"], dtype=float) * kv_scale  # per GPU per sequence
+    usable = np.asarray(hw["mem_gb"], dtype=float) * 1e9 * MEMORY_USABLE_FRACTION
+    weights_gpu = (shared + routed) * bpw / g
+    kv_room = usable - weights_gpu
+    kv_seq = kv_tok * (isl + osl) + kv_fixed
+    max_conc = np.floor(np.maximum(kv_room, 0.0) / kv_seq)
+
+    def step(
+        tokens: Any, kv_tokens: Any, seqs: Any, attn_pairs: Any, window_pairs: Any
+    ) -> dict[str, np.ndarray]:
+        """One step's bandwidth and compute parts per operator (seconds at eta = 1)."""
+        # Distinct experts read per step: E (1 - (1 - k/E)^T) of the routed weights.
+        touched = np.where(routed > 0, 1.0 - np.power(1.0 - r, tokens), 0.0)
+        w_read = (shared + routed * touched) * bpw / g
+        # Grouped-GEMM work items: each touched expert of each layer is a small-M GEMM
+        # with its own tile scheduling, whatever its few tokens.
+        expert_gemms = layers * n_experts * touched
+        kv_read = kv_tokens * kv_tok + seqs * kv_fixed
+        attn_flops = attn_pair * (full_layers * attn_pairs + sliding * window_pairs)
+        msg = tokens * hidden * ACT_BYTES
+        return {
+            "lin_bw": w_read / bw,
+            # Dense (shared) and routed-expert FLOPs apart: only the latter run as
+            # small-M grouped GEMMs. ``moe_row_c``: the FLOPs of one row in every touched
+            # expert, what each touched expert costs at least ``expert_rows`` times.
+            "lin_c": 2.0 * (active - routed * r) * tokens / g / peak,
+            "moe_c": 2.0 * routed * r * tokens / g / peak,
+            "moe_row_c": 2.0 * routed * touched / g / peak,
+            "attn_bw": kv_read / bw,
+            "attn_c": attn_flops / g / attn_peak,
+            "comm": np.where(g > 1, 2.0 * layers * (2.0 * (g - 1.0) / g * msg / link), 0.0),
+            "fixed": STEP_OVERHEAD_S
+            + np.where(g > 1, 2.0 * layers * ALLREDUCE_LATENCY_S, 0.0)
+            + layers * o_layer
+            + seqs * o_seq
+            + expert_gemms * o_expert,
+            "expert_gemms": expert_gemms + 0.0 * tokens,
+        }
+
+    def combine(parts: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        # Per operator the slower of its bytes and its FLOPs, both at eta_b, each touched
+        # expert's grouped GEMM at max(its rows, expert_rows): scaled time x 1 / eta_b.
+        moe = np.maximum(parts["moe_c"], m_rows * parts["moe_row_c"])
+        scaled = (
+            np.maximum(parts["lin_bw"], parts["lin_c"] + moe)
+            + np.maximum(parts["attn_bw"], parts["attn_c"])
+            + parts["comm"]
+        )
+        return parts["fixed"], scaled
+
+    def decode(b_: Any) -> dict[str, np.ndarray]:
+        joins = b_ * isl / osl  # prompt tokens entering per step in steady state
+        ctx = isl + osl / 2.0  # mean context of a decoding sequence
+        # Sliding-window layers: a query attends to at most ``window`` tokens.
+        win_dec = np.minimum(ctx, window)
+        win_pre = np.minimum(isl / 2.0, window)
+        return step(
+            b_ * (1.0 + isl / osl),
+            b_ * ctx,
+            b_,
+            b_ * ctx + joins * isl / 2.0,
+            b_ * win_dec + joins * isl * win_pre,
+        )
+
+    win_pre = np.minimum(isl / 2.0, window)
+    parts = decode(b)
+    s_fixed, s_scaled = combine(parts)
+    # The 99th-percentile step under Poisson arrivals: B + z sqrt(B) sequences in flight.
+    t_fixed, t_scaled = combine(decode(b + P99_Z * np.sqrt(b)))
+    p_fixed, p_scaled = combine(step(isl, isl, 1.0, isl * isl / 2.0, isl * win_pre))
+    return {
+        "step_fixed": s_fixed,
+        "step_scaled": s_scaled,
+        "tail_fixed": t_fixed,
+        "tail_scaled": t_scaled,
+        "prefill_fixed": p_fixed,
+        "prefill_scaled": p_scaled,
+        # Chunked steps a new prompt waits before its first token (one at least).
+        "ttft_steps": 1.0 + np.floor(isl / PREFILL_CHUNK_TOKENS) + 0.0 * b,
+        "parts": parts,
+        "layers": layers,
+        "concurrency": b,
+        "gpus": g,
+        "max_concurrency": max_conc,
+        "in_memory": b <= max_conc,
+        "fits": kv_room >= kv_seq,
+        "weights_gb_per_gpu": weights_gpu / 1e9,
+    }
+
+
+def _apply_eta(t: Mapping[str, np.ndarray], eta: Any) -> dict[str, np.ndarray]:
+    """Serving metrics from :func:`_terms` at efficiency ``eta`` (broadcasts)."""
+    eta = np.asarray(eta, dtype=float)
+    t_step = t["step_fixed"] + t["step_scaled"] / eta
+    t_tail = t["tail_fixed"] + t["tail_scaled"] / eta
+    t_prefill = t["prefill_fixed"] + t["prefill_scaled"] / eta
+    out = {
+        "tpot_s": t_step,
+        "tpot_p99_s": t_tail,
+        "ttft_s": t_prefill + t["ttft_steps"] * t_tail,
+        "tok_s_gpu": t["concurrency"] / t_step / t["gpus"],
+        "tok_s_user": 1.0 / t_step,
+    }
+    out.update(
+        {k: t[k] for k in ("max_concurrency", "in_memory", "fits", "weights_gb_per_gpu") if k in t}
+    )
+    return out
+
+
+def serving_metrics(
+    hw: Mapping[str, Any],
+    mp: Mapping[str, Any],
+    *,
+    precision: str,
+    isl: Any,
+    osl: Any,
+    gpus: Any,
+    eta: Any,
+    concurrency: Any = CONCURRENCY,
+) -> dict[str, np.ndarray]:
+    """Step time, TTFT, throughput and memory limits; every input broadcasts (numpy).
+
+    ``hw``/``mp`` hold scalars or arrays (see :func:`hardware_params`, :func:`model_params`);
+    ``concurrency`` is the replica's number of sequences in flight. Returns arrays of the
+    broadcast shape: ``tpot_s``, ``ttft_s``, ``tok_s_gpu`` (output tokens/s per GPU),
+    ``tok_s_user``, ``max_concurrency`` (memory bound), ``in_memory`` (concurrency fits),
+    ``fits`` (weights + one sequence fit) and ``weights_gb_per_gpu``.
+    """
+    t = _terms(hw, mp, precision=precision, isl=isl, osl=osl, gpus=gpus, concurrency=concurrency)
+    return _apply_eta(t, eta)
+
+
+def _best(
+    metrics: dict[str, np.ndarray], tpot_ms: float | None, ttft_ms: float | None, axis: int = -1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Best throughput over the concurrency axis under the bounds: (value, index, ok-mask)."""
+    ok = metrics["in_memory"] & np.ones_like(metrics["tok_s_gpu"], dtype=bool)
+    if tpot_ms is not None:
+        ok = ok & (metrics["tpot_p99_s"] * 1e3 <= tpot_ms)
+    if ttft_ms is not None:
+        ok = ok & (metrics["ttft_s"] * 1e3 <= ttft_ms)
+    val = np.where(ok, metrics["tok_s_gpu"], -np.inf)
+    idx = np.argmax(val, axis=axis)
+    best = np.take_along_axis(val, np.expand_dims(idx, axis), axis).squeeze(axis)
+    return np.where(np.isfinite(best), best, np.nan), idx, ok
+
+
+def _specs(specs: pd.DataFrame | None, *, inputs: Inputs | None = None) -> pd.DataFrame:
+    return resolve(inputs).specs if specs is None else specs
+
+
+def _models(models: pd.DataFrame | None, *, inputs: Inputs | None = None) -> pd.DataFrame:
+    return resolve(inputs).models if models is None else models
+
+
+def _generation(spec: pd.Series) -> str:
+    acc = str(spec["accelerator"])
+    arch = spec.get("architecture") if "architecture" in spec.index else None
+    if isinstance(arch, str) and arch:
+        return arch
+    return GENERATION.get(acc, "unknown")
+
+
+def _supports(spec: pd.Series, precision: str) -> bool:
+    return precision in PEAK_COLUMN and _num(spec, PEAK_COLUMN[precision]) > 0
+
+
+def precision_class(spec: pd.Series, precision: str) -> str:
+    """Where ``precision`` sits above the part's native (lowest) tensor format.
+
+    "native" for fp4 on a part with fp4 tensor cores and for fp8 on one without;
+    "one above native" for fp8 on an fp4 part and bf16 on an fp8 part; "two above native"
+    for bf16 on an fp4 part. The efficiency of a format is keyed by this class, so that
+    a part's fp8 factor is not its fp4 one (:meth:`Calibration.precision`).
+
+    >>> precision_class(pd.Series({"fp4_dense_tflops": 9000.0}), "fp8")
+    'one above native'
+    >>> precision_class(pd.Series({"fp4_dense_tflops": float("nan")}), "fp8")
+    'native'
+    """
+    order = ("fp4", "fp8", "bf16")
+    native = next((p for p in order if _supports(spec, p)), "bf16")
+    steps = order.index(precision) - order.index(native) if precision in order else 0
+    return PRECISION_CLASSES[min(max(steps, 0), len(PRECISION_CLASSES) - 1)]
+
+
+def model_params_for(model_by: Mapping[str, dict[str, float]], model: str) -> dict[str, float]:
+    """``model_params`` of a model id from a prepared mapping (clear error if unknown)."""
+    if model not in model_by:
+        raise ValueError(ids.unknown_id_message("model", model, tuple(model_by)))
+    return model_by[model]
+
+
+def _median(values: pd.Series) -> float:
+    v = values.dropna()
+    return float(np.exp(np.median(np.log(v)))) if len(v) else float("nan")
+
+
+#: Rows whose implied efficiency exceeds this are above the hardware roofline at the
+#: published precision (e.g. a run published as fp16 that used fp8): excluded, flagged.
+ETA_PLAUSIBLE_MAX = 1.0
+
+#: Precision classes relative to a part's native (lowest-precision) tensor format: fp4 on
+#: CDNA 4 / Blackwell, fp8 on CDNA 3 / Hopper (see :func:`precision_class`).
+PRECISION_CLASSES = ("native", "one above native", "two above native")
+
+
+def _codes(keys: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
+    """Distinct keys in order of first appearance, and each item's index into them."""
+    uniq: dict[Any, int] = {}
+    codes = np.array([uniq.setdefault(k, len(uniq)) for k in keys], dtype=np.intp)
+    return list(uniq), codes
+
+
+def _group_median(codes: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """Median of ``values`` per group code (every group non-empty), equal to ``np.median``."""
+    order = np.lexsort((values, codes))
+    v = values[order]
+    counts = np.bincount(codes, minlength=n_groups)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    return (v[starts + (counts - 1) // 2] + v[starts + counts // 2]) / 2.0
+
+
+def hardware_params_at(spec: pd.Series, precision: str, shape: ServingShape) -> dict[str, float]:
+    """The numbers the model needs from one ``load_specs()`` row at one precision.
+
+    ``shape``: the serving shape whose compute ratio and overheads apply
+    (:data:`ROOFLINE_SHAPE` for the plain roofline; ``shape.hardware_params`` defaults it to
+    the fitted shape).
+
+    Raises:
+        ValueError: unknown precision, or the accelerator has no tensor-core support for it.
+    """
+    _check_precision(precision)
+    peak = _num(spec, PEAK_COLUMN[precision])
+    if not peak > 0:
+        raise ValueError(
+            f"{spec['accelerator']} has no {precision} tensor-core support in the spec table "
+            f"(column {PEAK_COLUMN[precision]} is empty); choose another precision"
+        )
+    # Attention runs at the KV cache's format (fp8 for fp8/fp4 serving, bf16 for bf16):
+    # FlashAttention-style kernels do not compute QK^T and PV in fp4, so charging them at
+    # the fp4 peak would halve their time.
+    attn_peak = _num(spec, PEAK_COLUMN["bf16" if precision == "bf16" else "fp8"], peak)
+    return {
+        "bw_tbps": _num(spec, "memory_bw_tbps"),
+        "peak_tflops": peak,
+        "attn_peak_tflops": attn_peak if attn_peak > 0 else peak,
+        "mem_gb": _num(spec, "memory_gb"),
+        "link_gbps": _num(spec, "scaleup_bw_gbps", 0.0),
+        # Assumed where a spec row leaves them empty (every bundled row has both): an 8-GPU
+        # baseboard (HGX / OAM) and a 400 Gb/s NIC per GPU, the bundled table's commonest.
+        "domain": _num(spec, "scaleup_domain_gpus", 8.0),
+        "scaleout_gbps": _num(spec, "scaleout_gbps_per_gpu", 400.0),
+        **shape.params(str(spec.get("vendor", "")), precision_class(spec, precision)),
+    }
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What is served: a model at a precision with input and output lengths (tokens)."""
+
+    model: str
+    precision: str
+    isl: float
+    osl: float
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """Where it is served: an accelerator, the GPUs of one replica (TP), latency bounds.
+
+    ``gpus`` is the replica's tensor-parallel degree for one evaluation, or the largest
+    degree a search may choose (:func:`analysis.inference.best_deployment`). ``tpot_ms`` /
+    ``ttft_ms`` are the bounds (``None`` = unbounded); ``bounded`` selects the Server-scale
+    efficiency (default: whether a bound is given).
+    """
+
+    accelerator: str
+    gpus: int
+    tpot_ms: float | None = None
+    ttft_ms: float | None = None
+    bounded: bool | None = None
+
+    @property
+    def is_bounded(self) -> bool:
+        """Whether the latency-bounded (Server-scale) efficiency applies."""
+        if self.bounded is not None:
+            return self.bounded
+        return self.tpot_ms is not None or self.ttft_ms is not None
+
+
+class Prepared(NamedTuple):
+    """One accelerator and model, ready for the model: spec row, hardware and model numbers."""
+
+    spec: pd.Series
+    hw: dict[str, float]
+    mp: dict[str, float]

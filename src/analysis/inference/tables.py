@@ -1,0 +1,194 @@
+"""Tables and trends of a calibration (efficiency per level, power, drift per round)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis import ids
+from analysis.inference.calibration import (
+    Calibration,
+    _calibration,
+    _default_implied,
+    _round_key,
+    default_calibration,
+    fit_efficiency,
+    usable_rows,
+)
+from analysis.inference.roofline import _median
+from analysis.inputs import Inputs
+
+
+def efficiency_table(
+    calibration: Calibration | None = None, *, inputs: Inputs | None = None
+) -> pd.DataFrame:
+    """The fitted factors as a tidy table: level, vendor, generation, round, eta."""
+    cal = _calibration(calibration, inputs=inputs)
+    rows = (
+        [
+            {
+                "level": "vendor x generation x round",
+                "vendor": v,
+                "generation": g,
+                "round": r,
+                "eta": e,
+            }
+            for (v, g, r), e in cal.by_group.items()
+        ]
+        + [
+            {"level": "vendor x generation", "vendor": v, "generation": g, "round": "all", "eta": e}
+            for (v, g), e in cal.by_generation.items()
+        ]
+        + [
+            {"level": "vendor", "vendor": v, "generation": "all", "round": "all", "eta": e}
+            for v, e in cal.by_vendor.items()
+        ]
+        + [
+            {
+                "level": f"accelerator x round: {a}",
+                "vendor": ids.vendor_of(a),
+                "generation": "",
+                "round": r,
+                "eta": e,
+            }
+            for (a, r), e in cal.by_accelerator.items()
+        ]
+        + [
+            {
+                "level": f"scenario scale: {k}",
+                "vendor": "all",
+                "generation": "all",
+                "round": "all",
+                "eta": s,
+            }
+            for k, s in cal.scenario_scale.items()
+        ]
+        + [
+            {
+                "level": f"vendor scenario deviation: {k}",
+                "vendor": v,
+                "generation": "all",
+                "round": "all",
+                "eta": s,
+            }
+            for (v, k), s in cal.vendor_scenario_scale.items()
+        ]
+        + [
+            {
+                "level": "power exponent",
+                "vendor": v,
+                "generation": "all",
+                "round": "all",
+                "eta": b,
+            }
+            for v, b in sorted(cal.power_exponent.items())
+        ]
+        + [
+            {
+                "level": f"workload scale: {k}",
+                "vendor": "all",
+                "generation": "all",
+                "round": "all",
+                "eta": s,
+            }
+            for k, s in sorted(cal.workload_scale.items())
+        ]
+    )
+    return pd.DataFrame(rows)
+
+
+def power_table(
+    calibration: Calibration | None = None, *, inputs: Inputs | None = None
+) -> pd.DataFrame:
+    """Per accelerator: the efficiency multiplier of running below its generation's top bin.
+
+    Columns: accelerator, vendor, tdp_w, top_bin_w (the highest TDP of its vendor x
+    generation), power_exponent (the vendor's, :func:`_power_exponent`), power_pairs and
+    factor = (tdp_w / top_bin_w) ** power_exponent (1 for a top bin).
+    """
+    cal = _calibration(calibration, inputs=inputs)
+    rows = [
+        {
+            "accelerator": a,
+            "vendor": ids.vendor_of(a),
+            "tdp_w": tdp,
+            "top_bin_w": top,
+            "power_exponent": cal.power_exponent.get(ids.vendor_of(a), 0.0),
+            "power_pairs": int(cal.power_pairs.get(ids.vendor_of(a), 0)),
+            "factor": cal.power_factor(ids.vendor_of(a), a),
+        }
+        for a, (tdp, top) in cal.power_ref.items()
+    ]
+    return pd.DataFrame(rows)
+
+
+def power_cap_runs(
+    rows: pd.DataFrame | None = None, *, inputs: Inputs | None = None
+) -> pd.DataFrame:
+    """MLPerf runs of one part by one submitter at more than one board power (direct tests).
+
+    Per (round, submitter, accelerator, benchmark, scenario) with a stated power cap next
+    to an uncapped run: each power level's median measured tokens/s per accelerator, its
+    ratio to the highest level, and the elasticity log(ratio) / log(power ratio).
+    """
+    rows = _default_implied(inputs=inputs) if rows is None else rows
+    keys = ["round", "submitter", "accelerator", "benchmark", "scenario"]
+    cols = [*keys, "power_w", "measured", "throughput_ratio", "elasticity"]
+    if "power_w" not in rows or rows.empty:
+        return pd.DataFrame(columns=cols)
+    df = rows.groupby([*keys, "power_w"], as_index=False)["measured"].median()
+    levels = df.groupby(keys)["power_w"].transform("nunique")
+    df = df[levels > 1].copy()
+    top = df.groupby(keys)["power_w"].transform("max")
+    top_tps = df.loc[df["power_w"] == top].set_index(keys)["measured"]
+    ref = top_tps.reindex(pd.MultiIndex.from_frame(df[keys])).to_numpy(dtype=float)
+    df["throughput_ratio"] = df["measured"].to_numpy(dtype=float) / ref
+    with np.errstate(divide="ignore", invalid="ignore"):
+        el = np.log(df["throughput_ratio"]) / np.log(df["power_w"] / top)
+    df["elasticity"] = np.where(df["power_w"] < top, el, np.nan)
+    return df[cols].sort_values([*keys, "power_w"]).reset_index(drop=True)
+
+
+def efficiency_trend(
+    rows: pd.DataFrame | None = None,
+    calibration: Calibration | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """Achieved fraction of the roofline per vendor per round (llama2-70b Offline basis).
+
+    Each usable MLPerf run's eta divided by its workload and scenario scales, then the
+    median per vendor and round, with the number of runs behind it; and the vendor's
+    measured software drift (:attr:`Calibration.drift_per_round`, percent per MLPerf
+    release, paired on the same accelerator x benchmark x scenario) with its pair count.
+    """
+    if calibration is None:  # the fit of these rows (the bundled rows' fit is cached)
+        cal = (
+            default_calibration(inputs=inputs)
+            if rows is None
+            else fit_efficiency(rows, inputs=inputs)
+        )
+    else:
+        cal = calibration
+    rows = _default_implied(inputs=inputs) if rows is None else rows
+    ok = usable_rows(rows).copy()
+    scale = [
+        cal.workload(b)[0] * cal.scenario(v, sc)
+        for b, sc, v in zip(ok["benchmark"], ok["scenario"], ok["vendor"], strict=True)
+    ]
+    ok["eta_normalized"] = ok["eta"].to_numpy() / np.asarray(scale)
+    out = (
+        ok.groupby(["vendor", "round"])["eta_normalized"]
+        .agg(eta=_median, runs="count")
+        .reset_index()
+    )
+    out["drift_pct_per_round"] = [
+        (cal.drift_per_round.get(v, 1.0) - 1.0) * 100.0 for v in out["vendor"]
+    ]
+    out["drift_pairs"] = [int(cal.drift_pairs.get(v, 0)) for v in out["vendor"]]
+    out["round_order"] = out["round"].map(_round_key)
+    return (
+        out.sort_values(["vendor", "round_order"])
+        .drop(columns="round_order")
+        .reset_index(drop=True)
+    )

@@ -1,0 +1,391 @@
+"""Held-out validation of the inference model against MLPerf (each scheme)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.inference.benchmarks import benchmark_def
+from analysis.inference.calibration import (
+    FACTOR_LEVELS,
+    Calibration,
+    _default_implied,
+    _fit_arrays,
+    _log_power_rel,
+    power_reference,
+    row_power_w,
+    usable_rows,
+)
+from analysis.inference.implied import _predict_terms, _terms_for_rows, implied_efficiency
+from analysis.inference.roofline import _models, _specs
+from analysis.inputs import Inputs
+
+#: ``workload_fallback`` of a held-out prediction whose benchmark has no calibration data in
+#: its fold: not predicted (NaN), counted as unpredicted by :func:`validation_summary`.
+NO_WORKLOAD_DATA = "none: no calibration data"
+
+
+def _row_etas(rows: Mapping[str, Any], cal: Calibration) -> tuple[np.ndarray, list[str], list[str]]:
+    """Calibrated efficiency per MLPerf row carried to its round (see :meth:`Calibration.eta`).
+
+    Also the base-factor level of each row (:data:`FACTOR_LEVELS`) and its workload source:
+    "" when its benchmark has calibration data, else :data:`NO_WORKLOAD_DATA` and NaN
+    (a scale borrowed from other models is a guess, not a prediction to score). NaN where
+    the calibration has no factor.
+    """
+    n = len(rows["vendor"])
+    out = np.full(n, np.nan)
+    levels = [""] * n
+    fallback = [""] * n
+    memo: dict[tuple[Any, ...], tuple[float, str, str]] = {}
+    power = rows["power_w"] if "power_w" in rows else [None] * n
+    klass = rows["precision_class"] if "precision_class" in rows else [None] * n
+    for i, key in enumerate(
+        zip(
+            rows["vendor"],
+            rows["generation"],
+            rows["scenario"],
+            rows["round"],
+            rows["benchmark"],
+            rows["accelerator"],
+            power,
+            klass,
+            strict=True,
+        )
+    ):
+        if key not in memo:
+            vendor, gen, scen, rnd, bench, acc, watts, kl = key
+            try:
+                eta = cal.eta(
+                    vendor,
+                    gen,
+                    scen,
+                    rnd,
+                    benchmark=bench,
+                    accelerator=acc,
+                    power_w=watts,
+                    precision_class=kl,
+                )[0]
+            except ValueError:
+                memo[key] = (float("nan"), "", "")
+            else:
+                no_data = cal.workload(bench)[1]
+                memo[key] = (
+                    float("nan") if no_data else eta,
+                    cal.factor_level(vendor, gen, acc),
+                    NO_WORKLOAD_DATA if no_data else "",
+                )
+        out[i], levels[i], fallback[i] = memo[key]
+    return out, levels, fallback
+
+
+#: Holdout schemes of :func:`validate_against_mlperf` and the key each fold leaves out.
+HOLDOUT_SCHEMES = ("system", "round", "accelerator", "workload")
+
+
+def validate_against_mlperf(
+    scheme: str = "system",
+    *,
+    mlperf: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """Out-of-sample predictions of MLPerf results, one row per held-out prediction.
+
+    ``scheme="system"``: leave one system (round, submitter, system) out.
+    ``scheme="round"``: leave one MLPerf round out (no row of that round is fitted).
+    ``scheme="accelerator"``: leave one accelerator out (its vendor x generation's other
+    parts, else the vendor, supply its factor). ``scheme="workload"``: leave one vendor x
+    workload (MLPerf benchmark) cell out, every round and scenario of it. Every fold
+    predicts with the same rule as the calibrated model: the factors of the calibrated
+    round nearest the held-out row's round (a round between two calibrated ones: their
+    geometric mean), the accelerator's own factor shrunk towards its vendor x generation's,
+    vendor-specific scenario scales, and
+    a family workload scale for a benchmark without data. Columns: round, accelerator,
+    vendor, benchmark, scenario, measured, predicted, ape_pct, holdout, submitter, system,
+    factor_level (accelerator / generation / vendor: the base factor's level) and
+    workload_fallback (the benchmark had no calibration data in the fold).
+
+    The implied efficiencies and the model terms of every row are computed once; each fold
+    only refits the medians and predicts its held-out rows from the shared terms.
+    """
+    if scheme not in HOLDOUT_SCHEMES:
+        raise ValueError(
+            f"unknown holdout scheme {scheme!r}; allowed: "
+            + ", ".join(repr(x) for x in HOLDOUT_SCHEMES)
+        )
+    defaults = mlperf is None and specs is None and models is None
+    specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
+    rows = (
+        _default_implied(inputs=inputs)
+        if defaults
+        else implied_efficiency(mlperf, specs, models, inputs=inputs)
+    )
+    rows = usable_rows(rows).reset_index(drop=True)
+    if scheme == "system":
+        keys = (rows["round"] + " | " + rows["submitter"] + " | " + rows["system"]).to_numpy()
+    elif scheme == "workload":
+        # A vendor x workload cell held out whole: the case of a workload a vendor never
+        # submitted (Llama 3.1 8B, 405B, DeepSeek-R1 for AMD). Its workload factor can only
+        # come from the pooled (other vendor's) value.
+        keys = np.array(
+            [
+                f"{v} | {benchmark_def(b).benchmark}"
+                for v, b in zip(rows["vendor"], rows["benchmark"], strict=True)
+            ],
+            dtype=object,
+        )
+    else:
+        keys = rows[scheme].astype(str).to_numpy()
+    terms = _terms_for_rows(rows, specs, models, inputs=inputs)
+    y = np.log(rows["eta"].to_numpy(dtype=float))
+    ref = power_reference(specs, inputs=inputs)
+    watts = row_power_w(rows, ref)
+    log_power = _log_power_rel(rows["accelerator"].tolist(), watts, ref)
+    cols = {
+        c: np.asarray(rows[c].tolist(), dtype=object)
+        for c in ("vendor", "generation", "round", "scenario", "accelerator")
+    }
+    cols["power_w"] = watts.astype(object)
+    cols["precision_class"] = np.asarray(rows["precision_class"].tolist(), dtype=object)
+    cols["benchmark"] = np.asarray(
+        [benchmark_def(b).benchmark for b in rows["benchmark"]], dtype=object
+    )
+    etas = np.full(len(rows), np.nan)
+    levels = np.full(len(rows), "", dtype=object)
+    fallback = np.full(len(rows), "", dtype=object)
+    order = []
+    for key in sorted(set(keys)):
+        test = np.flatnonzero(keys == key)
+        train = keys != key
+        cal = _fit_arrays(
+            y[train],
+            *(
+                cols[c][train].tolist()
+                for c in ("vendor", "generation", "round", "benchmark", "scenario", "accelerator")
+            ),
+            log_power=log_power[train],
+            power_ref=ref,
+            precision_classes=cols["precision_class"][train].tolist(),
+        )
+        etas[test], lv, fb = _row_etas({c: v[test] for c, v in cols.items()}, cal)
+        levels[test] = lv
+        fallback[test] = fb
+        order.append(test)
+    idx = np.concatenate(order)
+    df = rows.iloc[idx][
+        [
+            "round",
+            "accelerator",
+            "vendor",
+            "benchmark",
+            "scenario",
+            "submitter",
+            "system",
+            "precision",
+            "measured",
+        ]
+    ].copy()
+    df["predicted"] = _predict_terms({k: v[idx] for k, v in terms.items()}, etas[idx])
+    df["holdout"] = [f"{scheme}: {k}" for k in keys[idx]]
+    df["factor_level"] = levels[idx]
+    df["workload_fallback"] = fallback[idx]
+    df = df.reset_index(drop=True)
+    df["ape_pct"] = (df["predicted"] / df["measured"] - 1.0).abs() * 100.0
+    out_cols = [
+        "round",
+        "accelerator",
+        "vendor",
+        "benchmark",
+        "scenario",
+        "measured",
+        "predicted",
+        "ape_pct",
+        "holdout",
+        "submitter",
+        "system",
+        "factor_level",
+        "workload_fallback",
+        "precision",
+    ]
+    return (
+        df[out_cols]
+        .sort_values(
+            ["round", "vendor", "accelerator", "benchmark", "scenario", "submitter", "system"]
+        )
+        .reset_index(drop=True)
+    )
+
+
+def validation_fallbacks(df: pd.DataFrame) -> pd.DataFrame:
+    """Held-out predictions per base-factor level, and those without workload data.
+
+    ``workload_fallback`` counts the rows whose benchmark had no calibration data in their
+    fold (:data:`NO_WORKLOAD_DATA`): reported, not predicted.
+    """
+    rows = []
+    groups = [(v, df[df["vendor"] == v]) for v in sorted(set(df["vendor"]))] + [("overall", df)]
+    for vendor, g in groups:
+        rec: dict[str, Any] = {"group": vendor}
+        rec.update({lv: int((g["factor_level"] == lv).sum()) for lv in FACTOR_LEVELS})
+        rec["workload_fallback"] = int((g["workload_fallback"] != "").sum())
+        rows.append(rec)
+    return pd.DataFrame(rows)
+
+
+#: Keys that make an AMD and an NVIDIA held-out prediction a matched pair: the same MLPerf
+#: round, benchmark and scenario (the same rules and dataset), whatever the precision each
+#: vendor chose (the decision compares what each platform serves best).
+RATIO_PAIR_KEYS = ("round", "benchmark", "scenario")
+
+
+def ratio_pairs(df: pd.DataFrame, keys: Sequence[str] = RATIO_PAIR_KEYS) -> pd.DataFrame:
+    """Matched AMD/NVIDIA pairs of held-out predictions and the error of their ratio.
+
+    The decision rests on the AMD/NVIDIA throughput ratio, not on either level, so a model
+    that is off by the same factor on both vendors is right where it matters. Per cell of
+    ``keys`` and accelerator the medians of measured and predicted results are taken (one
+    value per part and cell, so that a part with many submissions does not dominate); each
+    AMD part is paired with each NVIDIA part of the cell. ``ratio_err_pct`` is
+    |(predicted AMD / predicted NVIDIA) / (measured AMD / measured NVIDIA) - 1| x 100.
+
+    >>> df = pd.DataFrame({"round": ["r"] * 2, "benchmark": ["b"] * 2, "scenario": ["s"] * 2,
+    ...                    "vendor": ["AMD", "NVIDIA"], "accelerator": ["A", "N"],
+    ...                    "measured": [100.0, 200.0], "predicted": [110.0, 200.0]})
+    >>> round(float(ratio_pairs(df)["ratio_err_pct"].iloc[0]), 1)
+    10.0
+    """
+    cols = [*keys, "amd", "nvidia", "measured_ratio", "predicted_ratio", "ratio_err_pct"]
+    g = predicted_rows(df)
+    if g.empty:
+        return pd.DataFrame(columns=cols)
+    per = g.groupby([*keys, "vendor", "accelerator"], as_index=False)[
+        ["measured", "predicted"]
+    ].median()
+    amd = per[per["vendor"] == "AMD"].drop(columns="vendor")
+    nv = per[per["vendor"] == "NVIDIA"].drop(columns="vendor")
+    pairs = amd.merge(nv, on=list(keys), suffixes=("_amd", "_nvidia"))
+    if pairs.empty:
+        return pd.DataFrame(columns=cols)
+    pairs = pairs.rename(columns={"accelerator_amd": "amd", "accelerator_nvidia": "nvidia"})
+    pairs["measured_ratio"] = pairs["measured_amd"] / pairs["measured_nvidia"]
+    pairs["predicted_ratio"] = pairs["predicted_amd"] / pairs["predicted_nvidia"]
+    pairs["ratio_err_pct"] = (pairs["predicted_ratio"] / pairs["measured_ratio"] - 1.0).abs() * 100
+    return pairs[cols].sort_values([*keys, "amd", "nvidia"]).reset_index(drop=True)
+
+
+def validation_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Median (and 90th-percentile) absolute percentage error per vendor and overall.
+
+    The ``overall`` row also carries the matched AMD/NVIDIA pairs (:func:`ratio_pairs`)
+    and the median and 90th percentile of their ratio error (NaN on the vendor rows, and
+    where no pair exists).
+    """
+    rows = []
+    groups = [(v, df[df["vendor"] == v]) for v in sorted(set(df["vendor"]))] + [("overall", df)]
+    for vendor, g_all in groups:
+        g = g_all[g_all["predicted"].notna()]
+        rows.append(
+            {
+                "vendor": vendor,
+                "predictions": len(g),
+                "median_ape_pct": float(g["ape_pct"].median()) if len(g) else float("nan"),
+                "p90_ape_pct": float(g["ape_pct"].quantile(0.9)) if len(g) else float("nan"),
+                "within_15_pct": float((g["ape_pct"] <= 15).mean() * 100)
+                if len(g)
+                else float("nan"),
+                "unpredicted": int(g_all["predicted"].isna().sum()),
+            }
+        )
+    out = pd.DataFrame(rows)
+    has_pairs = {"round", "benchmark", "scenario", "accelerator"} <= set(df.columns)
+    pairs = ratio_pairs(df) if has_pairs else pd.DataFrame(columns=["ratio_err_pct"])
+    overall = out["vendor"] == "overall"
+    out["ratio_pairs"] = np.where(overall, len(pairs), 0)
+    err = pairs["ratio_err_pct"].astype(float)
+    out["ratio_median_err_pct"] = np.where(
+        overall & (len(pairs) > 0), float(err.median()) if len(pairs) else np.nan, np.nan
+    )
+    out["ratio_p90_err_pct"] = np.where(
+        overall & (len(pairs) > 0), float(err.quantile(0.9)) if len(pairs) else np.nan, np.nan
+    )
+    return out
+
+
+def predicted_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The held-out rows the model predicted (those without workload data left out).
+
+    What the validation figure plots: a row reported unpredicted (:data:`NO_WORKLOAD_DATA`)
+    has no prediction to place against its measurement.
+
+    >>> df = pd.DataFrame({"measured": [10.0, 20.0], "predicted": [11.0, float("nan")]})
+    >>> predicted_rows(df)["measured"].tolist()
+    [10.0]
+    """
+    return df[df["predicted"].notna()]
+
+
+#: The holdout schemes the chapter and ``validate-models`` report, headline (issue 4's
+#: leave-one-round-out) first.
+REPORTED_SCHEMES = ("round", "workload", "accelerator", "system")
+
+
+@dataclass(frozen=True)
+class HoldoutValidation:
+    """Out-of-sample predictions of MLPerf and their error summaries, one entry per scheme.
+
+    Built by :func:`validation_summaries`; both dicts are keyed by scheme in the same order.
+    """
+
+    #: scheme -> :func:`validate_against_mlperf` rows.
+    validations: dict[str, pd.DataFrame]
+    #: scheme -> :func:`validation_summary` of those rows.
+    summaries: dict[str, pd.DataFrame]
+
+    def combined(self) -> pd.DataFrame:
+        """Every scheme's summary stacked in scheme order, with a ``scheme`` column last."""
+        return pd.concat([s.assign(scheme=k) for k, s in self.summaries.items()], ignore_index=True)
+
+
+def validation_summaries(
+    schemes: Sequence[str] = REPORTED_SCHEMES, *, inputs: Inputs | None = None
+) -> HoldoutValidation:
+    """Run :func:`validate_against_mlperf` for each holdout scheme and summarise each.
+
+    Args:
+        schemes: holdout schemes, in the order to report them (each one of
+            :data:`HOLDOUT_SCHEMES`); by default the headline round scheme first.
+        inputs: the tables and fits to validate on (default: the default inputs).
+
+    Returns:
+        The per-scheme held-out rows and their :func:`validation_summary` tables.
+    """
+    validations = {scheme: validate_against_mlperf(scheme, inputs=inputs) for scheme in schemes}
+    return HoldoutValidation(
+        validations=validations,
+        summaries={scheme: validation_summary(df) for scheme, df in validations.items()},
+    )
+
+
+def validation_breakdown(df: pd.DataFrame, by: Sequence[str] = ("vendor", "round")) -> pd.DataFrame:
+    """Held-out error per group: predictions, median APE and median signed error (%).
+
+    The signed error is the median of predicted / measured - 1: positive where the model
+    over-predicts the group. Unpredicted rows are left out.
+    """
+    g = predicted_rows(df).copy()
+    g["signed_pct"] = (g["predicted"] / g["measured"] - 1.0) * 100.0
+    return (
+        g.groupby(list(by))
+        .agg(
+            predictions=("ape_pct", "size"),
+            median_ape_pct=("ape_pct", "median"),
+            median_signed_pct=("signed_pct", "median"),
+        )
+        .reset_index()
+    )
