@@ -63,6 +63,8 @@ from typing import Any
 
 import nbformat
 
+from analysis.errors import ChapterError as ChapterError
+
 CHAPTER_GLOB = "[0-9][0-9]-*.ipynb"
 CHAPTER_NAME = re.compile(r"^\d\d-[A-Za-z0-9._-]+$")
 #: Seconds a kernel may take to start and answer ``kernel_info`` (nbclient's default: 60).
@@ -70,15 +72,6 @@ KERNEL_START_TIMEOUT = 180
 #: Further attempts for a kernel that died or timed out before running any cell.
 KERNEL_START_RETRIES = 1
 log = logging.getLogger(__name__)
-
-
-class ChapterError(RuntimeError):
-    """A chapter could not be executed; the message is meant for the user."""
-
-    def __init__(self, message: str, chapter: str, notebook: Path | None = None) -> None:
-        super().__init__(message)
-        self.chapter = chapter
-        self.notebook = notebook
 
 
 @dataclass(frozen=True)

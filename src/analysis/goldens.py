@@ -38,6 +38,7 @@ import nbformat
 
 from analysis import paths
 from analysis.charts import CHART_SUMMARY_MIME, VEGALITE_MIME
+from analysis.errors import GraftError as GraftError
 from analysis.execute import (
     CHAPTER_GLOB,
     KERNEL_START_TIMEOUT,
@@ -72,10 +73,6 @@ KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Timeout 
 #: jupytext pairing of every chapter: the review pair lives in the ``py/`` subfolder.
 PAIR_FORMATS = "ipynb,py//py:percent"
 PAIR_FOLDER = "py"
-
-
-class GraftError(ValueError):
-    """The golden no longer matches the chapter's structure (regenerate: make goldens)."""
 
 
 # --- py:percent pairs -----------------------------------------------------------------

@@ -50,6 +50,7 @@ from pydantic import (
 )
 
 from analysis import ids
+from analysis.errors import ParamsError as ParamsError
 from analysis.textsafe import excerpt, one_line
 
 # ``\Z``, not ``$``: ``$`` also matches before a trailing newline ("x\n" passed).
@@ -420,10 +421,6 @@ class Scenario(_Strict):
         return self.candidates + tuple(
             a for a in ids.ACCELERATORS_ANNOUNCED if a not in self.candidates
         )
-
-
-class ParamsError(ValueError):
-    """A parameter file is unreadable or invalid; the message is meant for the user."""
 
 
 def _context_length(model: str) -> int | None:

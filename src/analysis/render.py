@@ -48,6 +48,7 @@ from typing import Any
 import nbformat
 
 from analysis import paths
+from analysis.errors import RenderError as RenderError
 from analysis.execute import front_matter
 from analysis.textsafe import html_text, markdown_text, typst_text
 from analysis.typst_tables import typst_string
@@ -81,10 +82,6 @@ PROFILE_PREFIX = "gpu-report-chromium-"
 #: Seconds Chromium may take to print the report (~1 s normally).
 PRINT_TIMEOUT_S = 180
 OPTION_LINE = re.compile(r"^#\|\s*([\w-]+)\s*:\s*(.*)$")
-
-
-class RenderError(RuntimeError):
-    """Rendering failed; the message names the renderer, the stage and the output."""
 
 
 @dataclass(frozen=True)

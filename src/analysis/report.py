@@ -53,6 +53,7 @@ from typing import Any
 
 from analysis import __version__, data, paths
 from analysis import results as key_results
+from analysis.errors import ReportError, RunError
 from analysis.execute import Chapter, ChapterError, discover_chapters, execute_all
 from analysis.goldens import make_goldens, sync_notebooks
 from analysis.params import load_scenario, scenario_to_parameters
@@ -108,10 +109,6 @@ RECORDED_PACKAGES = (
     "scipy",
     "vl-convert-python",
 )
-
-
-class ReportError(RuntimeError):
-    """A report run failed; the message (for the user) names the notebook and the cell."""
 
 
 @dataclass
@@ -234,13 +231,13 @@ def check_output_folder(folder: Path, min_free: int = MIN_FREE_BYTES) -> None:
     """Fail before any execution when ``folder`` cannot take a report.
 
     Raises:
-        ReportError: ``folder`` (or a parent) is a file, cannot be created, is not
+        RunError: ``folder`` (or a parent) is a file, cannot be created, is not
             writable, or has less than ``min_free`` bytes free.
     """
     folder = Path(folder)
     for parent in [folder, *folder.parents]:
         if parent.exists() and not parent.is_dir():
-            raise ReportError(f"output folder {folder}: {parent} is a file, not a folder.")
+            raise RunError(f"output folder {folder}: {parent} is a file, not a folder.")
         if parent.exists():
             break
     try:
@@ -249,9 +246,9 @@ def check_output_folder(folder: Path, min_free: int = MIN_FREE_BYTES) -> None:
             pass
         free = shutil.disk_usage(folder).free
     except OSError as err:
-        raise ReportError(describe_os_error(err)) from None
+        raise RunError(describe_os_error(err)) from None
     if free < min_free:
-        raise ReportError(
+        raise RunError(
             f"output folder {folder}: only {free / 1024**2:.0f} MB free, a report needs at "
             f"least {min_free / 1024**2:.0f} MB: free some space or use --out elsewhere."
         )
@@ -274,7 +271,7 @@ def scenario_lock(scenario_dir: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterat
     """Hold an exclusive ``flock`` on ``<scenario_dir>/.lock`` (released on exit or death).
 
     Raises:
-        ReportError: another run held the lock for longer than ``timeout`` seconds.
+        RunError: another run held the lock for longer than ``timeout`` seconds.
     """
     scenario_dir.mkdir(parents=True, exist_ok=True)
     with (scenario_dir / ".lock").open("a") as fh:
@@ -285,7 +282,7 @@ def scenario_lock(scenario_dir: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterat
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise ReportError(
+                    raise RunError(
                         f"{scenario_dir}: another run of this scenario has been publishing "
                         f"for over {timeout:.0f} s (lock {scenario_dir / '.lock'})"
                     ) from None
@@ -371,7 +368,7 @@ def read_previous_results(scenario_dir: Path) -> dict[str, Any]:
     """results.json of the version ``latest`` points at ({} if none or unreadable)."""
     try:
         return _load_results(scenario_dir / "latest" / "results.json")
-    except (OSError, ReportError):
+    except (OSError, RunError):
         return {}
 
 
@@ -459,7 +456,7 @@ def run_report(
 
     Raises:
         ParamsError: invalid parameters (nothing is executed).
-        ReportError: no chapters, a failing cell, or a render error; earlier versions and
+        RunError: no chapters, a failing cell, or a render error; earlier versions and
             ``latest`` are untouched and the executed notebooks are kept.
     """
     t0 = time.perf_counter()
@@ -469,11 +466,11 @@ def run_report(
     folder = chapters_folder(notebooks_dir)
     chapters = [c for c in discover_chapters(folder) if c.applies_to(scenario)]
     if not chapters:
-        raise ReportError(f"no chapters found: no notebooks matching NN-*.ipynb in {folder}")
+        raise RunError(f"no chapters found: no notebooks matching NN-*.ipynb in {folder}")
     try:
         renderer = select_renderer(tuple(formats))
     except RenderError as err:
-        raise ReportError(str(err)) from None
+        raise RunError(str(err)) from None
 
     reports = Path(out_dir) if out_dir is not None else paths.REPORTS
     scenario_dir = reports / scenario.name
@@ -502,7 +499,7 @@ def run_report(
     try:
         exec_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise ReportError(describe_os_error(err)) from None
+        raise RunError(describe_os_error(err)) from None
 
     previous = read_previous_results(scenario_dir)
     run_info = {
@@ -528,7 +525,7 @@ def run_report(
             try:
                 executed = execute_all(chapters, exec_dir, base, jobs=jobs, on_cell=prog.cell)
             except ChapterError as err:
-                raise ReportError(str(err)) from None
+                raise RunError(str(err)) from None
             timings["execute"] = time.perf_counter() - t
             chapter_seconds = {ex.chapter.id: round(ex.seconds, 3) for ex in executed}
             with scenario_lock(scenario_dir):
@@ -621,7 +618,7 @@ def _render_and_publish(
                 prog,
             )
         except RenderError as err:
-            raise ReportError(
+            raise RunError(
                 f"{err}\nExecuted notebooks kept for debugging in {build_dir / 'notebooks'}"
             ) from None
         t = time.perf_counter()
@@ -666,7 +663,7 @@ def _render_and_publish(
             staging.rename(target)
         except OSError:
             if target.exists():  # cannot happen under the lock; never overwrite a version
-                raise ReportError(f"version folder {target} already exists") from None
+                raise RunError(f"version folder {target} already exists") from None
             raise
         return target
     except BaseException:
@@ -808,13 +805,13 @@ def _load_results(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ReportError(
+        raise RunError(
             f"{file}: not found (give a report version folder or its results.json)"
         ) from None
     except ValueError as err:
-        raise ReportError(f"{file}: not valid JSON ({err})") from None
+        raise RunError(f"{file}: not valid JSON ({err})") from None
     if not isinstance(data, dict) or not isinstance(data.get("chapters"), dict):
-        raise ReportError(f"{file}: not a report results.json (no 'chapters' mapping)")
+        raise RunError(f"{file}: not a report results.json (no 'chapters' mapping)")
     return data
 
 
@@ -826,13 +823,13 @@ def diff_versions(old: Path, new: Path) -> VersionDiff:
     counters and the version id left out, tiers matched by name.
 
     Raises:
-        ReportError: a path is not a results.json, or the two are different scenarios
+        RunError: a path is not a results.json, or the two are different scenarios
             (every input differs, so a key-by-key diff would mislead).
     """
     a, b = _load_results(old), _load_results(new)
     sa, sb = a.get("scenario"), b.get("scenario")
     if sa and sb and sa != sb:
-        raise ReportError(
+        raise RunError(
             f"refusing to compare different scenarios: {old} is {sa!r}, {new} is {sb!r}; "
             "diff compares two versions of one scenario"
         )

@@ -22,6 +22,8 @@ from typing import IO, TYPE_CHECKING, Literal
 
 import pandas as pd
 
+from analysis.errors import DataValidationError as DataValidationError
+
 if TYPE_CHECKING:
     import pandera.pandas as pa
 
@@ -34,10 +36,6 @@ _PANDERA_TYPES: dict[str, object] = {
     "bool": "boolean",
     "date": str,
 }
-
-
-class DataValidationError(ValueError):
-    """A dataset failed validation; the message names file, row and column."""
 
 
 @dataclass(frozen=True)

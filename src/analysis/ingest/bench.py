@@ -52,7 +52,9 @@ from pathlib import Path
 from typing import Any
 
 from analysis import ids, paths
-from analysis.ingest.mlperf import IngestError, render_csv
+from analysis.errors import BenchIngestError as BenchIngestError
+from analysis.errors import IngestError as IngestError
+from analysis.ingest.mlperf import render_csv
 from analysis.schema import DATE_RE, DataValidationError, read_raw_csv
 from analysis.tables.benchmarks import USER_BENCHMARKS
 from analysis.textsafe import excerpt, one_line
@@ -84,10 +86,6 @@ INFERENCEX_HARDWARE = {
 }
 #: InferenceX ``model`` -> canonical model id (``dsr1`` = DeepSeek-R1-0528).
 INFERENCEX_MODELS = {"dsr1": "deepseek-r1"}
-
-
-class BenchIngestError(IngestError):
-    """A benchmark or power file is unusable; the message names file, record and field."""
 
 
 @dataclass(frozen=True)

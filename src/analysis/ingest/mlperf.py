@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import paths
+from analysis.errors import IngestError as IngestError
 from analysis.schema import DATE_RE, DataValidationError, Table, read_raw_csv
 from analysis.tables.benchmarks import (
     INFERENCE_BENCHMARKS,
@@ -74,10 +75,6 @@ __all__ = [
     "read_inference",
     "read_training",
 ]
-
-
-class IngestError(ValueError):
-    """An input file is missing pieces or contradicts itself; the message names file and row."""
 
 
 # --------------------------------------------------------------------------- accelerators
