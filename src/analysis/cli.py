@@ -172,9 +172,9 @@ def sync(
     ] = False,
 ) -> None:
     """Keep each notebook and its py:percent pair in sync (jupytext)."""
-    from analysis import report
+    from analysis.devtools.pairs import sync_notebooks
 
-    problems = report.sync_notebooks(check=check)
+    problems = sync_notebooks(check=check)
     if problems:
         raise fail("notebook pairs out of sync:\n" + "\n".join(problems))
     console.print("notebook pairs in sync")
@@ -184,9 +184,9 @@ def sync(
 @user_errors
 def goldens() -> None:
     """Re-execute every chapter with params/ci.yaml into tests/notebooks/goldens/."""
-    from analysis import report
+    from analysis.devtools.goldens import make_goldens
 
-    for p in report.make_goldens():
+    for p in make_goldens():
         console.print(f"wrote {p.relative_to(paths.ROOT)}")
 
 
@@ -244,7 +244,7 @@ def bench(
     ] = True,
 ) -> None:
     """Time the model sweeps, the Monte Carlo and each phase of a report run."""
-    from analysis import bench as bench_mod
+    from analysis.devtools import bench as bench_mod
 
     bench_mod.run_bench(params, include_report=report_phases, console=console)
 
@@ -253,7 +253,7 @@ def bench(
 @user_errors
 def validate_models() -> None:
     """Print the out-of-sample errors of the inference and training models against MLPerf."""
-    from analysis import validation
+    from analysis.devtools import validation
 
     validation.print_model_validation(console)
 

@@ -1,7 +1,8 @@
 """The report pipeline: execute the chapters, render, version, publish, diff.
 
 Analytical decisions taken here (mechanics in :mod:`analysis.execute`,
-:mod:`analysis.render` and :mod:`analysis.goldens`):
+:mod:`analysis.render`; the goldens and notebook pairs are developer tools, in
+:mod:`analysis.devtools`):
 
 * A version id is ``v<NNNN>-<UTC time>-<short digest>``: a sequence number per scenario,
   when it was made, and a digest of what made it (params, data, notebooks, package, commit).
@@ -55,7 +56,6 @@ from analysis import __version__, data, paths
 from analysis import results as key_results
 from analysis.errors import ReportError, RunError
 from analysis.execute import Chapter, ChapterError, discover_chapters, execute_all
-from analysis.goldens import make_goldens, sync_notebooks
 from analysis.params import load_scenario, scenario_to_parameters
 from analysis.render import (
     Renderer,
@@ -74,10 +74,25 @@ __all__ = [
     "VersionDiff",
     "diff_versions",
     "format_diff",
-    "make_goldens",
     "run_report",
-    "sync_notebooks",
 ]
+
+#: Developer tools once re-exported here; now in :mod:`analysis.devtools` (the report
+#: pipeline does not import them: no ``report <-> goldens`` import circle).
+_MOVED_TO_DEVTOOLS = {
+    "make_goldens": "analysis.devtools.goldens",
+    "sync_notebooks": "analysis.devtools.pairs",
+}
+
+
+def __getattr__(name: str) -> object:
+    """``report.make_goldens`` / ``report.sync_notebooks``: the old names, loaded on use."""
+    if name in _MOVED_TO_DEVTOOLS:
+        import importlib
+
+        return getattr(importlib.import_module(_MOVED_TO_DEVTOOLS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 VERSION_DIR = re.compile(r"^v(\d{4,})-\d{8}T\d{6}Z-[0-9a-f]{8}\Z")
 #: Build folders kept per scenario (~29 MB each); older ones are pruned after every run.
