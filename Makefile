@@ -91,9 +91,10 @@ nbval: $(STAMP) ## Chapters vs their golden outputs only (repeat: for i in 1 2 3
 bench: $(STAMP) system-deps ## Time the model sweeps, Monte Carlo and each phase of `make report`
 	$(PY) -m analysis bench --params $(PARAMS)
 
-lint: $(STAMP) sync-check ## ruff check + format check, notebook pairs in sync
+lint: $(STAMP) sync-check ## ruff check (complexity too) + format check, mypy, notebook pairs in sync
 	$(PY) -m ruff check src tests notebooks
 	$(PY) -m ruff format --check src tests
+	$(PY) -m mypy
 
 sync-check: $(STAMP) ## Check each notebook and its py:percent pair hold the same cells, no outputs
 	$(PY) -m analysis sync --check

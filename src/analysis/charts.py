@@ -17,6 +17,7 @@ import base64
 import hashlib
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 import altair as alt
@@ -111,6 +112,25 @@ _ENCODING_KEYS = ("field", "type", "aggregate", "bin", "timeUnit", "title", "for
 _COMPOSITION_KEYS = ("layer", "hconcat", "vconcat", "concat")
 
 
+def _view_summary(node: dict[str, Any], dataset: Callable[[Any], Any]) -> dict[str, Any]:
+    """One view's mark, data reference, encodings, transforms and facet (see chart_summary)."""
+    view: dict[str, Any] = {}
+    if "mark" in node:
+        mark = node["mark"]
+        view["mark"] = mark.get("type") if isinstance(mark, dict) else mark
+    if node.get("data") is not None:
+        view["data"] = dataset(node["data"])
+    if "encoding" in node:
+        view["encoding"] = {
+            channel: _encoding_summary(enc) for channel, enc in sorted(node["encoding"].items())
+        }
+    if node.get("transform"):
+        view["transform"] = _rounded(node["transform"])
+    if "facet" in node:
+        view["facet"] = _encoding_summary(node["facet"])
+    return view
+
+
 def chart_summary(spec: dict[str, Any]) -> dict[str, Any]:
     """What a chart shows, as a small canonical dict: titles, marks, encodings, data.
 
@@ -145,20 +165,7 @@ def chart_summary(spec: dict[str, Any]) -> dict[str, Any]:
     views: list[dict[str, Any]] = []
 
     def walk(node: dict[str, Any]) -> None:
-        view: dict[str, Any] = {}
-        if "mark" in node:
-            mark = node["mark"]
-            view["mark"] = mark.get("type") if isinstance(mark, dict) else mark
-        if node.get("data") is not None:
-            view["data"] = dataset(node["data"])
-        if "encoding" in node:
-            view["encoding"] = {
-                channel: _encoding_summary(enc) for channel, enc in sorted(node["encoding"].items())
-            }
-        if node.get("transform"):
-            view["transform"] = _rounded(node["transform"])
-        if "facet" in node:
-            view["facet"] = _encoding_summary(node["facet"])
+        view = _view_summary(node, dataset)
         if view:
             views.append(view)
         for key in _COMPOSITION_KEYS:
@@ -284,6 +291,7 @@ def accelerator_colors(accelerators: Any) -> dict[str, str]:
 
     out: dict[str, str] = {}
     used = {"AMD": 0, "NVIDIA": 0, "announced": 0}
+    fam: tuple[str, ...]
     for acc in dict.fromkeys(accelerators):
         if ids.status_of(acc) == "announced":
             fam, key = ANNOUNCED_GREYS, "announced"
@@ -728,7 +736,7 @@ def plot_cost_per_mtok(tiers: Any, prices: Any = None, utilization: float = 0.7)
     )
 
 
-def plot_cost_tornado(sens: Any, title: str) -> alt.LayerChart:
+def plot_cost_tornado(sens: Any, title: str) -> alt.LayerChart | alt.FacetChart:
     """Tornado chart: AMD-minus-NVIDIA cost difference as each input swings low to high.
 
     ``sens``: :func:`analysis.tco.sensitivity` output (input, diff_low, diff_high,
@@ -935,7 +943,8 @@ def plot_inference_frontier(
             .encode(
                 x=x,
                 y="tokens_per_s_per_gpu:Q",
-                fill=alt.Fill("accelerator:N", scale=color.scale, legend=None),
+                # Read at run time, `scale` is the Scale (the stubs type it as a setter).
+                fill=alt.Fill("accelerator:N", scale=color.scale, legend=None),  # type: ignore[arg-type]
                 shape=alt.Shape("point:N", title="Your runs", scale=alt.Scale(range=["diamond"])),
                 tooltip=[
                     "accelerator",
@@ -1013,7 +1022,7 @@ def plot_memory_headroom(head: Any) -> alt.Chart:
     )
 
 
-def plot_tier_table(tiers: Any) -> alt.Chart:
+def plot_tier_table(tiers: Any) -> alt.LayerChart | alt.FacetChart:
     """Heat-map table: tokens/s per GPU per tier and accelerator (blank = infeasible).
 
     With a ``tp`` column (``inference.evaluate_tiers``), each cell also names the chosen
@@ -1063,7 +1072,9 @@ def plot_tier_table(tiers: Any) -> alt.Chart:
     )
 
 
-def plot_mlperf_validation(val: Any, held_out: str = "its MLPerf round") -> alt.LayerChart:
+def plot_mlperf_validation(
+    val: Any, held_out: str = "its MLPerf round"
+) -> alt.LayerChart | alt.FacetChart:
     """Predicted vs measured MLPerf results (held out), log-log with the y = x line.
 
     ``held_out`` names what each point's fold left out of the calibration (for the
@@ -1109,7 +1120,7 @@ def plot_mlperf_validation(val: Any, held_out: str = "its MLPerf round") -> alt.
     )
 
 
-def plot_efficiency_trend(trend: Any) -> alt.LayerChart:
+def plot_efficiency_trend(trend: Any) -> alt.LayerChart | alt.FacetChart:
     """Achieved fraction of the roofline per vendor per MLPerf round."""
     base = alt.Chart(trend).encode(
         x=alt.X("round:N", title="MLPerf Inference round", sort=None),
@@ -1167,7 +1178,7 @@ def plot_claim_verdicts(counts: Any) -> alt.Chart:
     )
 
 
-def plot_recommendation_costs(recs: Any) -> alt.LayerChart:
+def plot_recommendation_costs(recs: Any) -> alt.LayerChart | alt.FacetChart:
     """AMD/NVIDIA cost ratio per workload (median of the joint draws, 5-95% interval).
 
     Takes ``decision.recommend`` output. The ratio is plotted rather than the two vendors'

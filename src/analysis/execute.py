@@ -389,7 +389,10 @@ class _ChapterLoop(asyncio.SelectorEventLoop):
     such calls are ignored here. :class:`_Stopper` calls the base class methods.
     """
 
-    def add_signal_handler(self, sig: int, callback: Callable[..., object], *args: Any) -> None:
+    # The base signature is generic over the callback's arguments; this one ignores them all.
+    def add_signal_handler(  # type: ignore[override]
+        self, sig: int, callback: Callable[..., object], *args: Any
+    ) -> None:
         log.debug("ignored a signal handler for %s from a library", sig)
 
     def remove_signal_handler(self, sig: int) -> bool:
@@ -409,14 +412,22 @@ class _Stopper:
     def install(self) -> None:
         self.loop.set_exception_handler(self._on_loop_error)
         try:
-            asyncio.SelectorEventLoop.add_signal_handler(self.loop, signal.SIGINT, self._on_sigint)
+            # The loop is a _QuietLoop (a SelectorEventLoop): the base method, unbound.
+            asyncio.SelectorEventLoop.add_signal_handler(
+                self.loop,  # type: ignore[arg-type]
+                signal.SIGINT,
+                self._on_sigint,
+            )
             self._sigint = True
         except (ValueError, RuntimeError, NotImplementedError):
             pass  # not the main thread (or no signals here): asyncio.run's own handling
 
     def uninstall(self) -> None:
         if self._sigint:
-            asyncio.SelectorEventLoop.remove_signal_handler(self.loop, signal.SIGINT)
+            asyncio.SelectorEventLoop.remove_signal_handler(
+                self.loop,  # type: ignore[arg-type]
+                signal.SIGINT,
+            )
             self._sigint = False
 
     def _on_sigint(self) -> None:

@@ -338,7 +338,9 @@ def vega_bundle() -> str:
     """Vega + Vega-Lite + vega-embed as one script (inlined once per page)."""
     import vl_convert as vlc
 
-    return vlc.javascript_bundle().replace("</script", "<\\/script")
+    # The stubs make `snippet` required; without it the bundle is the whole library.
+    bundle: str = vlc.javascript_bundle()  # type: ignore[call-arg]
+    return bundle.replace("</script", "<\\/script")
 
 
 def _print_css(context: dict[str, Any]) -> str:
@@ -681,70 +683,87 @@ def quarto_notebook(
         cid = path.stem
         title = str(meta.get("title", cid))
         chapters.append({"id": cid, "title": title})
-        heading = f"# {markdown_text(title)} {{#{cid} .report-chapter}}"
-        if meta.get("description"):
-            heading += f"\n\n[{markdown_text(str(meta['description']))}]{{.chapter-description}}"
-        doc.cells.append(nbformat.v4.new_markdown_cell(heading))
+        doc.cells.append(nbformat.v4.new_markdown_cell(_quarto_heading(cid, title, meta)))
         cells = nb.cells[1:] if meta else nb.cells
-        for i, cell in enumerate(cells):
-            if _hidden(cell) or (cell.cell_type == "raw" and not cell.metadata.get("raw_mimetype")):
+        for i, raw in enumerate(cells):
+            if _hidden(raw) or (raw.cell_type == "raw" and not raw.metadata.get("raw_mimetype")):
                 continue
-            cell = copy.deepcopy(cell)
-            cell["id"] = f"{cid}-{i}"[:64]
-            detail = (
-                cell_options(cell.source).get(DETAIL_OPTION) if cell.cell_type == "code" else None
-            )
-            if detail is not None:
-                if target != "html":
-                    continue  # the PDF leaves details out (the HTML and its CSVs carry them)
-                cell.source = "\n".join(
-                    ln
-                    for ln in cell.source.splitlines()
-                    if not ln.strip().startswith(f"#| {DETAIL_OPTION}:")
-                )
-            if (
-                target != "html"
-                and not outline_done
-                and cell.cell_type == "markdown"
-                and cell.source.lstrip().startswith("## ")
-            ):
+            prepared = _prepare_quarto_cell(raw, f"{cid}-{i}"[:64], target, known)
+            if prepared is None:
+                continue  # the PDF leaves details out (the HTML and its CSVs carry them)
+            cell, detail = prepared
+            if not outline_done and _opens_section(cell):
                 # The memo (the first chapter up to its first section) is page 1; the
                 # one contents page follows it.
                 doc.cells.append(
                     nbformat.v4.new_markdown_cell(_markdown_block("typst", TYPST_CONTENTS))
                 )
                 outline_done = True
-            if detail is not None:
-                doc.cells.append(
-                    nbformat.v4.new_markdown_cell(
-                        _markdown_block(
-                            "html",
-                            '<details class="report-detail"><summary>'
-                            f"{html_text(detail)}</summary>",
-                        )
-                    )
-                )
             if cell.cell_type == "markdown":
-                cell.source = rewrite_chapter_links(cell.source)
                 dead += [
                     f"{cid}: link to #{t}"
                     for t in _INTERNAL_LINK.findall(cell.source)
                     if t not in known
                 ]
-            elif cell.cell_type == "code":
-                cell.outputs = _quarto_outputs(cell.get("outputs", []), target, known)
-                cell.metadata.pop("tags", None)
-            doc.cells.append(cell)
-            if detail is not None:
-                doc.cells.append(
-                    nbformat.v4.new_markdown_cell(_markdown_block("html", "</details>"))
-                )
+            doc.cells.extend(_with_detail(cell, detail))
     if dead:
         raise RenderError(
             "links to ids that no chapter has (the report would carry dead links): "
             + "; ".join(dead)
         )
     return doc, chapters
+
+
+def _quarto_heading(cid: str, title: str, meta: dict[str, Any]) -> str:
+    """A chapter's level-1 heading (id = chapter id) and its description line."""
+    heading = f"# {markdown_text(title)} {{#{cid} .report-chapter}}"
+    if meta.get("description"):
+        heading += f"\n\n[{markdown_text(str(meta['description']))}]{{.chapter-description}}"
+    return heading
+
+
+def _opens_section(cell: nbformat.NotebookNode) -> bool:
+    """Whether ``cell`` is a markdown cell that starts a ``##`` section."""
+    return cell.cell_type == "markdown" and cell.source.lstrip().startswith("## ")
+
+
+def _prepare_quarto_cell(
+    cell: nbformat.NotebookNode, cell_id: str, target: str, known: set[str]
+) -> tuple[nbformat.NotebookNode, str | None] | None:
+    """A copy of ``cell`` ready for Quarto and its detail label (None: leave the cell out).
+
+    A detail cell (``#| detail: ...``) is HTML-only (folded into ``<details>``); links to
+    other chapters become in-document links; outputs are prepared for ``target``.
+    """
+    cell = copy.deepcopy(cell)
+    cell["id"] = cell_id
+    detail = cell_options(cell.source).get(DETAIL_OPTION) if cell.cell_type == "code" else None
+    if detail is not None:
+        if target != "html":
+            return None
+        cell.source = "\n".join(
+            ln
+            for ln in cell.source.splitlines()
+            if not ln.strip().startswith(f"#| {DETAIL_OPTION}:")
+        )
+    if cell.cell_type == "markdown":
+        cell.source = rewrite_chapter_links(cell.source)
+    elif cell.cell_type == "code":
+        cell.outputs = _quarto_outputs(cell.get("outputs", []), target, known)
+        cell.metadata.pop("tags", None)
+    return cell, detail
+
+
+def _with_detail(cell: nbformat.NotebookNode, detail: str | None) -> list[nbformat.NotebookNode]:
+    """``cell``, wrapped in an HTML ``<details>`` block labelled ``detail`` when it has one."""
+    if detail is None:
+        return [cell]
+    opening = f'<details class="report-detail"><summary>{html_text(detail)}</summary>'
+    return [
+        nbformat.v4.new_markdown_cell(_markdown_block("html", opening)),
+        cell,
+        nbformat.v4.new_markdown_cell(_markdown_block("html", "</details>")),
+    ]
 
 
 def _quarto_format(name: str) -> dict[str, Any]:

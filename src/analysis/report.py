@@ -50,9 +50,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analysis import __version__, data, paths
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 from analysis import results as key_results
 from analysis.errors import ReportError, RunError
 from analysis.execute import Chapter, ChapterError, discover_chapters, execute_all
@@ -327,7 +330,7 @@ def _alive(pid: int | None) -> bool:
 
 def remove_stale_staging(scenario_dir: Path) -> list[Path]:
     """Staging folders and temporary links of runs whose process is gone (call under lock)."""
-    removed = []
+    removed: list[Path] = []
     if not scenario_dir.is_dir():
         return removed
     for p in scenario_dir.iterdir():
@@ -433,10 +436,10 @@ class _Progress:
             self.progress.start_task(self.tasks[chapter])
         self.progress.update(self.tasks[chapter], completed=done, total=total)
 
-    def phase(self, name: str) -> int:
+    def phase(self, name: str) -> TaskID:
         return self.progress.add_task(name, total=1)
 
-    def finish(self, task: int) -> None:
+    def finish(self, task: TaskID) -> None:
         self.progress.update(task, completed=1)
 
     def __enter__(self) -> _Progress:

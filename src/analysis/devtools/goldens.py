@@ -119,7 +119,7 @@ def pytest_collection_modifyitems(items: list[Any]) -> None:
     for item in items:
         parent = getattr(item, "parent", None)
         skip = getattr(parent, "skip_compare", None)
-        if skip is not None and VEGALITE_MIME not in skip:
+        if parent is not None and skip is not None and VEGALITE_MIME not in skip:
             parent.skip_compare = (*skip, *NOT_COMPARED)
 
 
@@ -145,7 +145,7 @@ def make_goldens(
         # Keys sorted at every level: the golden stores its parameters in JSON metadata,
         # which nbformat writes with sorted keys; grafting re-injects them in that order, so
         # the golden run must see the same order (a chapter that shows a dict shows it).
-        return json.loads(
+        parameters: dict[str, Any] = json.loads(
             json.dumps(
                 {
                     **scenario_to_parameters(sc),
@@ -155,6 +155,7 @@ def make_goldens(
                 sort_keys=True,
             )
         )
+        return parameters
 
     plain = [c for c in chapters if not c.requires]
     extra = [c for c in chapters if c.requires]
@@ -190,7 +191,7 @@ def graft(golden: Path, source: Path) -> nbformat.NotebookNode:
 
     gold = nbformat.read(golden, as_version=4)
     params = gold.metadata.get("papermill", {}).get("parameters", {})
-    nb = load_notebook_node(str(source))
+    nb: nbformat.NotebookNode = load_notebook_node(str(source))
     if params:
         nb = parameterize_notebook(nb, copy.deepcopy(params))
     g_code = [c for c in gold.cells if c.cell_type == "code"]

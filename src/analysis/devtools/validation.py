@@ -7,6 +7,7 @@ figures the report quotes without rendering it.
 
 from __future__ import annotations
 
+import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
@@ -16,7 +17,7 @@ __all__ = [
 ]
 
 
-def _print_frame(console: Console, title: str, df) -> None:  # noqa: ANN001 - a DataFrame
+def _print_frame(console: Console, title: str, df: pd.DataFrame) -> None:
     table = Table(title=title)
     for col in df.columns:
         table.add_column(str(col))

@@ -264,9 +264,10 @@ def detect_format(path: Path, text: str) -> tuple[str, list[Any]]:
         i = [_kind_of(r) for r in recs].index(None)
         keys = sorted(recs[i])[:12] if isinstance(recs[i], dict) else type(recs[i]).__name__
         raise _Where(path, i).fail(f"not a recognized benchmark result (found {keys}); {_EXPECTED}")
-    if len(kinds) > 1:
-        raise where.fail(f"records of several formats in one file ({sorted(kinds)})")
-    return kinds.pop(), recs
+    found = {k for k in kinds if k is not None}
+    if len(found) > 1:
+        raise where.fail(f"records of several formats in one file ({sorted(found)})")
+    return found.pop(), recs
 
 
 # --------------------------------------------------------------------------- flags
@@ -393,26 +394,7 @@ def _inferencex(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """One InferenceX result row (metrics in seconds, throughput already per GPU)."""
     w = _Where(path, i)
-    hw = _text(w, rec, "hardware")
-    acc = INFERENCEX_HARDWARE.get((hw or "").lower())
-    if acc is None:
-        raise w.fail(
-            f"unknown hardware {excerpt(hw)}; expected one of {', '.join(INFERENCEX_HARDWARE)}",
-            "hardware",
-        )
-    raw_model = _text(w, rec, "model")
-    model = INFERENCEX_MODELS.get(raw_model or "", raw_model)
-    if model not in ids.MODELS:
-        raise w.fail(
-            f"{ids.unknown_id_message('model', str(raw_model), ids.MODELS)} (InferenceX "
-            f"names: {', '.join(INFERENCEX_MODELS)})",
-            "model",
-        )
-    precision = _text(w, rec, "precision")
-    if precision not in ids.PRECISIONS:
-        raise w.fail(
-            ids.unknown_id_message("precision", str(precision), ids.PRECISIONS), "precision"
-        )
+    acc, raw_model, model, precision = _inferencex_ids(w, rec)
     tp = _num(w, rec, "decode_tp", positive=True, integer=True)
     gpus = _num(w, rec, "num_decode_gpu", positive=True, integer=True)
     for name, mine in (("accelerator", acc), ("model", model), ("precision", precision)):
@@ -428,14 +410,7 @@ def _inferencex(
     isl = _num(w, rec, "isl", positive=True)
     osl = _num(w, rec, "osl", positive=True)
     assert tp is not None and gpus is not None and out_gpu is not None
-    caveats = []
-    spec = rec.get("spec_method")
-    if spec not in (None, "none"):
-        caveats.append(f"speculative decoding ({one_line(spec)}): not in the serving model")
-    if rec.get("disagg") is True:
-        caveats.append("disaggregated prefill/decode: not in the serving model")
-    if rec.get("is_multinode") is True:
-        caveats.append("multi-node run")
+    caveats = _inferencex_caveats(rec)
     power = _num(w, m, "avg_power_w", required=False, positive=True)
     date = _text(w, rec, "date", required=False)
     if date is not None and not re.fullmatch(DATE_RE, date):
@@ -477,7 +452,72 @@ def _inferencex(
     return row, {"end": None, "duration_s": None}
 
 
+def _inferencex_caveats(rec: dict[str, Any]) -> list[str]:
+    """What an InferenceX row measured that the serving model does not model."""
+    caveats = []
+    spec = rec.get("spec_method")
+    if spec not in (None, "none"):
+        caveats.append(f"speculative decoding ({one_line(spec)}): not in the serving model")
+    if rec.get("disagg") is True:
+        caveats.append("disaggregated prefill/decode: not in the serving model")
+    if rec.get("is_multinode") is True:
+        caveats.append("multi-node run")
+    return caveats
+
+
+def _inferencex_ids(w: _Where, rec: dict[str, Any]) -> tuple[str, str | None, str, str]:
+    """(accelerator, raw model name, model id, precision) of an InferenceX row, checked."""
+    hw = _text(w, rec, "hardware")
+    acc = INFERENCEX_HARDWARE.get((hw or "").lower())
+    if acc is None:
+        raise w.fail(
+            f"unknown hardware {excerpt(hw)}; expected one of {', '.join(INFERENCEX_HARDWARE)}",
+            "hardware",
+        )
+    raw_model = _text(w, rec, "model")
+    model = INFERENCEX_MODELS.get(raw_model or "", raw_model)
+    if model not in ids.MODELS:
+        raise w.fail(
+            f"{ids.unknown_id_message('model', str(raw_model), ids.MODELS)} (InferenceX "
+            f"names: {', '.join(INFERENCEX_MODELS)})",
+            "model",
+        )
+    precision = _text(w, rec, "precision")
+    if precision not in ids.PRECISIONS:
+        raise w.fail(
+            ids.unknown_id_message("precision", str(precision), ids.PRECISIONS), "precision"
+        )
+    return acc, raw_model, str(model), str(precision)
+
+
 _SUMMARY_LINE = re.compile(r"^\s*([^:]+?)\s*:\s*(.*?)\s*$")
+
+
+def _summary_fields(text: str) -> dict[str, str]:
+    """``key : value`` lines of a loadgen summary (first wins; ``*`` banner lines skipped)."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        m = _SUMMARY_LINE.match(line)
+        if m and not line.lstrip().startswith("*"):
+            fields.setdefault(m.group(1).strip(), m.group(2))
+    return fields
+
+
+def _summary_number(
+    w: _Where, fields: dict[str, str], key: str, *, required: bool, scale: float
+) -> float | None:
+    """A finite number >= 0 from a loadgen summary line, times ``scale`` (None if absent)."""
+    if key not in fields:
+        if required:
+            raise w.fail("missing line; expected `" + key + " : <number>`", key)
+        return None
+    try:
+        x = float(fields[key])
+    except ValueError:
+        raise w.fail(f"expected a number, got {excerpt(fields[key])}", key) from None
+    if not math.isfinite(x) or x < 0:
+        raise w.fail(f"expected a finite number >= 0, got {excerpt(fields[key])}", key)
+    return x * scale
 
 
 def _mlperf(
@@ -485,24 +525,10 @@ def _mlperf(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """A loadgen ``mlperf_log_summary.txt`` (LLM benchmarks: token latencies in ns)."""
     w = _Where(path)
-    fields: dict[str, str] = {}
-    for line in text.splitlines():
-        m = _SUMMARY_LINE.match(line)
-        if m and not line.lstrip().startswith("*"):
-            fields.setdefault(m.group(1).strip(), m.group(2))
+    fields = _summary_fields(text)
 
     def num(key: str, *, required: bool = True, scale: float = 1.0) -> float | None:
-        if key not in fields:
-            if required:
-                raise w.fail("missing line; expected `" + key + " : <number>`", key)
-            return None
-        try:
-            x = float(fields[key])
-        except ValueError:
-            raise w.fail(f"expected a number, got {excerpt(fields[key])}", key) from None
-        if not math.isfinite(x) or x < 0:
-            raise w.fail(f"expected a finite number >= 0, got {excerpt(fields[key])}", key)
-        return x * scale
+        return _summary_number(w, fields, key, required=required, scale=scale)
 
     if fields.get("Mode") != "PerformanceOnly":
         raise w.fail(
@@ -585,6 +611,40 @@ def read_power_log(path: Path) -> PowerLog:
     if not rows:
         raise w.fail("empty power log; expected an nvidia-smi or amd-smi CSV with a header row")
     header = [c.strip().lower() for c in rows[0]]
+    tool, power_col, gpu_col = _power_columns(w, header)
+    ts_col = header.index("timestamp") if "timestamp" in header else None
+    samples = []
+    for n, r in enumerate(rows[1:], start=2):
+        if len(r) != len(header):
+            raise w.fail(f"line {n}: {len(r)} cells but the header has {len(header)}")
+        watts = _watts(w, n, r[power_col], header[power_col])
+        if watts is None:
+            continue
+        stamp = None
+        if ts_col is not None and r[ts_col].strip():
+            stamp = _timestamp(w, n, r[ts_col].strip())
+        samples.append((stamp, r[gpu_col].strip(), watts))
+    if not samples:
+        raise w.fail("no power samples (every value empty or N/A)")
+    return PowerLog(path, _sha256(data), tool, tuple(samples))
+
+
+def _watts(w: _Where, n: int, raw: str, column: str) -> float | None:
+    """One power sample in watts (None for an N/A or empty sample)."""
+    cell = raw.strip().removesuffix("W").strip()
+    if cell.upper() in ("N/A", "[N/A]", ""):
+        return None
+    try:
+        watts = float(cell)
+    except ValueError:
+        raise w.fail(f"line {n}: expected watts, got {excerpt(raw)}", column) from None
+    if not math.isfinite(watts) or watts < 0:
+        raise w.fail(f"line {n}: expected watts >= 0, got {excerpt(raw)}", column)
+    return watts
+
+
+def _power_columns(w: _Where, header: list[str]) -> tuple[str, int, int]:
+    """(tool, power column, GPU column) of a power log's header."""
     power_col = next(
         (
             i
@@ -607,31 +667,7 @@ def read_power_log(path: Path) -> PowerLog:
         )
     if gpu_col is None:
         raise w.fail("no GPU column: expected `index` (nvidia-smi) or `gpu` (amd-smi)")
-    ts_col = header.index("timestamp") if "timestamp" in header else None
-    samples = []
-    for n, r in enumerate(rows[1:], start=2):
-        if len(r) != len(header):
-            raise w.fail(f"line {n}: {len(r)} cells but the header has {len(header)}")
-        cell = r[power_col].strip().removesuffix("W").strip()
-        if cell.upper() in ("N/A", "[N/A]", ""):
-            continue
-        try:
-            watts = float(cell)
-        except ValueError:
-            raise w.fail(
-                f"line {n}: expected watts, got {excerpt(r[power_col])}", header[power_col]
-            ) from None
-        if not math.isfinite(watts) or watts < 0:
-            raise w.fail(
-                f"line {n}: expected watts >= 0, got {excerpt(r[power_col])}", header[power_col]
-            )
-        stamp = None
-        if ts_col is not None and r[ts_col].strip():
-            stamp = _timestamp(w, n, r[ts_col].strip())
-        samples.append((stamp, r[gpu_col].strip(), watts))
-    if not samples:
-        raise w.fail("no power samples (every value empty or N/A)")
-    return PowerLog(path, _sha256(data), tool, tuple(samples))
+    return tool, power_col, gpu_col
 
 
 def _timestamp(w: _Where, line: int, text: str) -> dt.datetime:

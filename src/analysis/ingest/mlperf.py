@@ -432,6 +432,21 @@ def _file_round(path: Path, records: Sequence[dict[str, Any]]) -> str:
     return label
 
 
+def _accelerator_count(where: _Where, rec: dict[str, Any]) -> tuple[int, int]:
+    """(nodes, accelerators per node) of a record, checked against its published total."""
+    nodes = int(_number(where, "nodes", rec["nodes"], integer=True))
+    per_node = int(_number(where, "accelerators per node", rec["per_node"], integer=True))
+    if nodes < 1 or per_node < 1:
+        raise where.fail(f"nodes={nodes}, accelerators per node={per_node} (must be >= 1)")
+    if _text(rec.get("total")):
+        published = int(_number(where, "total accelerators", rec["total"], integer=True))
+        if published != nodes * per_node:
+            raise where.fail(
+                f"total accelerators {published} != nodes {nodes} x per node {per_node}"
+            )
+    return nodes, per_node
+
+
 def read_inference(path: Path, fmt: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     """Normalized inference rows of one summary file, and report lines about it.
 
@@ -481,17 +496,8 @@ def read_inference(path: Path, fmt: str | None = None) -> tuple[list[dict[str, A
         if reason:
             excluded[reason] += 1
             continue
-        nodes = int(_number(where, "nodes", rec["nodes"], integer=True))
-        per_node = int(_number(where, "accelerators per node", rec["per_node"], integer=True))
-        if nodes < 1 or per_node < 1:
-            raise where.fail(f"nodes={nodes}, accelerators per node={per_node} (must be >= 1)")
+        nodes, per_node = _accelerator_count(where, rec)
         total = nodes * per_node
-        if _text(rec.get("total")):
-            published = int(_number(where, "total accelerators", rec["total"], integer=True))
-            if published != total:
-                raise where.fail(
-                    f"total accelerators {published} != nodes {nodes} x per node {per_node}"
-                )
         result = _number(where, "result", rec["result"])
         if result <= 0:
             raise where.fail(f"result {result} is not positive")
