@@ -784,7 +784,7 @@ class Change:
         ``rec_tier0_p_amd_cheaper`` moving from 0.62 to 0.66 is a change, not a flip;
         ``rec_tier0`` going from "either" to "AMD" is.
         """
-        return is_decision_key(self.key) and isinstance(self.old, str) and isinstance(self.new, str)
+        return key_results.is_flip(self.key, self.old, self.new)
 
     @property
     def relative(self) -> float | None:

@@ -111,6 +111,23 @@ def is_decision_key(key: str) -> bool:
     return key.endswith(("_winner", "_winner_vendor", "_cheapest"))
 
 
+def is_flip(key: str, old: Any, new: Any) -> bool:
+    """Whether ``old -> new`` of ``key`` is a flipped recommendation: the one flip rule.
+
+    A flip is a call (:func:`is_decision_key`) present in both versions that changed. A
+    call is text ("AMD", "NVIDIA", "either", an accelerator id); a key that appears, goes,
+    or holds no call (None, NaN) in either version is a change, not a flip. Used by the
+    version diff (:class:`analysis.report.Change`) and the summary chapter's comparison
+    (:func:`analysis.decision.compare_with_previous`), so both call out the same flips.
+
+    >>> is_flip("tier0_winner_vendor", "AMD", "NVIDIA"), is_flip("tier0_winner_vendor", None, "AMD")
+    (True, False)
+    >>> is_flip("rec_tier0_p_amd_cheaper", 0.6, 0.4), is_flip("rec_tier0", "AMD", "AMD")
+    (False, False)
+    """
+    return is_decision_key(key) and isinstance(old, str) and isinstance(new, str) and old != new
+
+
 def align_tiers(
     chapters: Mapping[str, Mapping[str, Any]],
     tiers: Sequence[str] | None,
