@@ -22,7 +22,6 @@ from typing import Any
 
 import altair as alt
 
-from analysis import decision
 from analysis.tco import TORNADO_TOP_N
 from analysis.textsafe import script_json_text
 
@@ -1178,15 +1177,16 @@ def plot_claim_verdicts(counts: Any) -> alt.Chart:
     )
 
 
-def plot_recommendation_costs(recs: Any) -> alt.LayerChart | alt.FacetChart:
+def plot_recommendation_costs(ratios: Any) -> alt.LayerChart | alt.FacetChart:
     """AMD/NVIDIA cost ratio per workload (median of the joint draws, 5-95% interval).
 
-    Takes ``decision.recommend`` output. The ratio is plotted rather than the two vendors'
+    Takes ``decision.cost_ratios(decision.recommend(...))`` (charts draw, they do not
+    decide: the caller computes the ratios). The ratio is plotted rather than the two vendors'
     intervals: the draws are joint (shared utilization, power, capital cost), so two wide
     intervals can overlap while the ratio stays clearly below 1 (which is what P(AMD
     cheaper) measures). The title states the conclusion, counted from the data.
     """
-    df = decision.cost_ratios(recs)
+    df = ratios
     cheaper = int((df["ratio"] < 1).sum())
     title = (
         f"AMD is cheaper in {cheaper} of {len(df)} workloads (AMD/NVIDIA cost ratio below 1)"

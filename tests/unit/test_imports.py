@@ -102,3 +102,8 @@ def test_product_never_imports_devtools() -> None:
         if m not in DEVTOOLS_SHIMS and m != "analysis.cli"
     }
     assert {m: d for m, d in offenders.items() if d} == {}
+
+
+def test_charts_draw_and_do_not_decide() -> None:
+    graph = _graph(top_level_only=False)
+    assert "analysis.decision" not in graph["analysis.charts"]
