@@ -1,7 +1,8 @@
 """The report pipeline: execute the chapters, render, version, publish, diff.
 
 Analytical decisions taken here (mechanics in :mod:`analysis.execute`,
-:mod:`analysis.render`; the goldens and notebook pairs are developer tools, in
+:mod:`analysis.render`, the version diff in :mod:`analysis.version_diff`; the goldens and
+notebook pairs are developer tools, in
 :mod:`analysis.devtools`):
 
 * A version id is ``v<NNNN>-<UTC time>-<short digest>``: a sequence number per scenario,
@@ -56,7 +57,6 @@ from analysis import __version__, data, paths
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
-from analysis import results as key_results
 from analysis.errors import ReportError, RunError
 from analysis.execute import Chapter, ChapterError, discover_chapters, execute_all
 from analysis.params import load_scenario, scenario_to_parameters
@@ -70,13 +70,23 @@ from analysis.render import (
     set_pdf_metadata,
     version_date,
 )
+from analysis.version_diff import (
+    Change,
+    VersionDiff,
+    _load_results,
+    diff_versions,
+    format_diff,
+    is_decision_key,
+)
 
 __all__ = [
+    "Change",
     "ReportError",
     "RunResult",
     "VersionDiff",
     "diff_versions",
     "format_diff",
+    "is_decision_key",
     "run_report",
 ]
 
@@ -763,119 +773,3 @@ def _point_latest(scenario_dir: Path, version_name: str) -> Path:
             tmp.unlink()
         raise
     return latest
-
-
-# --- diff -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Change:
-    """One key figure that differs between two versions."""
-
-    chapter: str
-    key: str
-    old: Any
-    new: Any
-
-    @property
-    def flipped(self) -> bool:
-        """A recommendation or winner that changed (a call, not a number behind it).
-
-        ``rec_tier0_p_amd_cheaper`` moving from 0.62 to 0.66 is a change, not a flip;
-        ``rec_tier0`` going from "either" to "AMD" is.
-        """
-        return key_results.is_flip(self.key, self.old, self.new)
-
-    @property
-    def relative(self) -> float | None:
-        """Relative change of a number (None for non-numbers or a zero base)."""
-        if _is_number(self.old) and _is_number(self.new) and self.old != 0:
-            return (self.new - self.old) / abs(self.old)
-        return None
-
-
-@dataclass
-class VersionDiff:
-    """What changed between two versions' results.json."""
-
-    old_version: str
-    new_version: str
-    changes: list[Change] = field(default_factory=list)
-
-    @property
-    def flipped(self) -> list[Change]:
-        """Recommendations and winners that changed."""
-        return [c for c in self.changes if c.flipped]
-
-
-def is_decision_key(key: str) -> bool:
-    """Keys naming a recommendation or a winner (:func:`analysis.results.is_decision_key`)."""
-    return key_results.is_decision_key(key)
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def _load_results(path: Path) -> dict[str, Any]:
-    path = Path(path)
-    file = path / "results.json" if path.is_dir() else path
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RunError(
-            f"{file}: not found (give a report version folder or its results.json)"
-        ) from None
-    except ValueError as err:
-        raise RunError(f"{file}: not valid JSON ({err})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("chapters"), dict):
-        raise RunError(f"{file}: not a report results.json (no 'chapters' mapping)")
-    return data
-
-
-def diff_versions(old: Path, new: Path) -> VersionDiff:
-    """Compare two versions (folders or results.json files) key by key.
-
-    The same comparison as the summary's "what changed"
-    (:func:`analysis.results.compare_chapters`): values as displayed, the summary's own
-    counters and the version id left out, tiers matched by name.
-
-    Raises:
-        RunError: a path is not a results.json, or the two are different scenarios
-            (every input differs, so a key-by-key diff would mislead).
-    """
-    a, b = _load_results(old), _load_results(new)
-    sa, sb = a.get("scenario"), b.get("scenario")
-    if sa and sb and sa != sb:
-        raise RunError(
-            f"refusing to compare different scenarios: {old} is {sa!r}, {new} is {sb!r}; "
-            "diff compares two versions of one scenario"
-        )
-    out = VersionDiff(str(a.get("version", old)), str(b.get("version", new)))
-    for ch, key, va, vb in key_results.compare_chapters(
-        a["chapters"], b["chapters"], old_tiers=a.get("tiers"), new_tiers=b.get("tiers")
-    ):
-        out.changes.append(Change(ch, key, va, vb))
-    return out
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "(absent)"
-    return f"{v:g}" if isinstance(v, float) else str(v)
-
-
-def format_diff(diff: VersionDiff) -> str:
-    """Human-readable diff: flipped decisions first, then every changed figure."""
-    lines = [f"{diff.old_version} -> {diff.new_version}"]
-    if not diff.changes:
-        lines.append("No key figure changed.")
-        return "\n".join(lines)
-    if diff.flipped:
-        lines.append("FLIPPED recommendations / winners:")
-        lines += [f"  ! {c.chapter}: {c.key}: {_fmt(c.old)} -> {_fmt(c.new)}" for c in diff.flipped]
-    lines.append(f"Changed key figures ({len(diff.changes)}):")
-    for c in diff.changes:
-        rel = f" ({c.relative:+.1%})" if c.relative is not None else ""
-        lines.append(f"  {c.chapter}: {c.key}: {_fmt(c.old)} -> {_fmt(c.new)}{rel}")
-    return "\n".join(lines)

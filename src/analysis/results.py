@@ -117,7 +117,7 @@ def is_flip(key: str, old: Any, new: Any) -> bool:
     A flip is a call (:func:`is_decision_key`) present in both versions that changed. A
     call is text ("AMD", "NVIDIA", "either", an accelerator id); a key that appears, goes,
     or holds no call (None, NaN) in either version is a change, not a flip. Used by the
-    version diff (:class:`analysis.report.Change`) and the summary chapter's comparison
+    version diff (:class:`analysis.version_diff.Change`) and the summary chapter's comparison
     (:func:`analysis.decision.compare_with_previous`), so both call out the same flips.
 
     >>> is_flip("tier0_winner_vendor", "AMD", "NVIDIA"), is_flip("tier0_winner_vendor", None, "AMD")
