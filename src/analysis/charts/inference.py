@@ -127,8 +127,9 @@ def plot_inference_frontier(
             .encode(
                 x=x,
                 y="tokens_per_s_per_gpu:Q",
-                # Read at run time, `scale` is the Scale (the stubs type it as a setter).
-                fill=alt.Fill("accelerator:N", scale=color.scale, legend=None),  # type: ignore[arg-type]
+                # The accelerator colours of the lines. ``color["scale"]`` is the Scale;
+                # ``color.scale`` is altair's method-style setter, which does not serialize.
+                fill=alt.Fill("accelerator:N", scale=color["scale"], legend=None),
                 shape=alt.Shape("point:N", title="Your runs", scale=alt.Scale(range=["diamond"])),
                 tooltip=[
                     "accelerator",
