@@ -32,7 +32,7 @@ else
   STAMP := .venv/.installed.stamp
 endif
 
-.PHONY: help report test test-fast test-latest nbval bench lint sync-check lock lock-check goldens validate sync data-readme params-readme ingest scenarios clean system-deps
+.PHONY: help report test test-fast test-latest nbval bench lint sync-check lock lock-check goldens validate sync data-readme params-readme contracts ingest scenarios clean system-deps
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "; print "Targets:"} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -107,6 +107,9 @@ goldens: $(STAMP) ## Regenerate the nbval golden notebooks from params/ci.yaml
 
 data-readme: $(STAMP) ## Regenerate data/README.md from the schema definitions
 	$(PY) -m analysis data-readme
+
+contracts: $(STAMP) ## Regenerate docs/contracts.md's key-results section from src/analysis/keys.py
+	$(PY) -m analysis contracts
 
 params-readme: $(STAMP) ## Regenerate README.md's parameter reference from the Scenario model
 	$(PY) -m analysis params-readme

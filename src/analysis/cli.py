@@ -212,6 +212,29 @@ def data_readme(
     console.print(f"wrote {paths.DATA_README.relative_to(paths.ROOT)}")
 
 
+@app.command()
+@user_errors
+def contracts(
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 if docs/contracts.md's key section is stale.")
+    ] = False,
+) -> None:
+    """Regenerate docs/contracts.md's key-results section from analysis.keys."""
+    from analysis.keys import contracts_with_keys
+
+    current = paths.CONTRACTS.read_text(encoding="utf-8")
+    try:
+        text = contracts_with_keys(current)
+    except ValueError as err:
+        raise fail(str(err)) from None
+    if check:
+        if current != text:
+            raise fail("docs/contracts.md's key results are stale: run `make contracts`")
+        return
+    paths.CONTRACTS.write_text(text, encoding="utf-8")
+    console.print(f"wrote the key results in {paths.CONTRACTS.relative_to(paths.ROOT)}")
+
+
 @app.command("params-readme")
 @user_errors
 def params_readme(

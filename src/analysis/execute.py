@@ -64,6 +64,7 @@ from typing import Any
 import nbformat
 
 from analysis.errors import ChapterError as ChapterError
+from analysis.errors import KeyResultsError
 
 CHAPTER_GLOB = "[0-9][0-9]-*.ipynb"
 CHAPTER_NAME = re.compile(r"^\d\d-[A-Za-z0-9._-]+$")
@@ -269,7 +270,28 @@ async def execute_chapter(
             ) from None
     seconds = time.perf_counter() - start
     nbformat.write(nb, output)
-    return ExecutedChapter(chapter, output, seconds, extract_key_results(nb), retries)
+    found = extract_key_results(nb)
+    check_key_results(found, parameters, output)
+    return ExecutedChapter(chapter, output, seconds, found, retries)
+
+
+def check_key_results(
+    found: Mapping[str, Mapping[str, Any]], parameters: Mapping[str, Any], output: Path
+) -> None:
+    """Check a chapter's key results against :mod:`analysis.keys` for the injected scenario.
+
+    Raises:
+        KeyResultsError: a required key is missing or None, a value has the wrong kind, or
+            a key matches no pattern; names the chapter, the key and the executed notebook.
+    """
+    from analysis import keys
+    from analysis.params import scenario_from_parameters
+
+    context = keys.KeyContext.from_scenario(scenario_from_parameters(parameters.get("scenario")))
+    try:
+        keys.check_results(found, context)
+    except KeyResultsError as err:
+        raise KeyResultsError(f"{err} (executed notebook: {output})") from None
 
 
 class _Interrupted(Exception):

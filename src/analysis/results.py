@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from analysis import keys
 from analysis.textsafe import html_text
 
 MIME = "application/vnd.gpu-report.results+json"
@@ -98,17 +99,16 @@ _TIER_KEY = re.compile(r"^(rec_)?tier(\d+)(_.*)?$")
 
 
 def is_decision_key(key: str) -> bool:
-    """Keys naming a call: ``rec_<workload>``, ``*_winner``, ``*_winner_vendor``, ``*_cheapest``.
+    """Keys naming a call: the specs of :data:`analysis.keys.KEYS` with ``decision=True``.
 
-    The numbers behind a call (``rec_tier0_p_amd_cheaper``, ``rec_tier0_cost_margin_pct``)
-    are not calls.
+    ``rec_<workload>``, ``*_winner``, ``*_winner_vendor``, ``*_cheapest``; the numbers
+    behind a call (``rec_tier0_p_amd_cheaper``, ``rec_tier0_cost_margin_pct``) are not
+    calls. The schema is the one list, so the flip rule and the schema cannot disagree.
 
     >>> is_decision_key("rec_tier0"), is_decision_key("rec_tier0_p_amd_cheaper")
     (True, False)
     """
-    if key.startswith("rec_"):
-        return "_p_" not in key and "_margin" not in key
-    return key.endswith(("_winner", "_winner_vendor", "_cheapest"))
+    return keys.is_decision_key(key)
 
 
 def is_flip(key: str, old: Any, new: Any) -> bool:
