@@ -6,6 +6,8 @@ from typing import Any
 
 import altair as alt
 
+from analysis import outputs
+
 #: Colour per claim verdict (claims chapter).
 VERDICT_COLORS = {
     "supported": "#2a7f3f",
@@ -23,7 +25,7 @@ def plot_claim_verdicts(counts: Any) -> alt.Chart:
         .mark_bar()
         .encode(
             x=alt.X("claims:Q", title="Claims (count)"),
-            y=alt.Y("verdict:N", title="Verdict", sort=list(VERDICT_COLORS)),
+            y=alt.Y("verdict:N", title=outputs.title("verdict"), sort=list(VERDICT_COLORS)),
             color=alt.Color(
                 "verdict:N",
                 scale=alt.Scale(domain=list(VERDICT_COLORS), range=list(VERDICT_COLORS.values())),

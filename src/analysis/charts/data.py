@@ -6,6 +6,7 @@ from typing import Any
 
 import altair as alt
 
+from analysis import outputs
 from analysis.charts.theme import (
     _vendor_color,
 )
@@ -106,10 +107,10 @@ def plot_peak_compute_by_precision(compute: Any) -> alt.FacetChart:
             strokeDash=alt.condition(announced, alt.value([4, 3]), alt.value([1, 0])),
             tooltip=[
                 alt.Tooltip("label:N", title="Accelerator"),
-                alt.Tooltip("precision:N", title="Precision"),
+                alt.Tooltip("precision:N", title=outputs.title("precision")),
                 alt.Tooltip("dense_tflops:Q", title="Dense TFLOPS", format=",.0f"),
                 alt.Tooltip("launch_year:O", title="Launch year"),
-                alt.Tooltip("basis:N", title="Basis"),
+                alt.Tooltip("basis:N", title=outputs.title("basis")),
             ],
         )
     )
@@ -117,7 +118,11 @@ def plot_peak_compute_by_precision(compute: Any) -> alt.FacetChart:
     return (
         alt.layer(bars, flags, data=data)
         .properties(width=560, height=170)
-        .facet(row=alt.Row("precision:N", title="Precision", sort=["bf16", "fp8", "fp6", "fp4"]))
+        .facet(
+            row=alt.Row(
+                "precision:N", title=outputs.title("precision"), sort=["bf16", "fp8", "fp6", "fp4"]
+            )
+        )
         .resolve_scale(y="independent")
         .properties(
             title=alt.Title(

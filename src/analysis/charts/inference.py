@@ -6,6 +6,7 @@ from typing import Any
 
 import altair as alt
 
+from analysis import outputs
 from analysis.charts.common import _identity_line, _log_bounds, _price_params
 from analysis.charts.theme import (
     _accelerator_color,
@@ -75,7 +76,7 @@ def plot_inference_frontier(
                 sort=None,
                 scale=alt.Scale(range=["#9ecae1", "#c6dbef", "#e6eef7", "#f2f2f2"]),
             ),
-            tooltip=[alt.Tooltip("tier:N", title="Tier")],
+            tooltip=[alt.Tooltip("tier:N", title=outputs.title("tier"))],
         )
     )
     color = _accelerator_color(accs)
@@ -85,11 +86,15 @@ def plot_inference_frontier(
         scale=alt.Scale(domain=["shipping", "announced"], range=[[1, 0], [5, 3]]),
     )
     tooltip = [
-        alt.Tooltip("accelerator:N", title="Accelerator"),
-        *([alt.Tooltip("tp:Q", title="TP", format="d")] if "tp" in df else []),
-        alt.Tooltip("concurrency:Q", title="Concurrency", format=",d"),
-        alt.Tooltip("tokens_per_s_per_gpu:Q", title="Tokens/s per GPU", format=",.0f"),
-        alt.Tooltip("tokens_per_s_per_user:Q", title="Tokens/s per user", format=",.1f"),
+        alt.Tooltip("accelerator:N", title=outputs.title("accelerator")),
+        *([alt.Tooltip("tp:Q", title=outputs.title("tp"), format="d")] if "tp" in df else []),
+        alt.Tooltip("concurrency:Q", title=outputs.title("concurrency"), format=",d"),
+        alt.Tooltip(
+            "tokens_per_s_per_gpu:Q", title=outputs.title("tokens_per_s_per_gpu"), format=",.0f"
+        ),
+        alt.Tooltip(
+            "tokens_per_s_per_user:Q", title=outputs.title("tokens_per_s_per_user"), format=",.1f"
+        ),
     ]
     lines = (
         alt.Chart(df)
@@ -230,7 +235,7 @@ def plot_tier_table(tiers: Any) -> alt.LayerChart | alt.FacetChart:
             sort=None,
             axis=alt.Axis(labelAngle=0, orient="top"),
         ),
-        y=alt.Y("accelerator:N", title="Accelerator", sort=None),
+        y=alt.Y("accelerator:N", title=outputs.title("accelerator"), sort=None),
     )
     cells = base.mark_rect().encode(
         color=alt.Color(
@@ -282,7 +287,7 @@ def plot_mlperf_validation(
                 scale=alt.Scale(type="log", domain=[lo, hi]),
             ),
             color=_vendor_color(),
-            shape=alt.Shape("scenario:N", title="Scenario"),
+            shape=alt.Shape("scenario:N", title=outputs.title("scenario")),
             tooltip=[
                 "round",
                 "submitter",

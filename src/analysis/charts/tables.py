@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
+from analysis import outputs
 from analysis.charts.summary import _escape
 
 #: Unit suffixes of column names (CONTRIBUTING: names carry their unit) -> header unit.
@@ -203,6 +205,25 @@ class ReportTable:
         return self.frame.to_string(index=False)
 
 
+def _header(col: object, rename: Mapping[object, str]) -> str:
+    """The table's own label, else the registry's header, else :func:`human_header`."""
+    return (
+        rename.get(col)
+        or (outputs.header_of(col) if isinstance(col, str) else None)
+        or human_header(col)
+    )
+
+
+def _decimals_of(col: object, decimals: Any) -> int | None:
+    """The table's own decimals (one count, or per column), else the registry's."""
+    if isinstance(decimals, dict):
+        if col in decimals:
+            return decimals[col]
+    elif decimals is not None:
+        return int(decimals)
+    return outputs.decimals_of(col) if isinstance(col, str) else None
+
+
 def table(
     df: Any,
     uuid: str,
@@ -211,6 +232,7 @@ def table(
     decimals: Any = None,
     caption: str | None = None,
     wide_text: tuple[str, ...] = (),
+    labels: Mapping[str, str] | None = None,
 ) -> ReportTable:
     """Show ``df`` as a readable report table (values unchanged, formatting only).
 
@@ -218,12 +240,16 @@ def table(
         df: the frame. A meaningful index (not a plain RangeIndex) becomes the first column.
         uuid: fixed id of the table (determinism; unique per table in the report).
         columns: column names to show, in order; a dict also renames (name -> header).
-            Other headers come from :func:`human_header` (unit suffix -> "(unit)").
+            Other headers come from :data:`analysis.outputs.OUTPUT_FIELDS`, else from
+            :func:`human_header` (unit suffix -> "(unit)").
         decimals: decimals for every number column, or a dict per column name; by
-            default one count per column from its magnitude (per value where a column
-            spans more than three orders of magnitude), thousands separators always.
+            default the registry's decimals, else one count per column from its magnitude
+            (per value where a column spans more than three orders of magnitude),
+            thousands separators always.
         caption: a short line above the table.
         wide_text: text columns that get a minimum width (long notes, quotes).
+        labels: headers for some columns where this table means something other than
+            the registry's label (name -> header); ``columns`` as a dict does the same.
     """
     import pandas as pd
 
@@ -232,18 +258,18 @@ def table(
         frame = frame.reset_index()
     if isinstance(frame.columns, pd.MultiIndex):
         frame.columns = [tuple(str(p) for p in c if str(p)) for c in frame.columns]
-    rename: dict[Any, str] = {}
+    rename: dict[Any, str] = {k: v for k, v in (labels or {}).items() if v}
     if columns is not None:
         frame = frame[list(columns)]
         if isinstance(columns, dict):
-            rename = {k: v for k, v in columns.items() if v}
+            rename.update({k: v for k, v in columns.items() if v})
     out = pd.DataFrame(index=range(len(frame)))
     numeric: set[str] = set()
     for col in frame.columns:
-        header = rename.get(col) or human_header(col)
+        header = _header(col, rename)
         values = frame[col].tolist()
         nums = [float(v) for v in values if _is_number(v)]
-        dec = decimals.get(col) if isinstance(decimals, dict) else decimals
+        dec = _decimals_of(col, decimals)
         if getattr(frame[col].dtype, "kind", "") in "iu":
             dec = 0
         if str(col).endswith("year") or str(col) in {"year", "tp", "pp", "dp"}:
@@ -258,5 +284,5 @@ def table(
         if nums and not any(isinstance(v, str) and v for v in values):
             numeric.add(header)
         out[header] = [_fmt_number(v, dec) for v in values]
-    wide = tuple(rename.get(c) or human_header(c) for c in wide_text)
+    wide = tuple(_header(c, rename) for c in wide_text)
     return ReportTable(out, uuid, numeric, caption=caption, wide_text=wide)

@@ -6,6 +6,7 @@ from typing import Any
 
 import altair as alt
 
+from analysis import outputs
 from analysis.charts.common import _price_params
 from analysis.charts.theme import (
     VENDOR_COLORS,
@@ -82,12 +83,14 @@ def plot_cost_per_mtok(tiers: Any, prices: Any = None, utilization: float = 0.7)
         x=alt.X("lo:Q", title=xt, scale=alt.Scale(zero=False)), x2="hi:Q"
     )
     tooltip = [
-        alt.Tooltip("accelerator:N", title="Accelerator"),
-        alt.Tooltip("tier:N", title="Tier"),
+        alt.Tooltip("accelerator:N", title=outputs.title("accelerator")),
+        alt.Tooltip("tier:N", title=outputs.title("tier")),
         alt.Tooltip("point:Q", title="USD per M output tokens", format="$.3f"),
         alt.Tooltip("lo:Q", title="p5", format="$.3f"),
         alt.Tooltip("hi:Q", title="p95", format="$.3f"),
-        alt.Tooltip("tokens_per_s_per_gpu:Q", title="Tokens/s per GPU", format=",.0f"),
+        alt.Tooltip(
+            "tokens_per_s_per_gpu:Q", title=outputs.title("tokens_per_s_per_gpu"), format=",.0f"
+        ),
     ]
     dots = base.mark_point(filled=True, size=70, stroke="black", strokeWidth=0.6).encode(
         x="point:Q", tooltip=tooltip
@@ -252,9 +255,9 @@ def plot_recommendation_costs(ratios: Any) -> alt.LayerChart | alt.FacetChart:
         legend=alt.Legend(orient="bottom"),
     )
     tooltip = [
-        alt.Tooltip("workload:N", title="Workload"),
-        alt.Tooltip("amd:N", title="AMD"),
-        alt.Tooltip("nvidia:N", title="NVIDIA"),
+        alt.Tooltip("workload:N", title=outputs.title("workload")),
+        alt.Tooltip("amd:N", title=outputs.title("amd")),
+        alt.Tooltip("nvidia:N", title=outputs.title("nvidia")),
         alt.Tooltip("ratio:Q", title="Cost ratio", format=".2f"),
         alt.Tooltip("low:Q", title="p5", format=".2f"),
         alt.Tooltip("high:Q", title="p95", format=".2f"),

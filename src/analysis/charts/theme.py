@@ -6,6 +6,8 @@ from typing import Any
 
 import altair as alt
 
+from analysis import outputs
+
 VEGALITE_MIME = "application/vnd.vegalite.v6+json"
 #: What a chart says, independent of how a Vega-Lite release serializes it (see
 #: :func:`chart_summary`); the nbval goldens compare this instead of the raw spec.
@@ -52,7 +54,7 @@ def _vendor_scale() -> alt.Scale:
 
 def _vendor_color() -> alt.Color:
     """The vendor colour channel every figure shares (AMD red, NVIDIA green)."""
-    return alt.Color("vendor:N", title="Vendor", scale=_vendor_scale())
+    return alt.Color("vendor:N", title=outputs.title("vendor"), scale=_vendor_scale())
 
 
 #: Per-vendor hue families (ColorBrewer Reds / Greens, dark to light): one colour per

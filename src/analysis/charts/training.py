@@ -6,6 +6,7 @@ from typing import Any
 
 import altair as alt
 
+from analysis import outputs
 from analysis.charts.common import _identity_line, _log_bounds
 from analysis.charts.theme import (
     _vendor_color,
@@ -32,8 +33,8 @@ def plot_training_scaling(curves: Any) -> alt.Chart:
                 scale=alt.Scale(domain=[0, 1.05]),
                 title="Scaling efficiency (per-GPU throughput vs baseline)",
             ),
-            color=alt.Color("accelerator:N", title="Accelerator"),
-            strokeDash=alt.StrokeDash("status:N", title="Status"),
+            color=alt.Color("accelerator:N", title=outputs.title("accelerator")),
+            strokeDash=alt.StrokeDash("status:N", title=outputs.title("status")),
             tooltip=[
                 "accelerator",
                 "n_gpus",
@@ -79,7 +80,7 @@ def plot_training_validation(val: Any) -> alt.Chart:
                 title="Predicted time to train (min, log scale)",
             ),
             color=_vendor_color(),
-            shape=alt.Shape("benchmark:N", title="Benchmark"),
+            shape=alt.Shape("benchmark:N", title=outputs.title("benchmark")),
             tooltip=[
                 "accelerator",
                 "benchmark",
