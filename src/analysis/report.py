@@ -51,7 +51,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from analysis import __version__, data, paths
 
@@ -139,6 +139,13 @@ RECORDED_PACKAGES = (
 )
 
 
+class GitState(TypedDict):
+    """The commit a run was made from and whether the work tree differed (None: unknown)."""
+
+    commit: str
+    dirty: bool | None
+
+
 @dataclass
 class RunResult:
     """What a successful run produced."""
@@ -147,11 +154,11 @@ class RunResult:
     version_dir: Path
     latest: Path
     build_dir: Path
-    renderer: dict[str, Any]
+    renderer: dict[str, str | None]
     timings: dict[str, float] = field(default_factory=dict)
     chapter_seconds: dict[str, float] = field(default_factory=dict)
     chapters: list[str] = field(default_factory=list)
-    results: dict[str, Any] = field(default_factory=dict)
+    results: dict[str, object] = field(default_factory=dict)
 
 
 # --- digests and provenance -----------------------------------------------------------
@@ -192,7 +199,7 @@ def _rel(p: Path, base: Path) -> str:
         return str(p)
 
 
-def git_state(root: Path) -> dict[str, Any]:
+def git_state(root: Path) -> GitState:
     """Current commit and whether the work tree differs from it (``unknown`` outside git)."""
     try:
         commit = subprocess.run(
@@ -392,7 +399,7 @@ def _substitute(obj: Any, placeholder: str, version: str) -> Any:
     return obj
 
 
-def read_previous_results(scenario_dir: Path) -> dict[str, Any]:
+def read_previous_results(scenario_dir: Path) -> dict[str, object]:
     """results.json of the version ``latest`` points at ({} if none or unreadable)."""
     try:
         return _load_results(scenario_dir / "latest" / "results.json")
@@ -612,7 +619,7 @@ def _render_and_publish(
     staging: Path,
     formats: tuple[str, ...],
     scenario: Any,
-    git: dict[str, Any],
+    git: GitState,
     timings: dict[str, float],
     prog: _Progress,
     t0: float,
@@ -707,7 +714,7 @@ def _render(
     formats: tuple[str, ...],
     scenario: Any,
     version: str,
-    git: dict[str, Any],
+    git: GitState,
     timings: dict[str, float],
     prog: _Progress,
 ) -> None:

@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from analysis import results as key_results
 from analysis.errors import RunError
+from analysis.results import Scalar
 
 
 @dataclass(frozen=True)
@@ -25,8 +26,8 @@ class Change:
 
     chapter: str
     key: str
-    old: Any
-    new: Any
+    old: Scalar
+    new: Scalar
 
     @property
     def flipped(self) -> bool:
@@ -64,7 +65,7 @@ def is_decision_key(key: str) -> bool:
     return key_results.is_decision_key(key)
 
 
-def _is_number(v: Any) -> bool:
+def _is_number(v: object) -> TypeGuard[float]:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import altair as alt
+import pandas as pd
 
 from analysis import outputs
 
@@ -17,7 +16,7 @@ VERDICT_COLORS = {
 }
 
 
-def plot_claim_verdicts(counts: Any) -> alt.Chart:
+def plot_claim_verdicts(counts: pd.DataFrame) -> alt.Chart:
     """Bar chart of the article's claims per verdict (``claims.verdict_counts`` output)."""
     total = int(counts["claims"].sum())
     return (

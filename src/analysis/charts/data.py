@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import altair as alt
+import pandas as pd
 
 from analysis import outputs
 from analysis.charts.theme import (
@@ -12,7 +11,7 @@ from analysis.charts.theme import (
 )
 
 
-def plot_memory_vs_bandwidth(specs: Any) -> alt.LayerChart:
+def plot_memory_vs_bandwidth(specs: pd.DataFrame) -> alt.LayerChart:
     """HBM capacity against HBM bandwidth per GPU; announced parts are hollow squares.
 
     Parts of one vendor at (nearly) the same point share one label ("B300 / GB300"); AMD
@@ -68,7 +67,7 @@ def plot_memory_vs_bandwidth(specs: Any) -> alt.LayerChart:
     )
 
 
-def plot_peak_compute_by_precision(compute: Any) -> alt.FacetChart:
+def plot_peak_compute_by_precision(compute: pd.DataFrame) -> alt.FacetChart:
     """Dense peak TFLOPS per precision, accelerators ordered by launch year.
 
     Announced parts are drawn as pale, dashed bars; estimated values are marked "est.".

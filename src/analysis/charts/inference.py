@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import altair as alt
+import pandas as pd
 
 from analysis import outputs
 from analysis.charts.common import _identity_line, _log_bounds, _price_params
@@ -15,11 +14,11 @@ from analysis.charts.theme import (
 
 
 def plot_inference_frontier(
-    front: Any,
-    tiers: Any,
-    prices: Any = None,
+    front: pd.DataFrame,
+    tiers: pd.DataFrame,
+    prices: pd.DataFrame | None = None,
     utilization: float = 0.7,
-    measured: Any = None,
+    measured: pd.DataFrame | None = None,
 ) -> alt.VConcatChart:
     """Throughput per GPU vs tokens/s per user per accelerator, tier bands shaded.
 
@@ -191,7 +190,7 @@ def plot_inference_frontier(
     )
 
 
-def plot_memory_headroom(head: Any) -> alt.Chart:
+def plot_memory_headroom(head: pd.DataFrame) -> alt.Chart:
     """Maximum concurrency per replica at the scenario's context (memory bound)."""
     return (
         alt.Chart(head)
@@ -212,7 +211,7 @@ def plot_memory_headroom(head: Any) -> alt.Chart:
     )
 
 
-def plot_tier_table(tiers: Any) -> alt.LayerChart | alt.FacetChart:
+def plot_tier_table(tiers: pd.DataFrame) -> alt.LayerChart | alt.FacetChart:
     """Heat-map table: tokens/s per GPU per tier and accelerator (blank = infeasible).
 
     With a ``tp`` column (``inference.evaluate_tiers``), each cell also names the chosen
@@ -263,7 +262,7 @@ def plot_tier_table(tiers: Any) -> alt.LayerChart | alt.FacetChart:
 
 
 def plot_mlperf_validation(
-    val: Any, held_out: str = "its MLPerf round"
+    val: pd.DataFrame, held_out: str = "its MLPerf round"
 ) -> alt.LayerChart | alt.FacetChart:
     """Predicted vs measured MLPerf results (held out), log-log with the y = x line.
 
@@ -310,7 +309,7 @@ def plot_mlperf_validation(
     )
 
 
-def plot_efficiency_trend(trend: Any) -> alt.LayerChart | alt.FacetChart:
+def plot_efficiency_trend(trend: pd.DataFrame) -> alt.LayerChart | alt.FacetChart:
     """Achieved fraction of the roofline per vendor per MLPerf round."""
     base = alt.Chart(trend).encode(
         x=alt.X("round:N", title="MLPerf Inference round", sort=None),

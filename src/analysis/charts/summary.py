@@ -13,7 +13,7 @@ import base64
 import hashlib
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from analysis.charts.theme import (
@@ -39,8 +39,12 @@ def _element_id(spec: dict[str, Any]) -> str:
     return f"vega-{digest}"
 
 
-def render_bundle(spec: dict[str, Any]) -> dict[str, Any]:
+def render_bundle(spec: Mapping[str, object]) -> dict[str, object]:
     """MIME bundle for one chart: Vega-Lite spec, PNG, and upgradeable HTML."""
+    return _bundle(dict(spec))
+
+
+def _bundle(spec: dict[str, Any]) -> dict[str, object]:
     png = base64.b64encode(_png(spec)).decode()
     eid = _element_id(spec)
     desc = spec.get("description") or _title_text(spec)
@@ -88,7 +92,7 @@ def _view_summary(node: dict[str, Any], dataset: Callable[[Any], Any]) -> dict[s
     return view
 
 
-def chart_summary(spec: dict[str, Any]) -> dict[str, Any]:
+def chart_summary(spec: Mapping[str, object]) -> dict[str, object]:
     """What a chart shows, as a small canonical dict: titles, marks, encodings, data.
 
     The nbval goldens compare this rather than the Vega-Lite spec, which a new altair or
@@ -109,6 +113,10 @@ def chart_summary(spec: dict[str, Any]) -> dict[str, Any]:
     >>> summary["data"]
     {'data-0': [{'x': 1.235}]}
     """
+    return _summary(dict(spec))
+
+
+def _summary(spec: dict[str, Any]) -> dict[str, object]:
     names: dict[str, str] = {}
     datasets = spec.get("datasets", {})
 

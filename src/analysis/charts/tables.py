@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
 
 from analysis import outputs
 from analysis.charts.summary import _escape
+
+if TYPE_CHECKING:
+    from pandas.io.formats.style import Styler
 
 #: Unit suffixes of column names (CONTRIBUTING: names carry their unit) -> header unit.
 _UNIT_SUFFIXES = (
@@ -59,7 +64,7 @@ _WORDS = {
 }
 
 
-def human_header(name: Any) -> str:
+def human_header(name: object) -> str:
     """A readable column header from a column name with its unit suffix.
 
     >>> human_header("memory_bw_tbps")
@@ -139,7 +144,7 @@ class ReportTable:
 
     def __init__(
         self,
-        frame: Any,
+        frame: pd.DataFrame,
         uuid: str,
         numeric: set[str],
         caption: str | None = None,
@@ -151,10 +156,8 @@ class ReportTable:
         self.caption = caption
         self.wide_text = wide_text
 
-    def styler(self) -> Any:
+    def styler(self) -> Styler:
         """The pandas Styler behind the HTML (cells classed ``num``, ``text`` or ``long``)."""
-        import pandas as pd
-
         df = self.frame
         classes = pd.DataFrame("", index=df.index, columns=df.columns)
         for c in df.columns:
@@ -225,14 +228,14 @@ def _decimals_of(col: object, decimals: Any) -> int | None:
 
 
 def table(
-    df: Any,
+    df: pd.DataFrame,
     uuid: str,
     *,
-    columns: Any = None,
-    decimals: Any = None,
+    columns: Sequence[Hashable] | Mapping[Hashable, str | None] | None = None,
+    decimals: int | Mapping[Hashable, int | None] | None = None,
     caption: str | None = None,
     wide_text: tuple[str, ...] = (),
-    labels: Mapping[str, str] | None = None,
+    labels: Mapping[Hashable, str] | None = None,
 ) -> ReportTable:
     """Show ``df`` as a readable report table (values unchanged, formatting only).
 
@@ -251,8 +254,6 @@ def table(
         labels: headers for some columns where this table means something other than
             the registry's label (name -> header); ``columns`` as a dict does the same.
     """
-    import pandas as pd
-
     frame = df.copy()
     if not isinstance(frame.index, pd.RangeIndex):
         frame = frame.reset_index()

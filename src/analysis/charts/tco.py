@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import altair as alt
+import pandas as pd
 
 from analysis import outputs
 from analysis.charts.common import _price_params
@@ -16,7 +17,9 @@ from analysis.charts.theme import (
 from analysis.tco import TORNADO_TOP_N
 
 
-def plot_cost_per_mtok(tiers: Any, prices: Any = None, utilization: float = 0.7) -> alt.Chart:
+def plot_cost_per_mtok(
+    tiers: pd.DataFrame, prices: pd.DataFrame | None = None, utilization: float = 0.7
+) -> alt.Chart:
     """Cost per million output tokens per accelerator and tier: point, median and interval.
 
     ``tiers``: :attr:`analysis.tco.Simulation.tiers` (accelerator, vendor, status, tier,
@@ -108,7 +111,7 @@ def plot_cost_per_mtok(tiers: Any, prices: Any = None, utilization: float = 0.7)
             header=alt.Header(labelAngle=0, labelAlign="left"),
         )
     }
-    if data["group"].nunique() > 1:
+    if data["group"].nunique() > 1:  # noqa: PD101 (NaN-blind, as intended)
         facets["column"] = alt.Column(
             "group:N", title=None, sort=["shipping", "announced (projection)"]
         )
@@ -128,7 +131,7 @@ def plot_cost_per_mtok(tiers: Any, prices: Any = None, utilization: float = 0.7)
     )
 
 
-def plot_cost_tornado(sens: Any, title: str) -> alt.LayerChart | alt.FacetChart:
+def plot_cost_tornado(sens: pd.DataFrame, title: str) -> alt.LayerChart | alt.FacetChart:
     """Tornado chart: AMD-minus-NVIDIA cost difference as each input swings low to high.
 
     ``sens``: :func:`analysis.tco.sensitivity` output (input, diff_low, diff_high,
@@ -178,7 +181,7 @@ def plot_cost_tornado(sens: Any, title: str) -> alt.LayerChart | alt.FacetChart:
     )
 
 
-def plot_buy_vs_rent(costs: Any) -> alt.Chart:
+def plot_buy_vs_rent(costs: pd.DataFrame) -> alt.Chart:
     """Owned versus rented $/GPU-hour per accelerator (point estimates).
 
     ``costs``: :func:`analysis.tco.gpu_hour_cost` output.
@@ -218,7 +221,7 @@ def plot_buy_vs_rent(costs: Any) -> alt.Chart:
     )
 
 
-def plot_recommendation_costs(ratios: Any) -> alt.LayerChart | alt.FacetChart:
+def plot_recommendation_costs(ratios: pd.DataFrame) -> alt.LayerChart | alt.FacetChart:
     """AMD/NVIDIA cost ratio per workload (median of the joint draws, 5-95% interval).
 
     Takes ``decision.cost_ratios(decision.recommend(...))`` (charts draw, they do not

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
 
 import altair as alt
 
@@ -65,7 +65,7 @@ NVIDIA_GREENS = ("#00441b", "#006d2c", "#238b45", "#41ab5d", "#74c476", "#a1d99b
 ANNOUNCED_GREYS = ("#525252", "#969696", "#737373", "#bdbdbd")
 
 
-def accelerator_colors(accelerators: Any) -> dict[str, str]:
+def accelerator_colors(accelerators: Iterable[str]) -> dict[str, str]:
     """One colour per accelerator: AMD reds, NVIDIA greens, announced parts grey.
 
     Colours are given in the order the accelerators come (the scenario's candidate order),

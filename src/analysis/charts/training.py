@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import altair as alt
+import pandas as pd
 
 from analysis import outputs
 from analysis.charts.common import _identity_line, _log_bounds
@@ -13,7 +12,7 @@ from analysis.charts.theme import (
 )
 
 
-def plot_training_scaling(curves: Any) -> alt.Chart:
+def plot_training_scaling(curves: pd.DataFrame) -> alt.Chart:
     """Scaling efficiency vs GPU count (log2 axis), one line per accelerator.
 
     ``curves``: :func:`analysis.training.scaling_curves` output (accelerator, vendor,
@@ -49,7 +48,7 @@ def plot_training_scaling(curves: Any) -> alt.Chart:
     )
 
 
-def plot_training_validation(val: Any) -> alt.Chart:
+def plot_training_validation(val: pd.DataFrame) -> alt.Chart:
     """Predicted vs measured MLPerf Training time to train (log-log), held-out rows."""
     df = val.loc[
         val["holdout"] & val["predicted_min"].notna(),
@@ -99,7 +98,7 @@ def plot_training_validation(val: Any) -> alt.Chart:
     )
 
 
-def plot_training_what_ifs(wi: Any) -> alt.Chart:
+def plot_training_what_ifs(wi: pd.DataFrame) -> alt.Chart:
     """Change in training throughput per GPU under each interconnect what-if."""
     df = wi.loc[wi["what_if"] != "as shipped", ["accelerator", "vendor", "what_if", "change_pct"]]
     return (

@@ -27,9 +27,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import nbformat
+
+if TYPE_CHECKING:
+    import pytest
 
 from analysis import paths
 from analysis.charts import CHART_SUMMARY_MIME, VEGALITE_MIME
@@ -110,7 +113,7 @@ def _keep_comparable(data: dict[str, Any] | None) -> None:
         data["text/html"] = CHART_HTML_PLACEHOLDER
 
 
-def pytest_collection_modifyitems(items: list[Any]) -> None:
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Hook for nbval's run (``run_nbval`` loads this module with ``-p``): skip chart payloads.
 
     nbval compares every MIME type except a fixed list (PNGs among them); the Vega-Lite

@@ -9,10 +9,10 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import nbformat
 
@@ -96,7 +96,7 @@ class Renderer:
         pdf = f"; PDF: {self.pdf_tool}" if self.pdf_tool else ""
         return f"fallback renderer (HTML: {self.html_tool}{pdf})"
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, str | None]:
         """For manifest.json and run_info."""
         return {
             "name": self.name,
@@ -117,7 +117,7 @@ def version_date(version: str) -> str:
     return f"{m.group(1)}-{m.group(2)}-{m.group(3)}" if m else version
 
 
-def footer_text(context: dict[str, Any]) -> str:
+def footer_text(context: Mapping[str, object]) -> str:
     """The footer line (left part; the page number is added by each renderer).
 
     Scenario, the version's date and the renderer that made the page (the design names

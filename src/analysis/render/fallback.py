@@ -10,8 +10,8 @@ import shutil
 import signal
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import nbformat
 
@@ -94,7 +94,7 @@ def combine_notebooks(executed: list[Path]) -> tuple[nbformat.NotebookNode, list
     return combined, chapters
 
 
-def _print_css(context: dict[str, Any]) -> str:
+def _print_css(context: Mapping[str, object]) -> str:
     """The print stylesheet with the footer (scenario, date, renderer) on every page."""
     footer = footer_text(context)
     return _template_text("print.css").replace(
@@ -102,7 +102,9 @@ def _print_css(context: dict[str, Any]) -> str:
     )
 
 
-def export_html(nb: nbformat.NotebookNode, context: dict[str, Any], *, print_variant: bool) -> str:
+def export_html(
+    nb: nbformat.NotebookNode, context: Mapping[str, object], *, print_variant: bool
+) -> str:
     """HTML of the combined notebook with the report template (screen or print variant)."""
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
@@ -134,7 +136,7 @@ def export_html(nb: nbformat.NotebookNode, context: dict[str, Any], *, print_var
     return body
 
 
-def print_variant_of(screen: str, context: dict[str, Any]) -> str:
+def print_variant_of(screen: str, context: Mapping[str, object]) -> str:
     """The print page from the screen page: no Vega script, print CSS added."""
     css = _print_css(context)
     out = screen.replace(f"<script>{vega_bundle()}</script>", "", 1)
@@ -171,7 +173,7 @@ def unique_heading_ids(html: str) -> str:
 
 
 def render_fallback_html(
-    executed: list[Path], out_dir: Path, context: dict[str, Any], *, want_print: bool
+    executed: list[Path], out_dir: Path, context: Mapping[str, object], *, want_print: bool
 ) -> tuple[Path, Path | None]:
     """Write ``index.html`` (and ``print.html`` for the PDF) into ``out_dir``."""
     nb, chapters = combine_notebooks(executed)

@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -159,7 +160,7 @@ def _quarto_outputs(
 
 
 def quarto_notebook(
-    executed: list[Path], target: str, context: dict[str, Any]
+    executed: list[Path], target: str, context: Mapping[str, object]
 ) -> tuple[nbformat.NotebookNode, list[dict[str, str]]]:
     """Every chapter in one notebook for Quarto, its outputs prepared for ``target``.
 
@@ -307,7 +308,7 @@ def _typst_header(footer: str, title: str = "", subject: str = "") -> str:
 TYPST_CONTENTS = "#pagebreak()\n#outline(title: [Contents], depth: 1)\n#pagebreak()"
 
 
-def _typst_title_page(context: dict[str, Any]) -> str:
+def _typst_title_page(context: Mapping[str, object]) -> str:
     """One line under Quarto's title block: scenario, version, commit (the memo follows)."""
     line = (
         f"Scenario {typst_text(context['scenario'])} · version {typst_text(context['version'])}"
@@ -317,7 +318,7 @@ def _typst_title_page(context: dict[str, Any]) -> str:
 
 
 def write_quarto_project(
-    executed: list[Path], project: Path, context: dict[str, Any], formats: tuple[str, ...]
+    executed: list[Path], project: Path, context: Mapping[str, object], formats: tuple[str, ...]
 ) -> list[tuple[str, Path, str, float]]:
     """Write the run's Quarto project into ``project``.
 
@@ -371,7 +372,8 @@ def write_quarto_project(
     t = time.perf_counter()
     if "pdf" in formats:
         (project / "_report-header.typ").write_text(
-            _typst_header(footer, context["title"], context.get("description", "")), "utf-8"
+            _typst_header(footer, str(context["title"]), str(context.get("description", ""))),
+            "utf-8",
         )
         (project / "_title-page.typ").write_text(_typst_title_page(context), "utf-8")
         fmt = _quarto_format("typst")
@@ -414,7 +416,7 @@ def render_quarto(
     executed: list[Path],
     build_dir: Path,
     out_dir: Path,
-    context: dict[str, Any],
+    context: Mapping[str, object],
     formats: tuple[str, ...],
     *,
     quarto: str | None = None,
