@@ -32,7 +32,7 @@ else
   STAMP := .venv/.installed.stamp
 endif
 
-.PHONY: help snapshot report test test-fast test-latest nbval bench lint sync-check lock lock-check goldens validate sync data-readme params-readme ingest scenarios clean system-deps
+.PHONY: help snapshot report test test-fast test-latest nbval bench lint sync-check lock lock-check goldens validate sync data-readme params-readme contracts ingest scenarios clean system-deps
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "; print "Targets:"} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -91,9 +91,10 @@ nbval: $(STAMP) ## Chapters vs their golden outputs only (repeat: for i in 1 2 3
 bench: $(STAMP) system-deps ## Time the model sweeps, Monte Carlo and each phase of `make report`
 	$(PY) -m analysis bench --params $(PARAMS)
 
-lint: $(STAMP) sync-check ## ruff check + format check, notebook pairs in sync
+lint: $(STAMP) sync-check ## ruff check (complexity too) + format check, mypy, notebook pairs in sync
 	$(PY) -m ruff check src tests notebooks
 	$(PY) -m ruff format --check src tests
+	$(PY) -m mypy
 
 sync-check: $(STAMP) ## Check each notebook and its py:percent pair hold the same cells, no outputs
 	$(PY) -m analysis sync --check
@@ -109,6 +110,9 @@ goldens: $(STAMP) ## Regenerate the nbval golden notebooks from params/ci.yaml
 
 data-readme: $(STAMP) ## Regenerate data/README.md from the schema definitions
 	$(PY) -m analysis data-readme
+
+contracts: $(STAMP) ## Regenerate docs/contracts.md's key-results section from src/analysis/keys.py
+	$(PY) -m analysis contracts
 
 params-readme: $(STAMP) ## Regenerate README.md's parameter reference from the Scenario model
 	$(PY) -m analysis params-readme

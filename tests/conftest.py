@@ -16,24 +16,11 @@ from pathlib import Path
 import pytest
 
 from analysis import execute, paths
+from analysis.devtools.fixtures import make_project_copy
+
+__all__ = ["make_project_copy"]
 
 FIXTURE_CHAPTERS = paths.TESTS / "e2e" / "fixtures" / "chapters"
-#: What a project copy links to the checkout (everything it needs except data/).
-_LINKED = ("notebooks", "params", "pyproject.toml", "requirements", "_quarto.yml")
-
-
-def make_project_copy(dst: Path) -> Path:
-    """A project root for ``GPU_REPORT_ROOT=dst`` subprocesses: a copy of data/ to break.
-
-    ``analysis.paths`` resolves data/, _build/ and reports/ from that root, so a command run
-    with it reads the copied tables and writes nothing into the checkout; notebooks,
-    parameter files and the lock are symlinks to the checkout's.
-    """
-    dst.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(paths.DATA, dst / "data")
-    for name in _LINKED:
-        (dst / name).symlink_to(paths.ROOT / name)
-    return dst
 
 
 def chapters_for_e2e() -> Path:

@@ -43,7 +43,7 @@ Markdown(decision.summary_markdown(sc, recs, chapter_results,
 #| label: fig-summary-costs
 #| fig-cap: "AMD/NVIDIA cost ratio per workload: median and 5-95% interval of the joint Monte Carlo draws (below 1 = AMD cheaper)."
 #| fig-alt: "One row per workload: a dot at the median ratio of the cheapest AMD to the cheapest NVIDIA candidate's cost, a line for its 5th-95th percentile and a dashed line at parity."
-charts.plot_recommendation_costs(recs)
+charts.plot_recommendation_costs(decision.cost_ratios(recs))
 
 # %% [markdown]
 # ## Overview
@@ -65,16 +65,15 @@ charts.plot_recommendation_costs(recs)
 # throughput per GPU, to be read against the models' measured error.
 
 # %%
-charts.table(recs, "summary-costs", columns={
-    "label": "Workload", "recommendation": "Call", "amd_best": "AMD best",
-    "amd_cost": "AMD median", "amd_cost_p05": "AMD p5", "amd_cost_p95": "AMD p95",
-    "nvidia_best": "NVIDIA best", "nvidia_cost": "NVIDIA median",
-    "cost_margin_pct": "Cost margin (%)", "p_amd_cheaper": "P(AMD cheaper)",
-    "perf_winner": "Faster", "perf_margin_pct": "Perf. margin (%)",
-    "model_error_pct": "Model error (%)"},
-    decimals={"amd_cost": 3, "amd_cost_p05": 3, "amd_cost_p95": 3, "nvidia_cost": 3,
-              "cost_margin_pct": 0, "p_amd_cheaper": 2, "perf_margin_pct": 0,
-              "model_error_pct": 0})
+charts.table(
+    recs,
+    "summary-costs",
+    columns=[
+        "label", "recommendation", "amd_best", "amd_cost", "amd_cost_p05", "amd_cost_p95",
+        "nvidia_best", "nvidia_cost", "cost_margin_pct", "p_amd_cheaper", "perf_winner",
+        "perf_margin_pct", "model_error_pct",
+    ],
+)
 
 # %% [markdown]
 # Break-evens in the units a buyer negotiates: the AMD 8-GPU server price (buying), the
@@ -82,19 +81,16 @@ charts.table(recs, "summary-costs", columns={
 # factor, and the all-in $/GPU-hour under the one price rule of the TCO chapter.
 
 # %%
-charts.table(recs, "summary-breakevens", columns={
-    "label": "Workload", "amd_best": "AMD part",
-    "current_server_price_usd": "Server price now (USD)",
-    "breakeven_server_price_usd": "Break-even server price (USD)",
-    "current_rental_quote_usd": "Quote now (USD/GPU-h)",
-    "breakeven_rental_quote_usd": "Break-even quote (USD/GPU-h)",
-    "breakeven_rel_throughput": "Break-even throughput (x model)",
-    "amd_gpu_hour_usd": "All-in now (USD/GPU-h)",
-    "breakeven_amd_gpu_hour_usd": "Break-even all-in (USD/GPU-h)"},
-    decimals={"current_server_price_usd": 0, "breakeven_server_price_usd": 0,
-              "current_rental_quote_usd": 2, "breakeven_rental_quote_usd": 2,
-              "breakeven_rel_throughput": 2, "amd_gpu_hour_usd": 2,
-              "breakeven_amd_gpu_hour_usd": 2})
+charts.table(
+    recs,
+    "summary-breakevens",
+    columns=[
+        "label", "amd_best", "current_server_price_usd", "breakeven_server_price_usd",
+        "current_rental_quote_usd", "breakeven_rental_quote_usd", "breakeven_rel_throughput",
+        "amd_gpu_hour_usd", "breakeven_amd_gpu_hour_usd",
+    ],
+    labels={"amd_best": "AMD part"},
+)
 
 # %% [markdown]
 # ### The article's checklists, tested for this scenario
@@ -121,9 +117,11 @@ Markdown(decision.changes_markdown(changes, previous_results))
 
 # %%
 #| detail: "Every key figure that changed since the previous version"
-charts.table(changes, "summary-changes", columns={
-    "chapter": "Chapter", "key": "Key figure", "previous": "Previous", "current": "Current",
-    "change_pct": "Change (%)", "flipped": "Flipped"})
+charts.table(
+    changes,
+    "summary-changes",
+    columns=["chapter", "key", "previous", "current", "change_pct", "flipped"],
+)
 
 # %% tags=["key-results"]
 results.show_key_results("00-summary", decision.key_results(recs, changes))

@@ -55,21 +55,29 @@ print(f"Scenario {sc.name!r}: {len(specs)} accelerators "
 # not yet published, never zero. Scale-up bandwidth is per GPU and bidirectional.
 
 # %%
-charts.table(specs, "data-specs-compute", columns={
-    "label": "Accelerator", "vendor": "Vendor", "architecture": "Architecture",
-    "launch_year": "Launch", "memory_gb": "HBM (GB)", "memory_bw_tbps": "HBM bandwidth (TB/s)",
-    "bf16_dense_tflops": "BF16 dense (TFLOPS)", "fp8_dense_tflops": "FP8 dense (TFLOPS)",
-    "fp4_dense_tflops": "FP4 dense (TFLOPS)"}, decimals={"launch_year": 0})
+charts.table(
+    specs,
+    "data-specs-compute",
+    columns=[
+        "label", "vendor", "architecture", "launch_year", "memory_gb", "memory_bw_tbps",
+        "bf16_dense_tflops", "fp8_dense_tflops", "fp4_dense_tflops",
+    ],
+    labels={"label": "Accelerator"},
+)
 
 # %% [markdown]
 # Packaging, power and interconnect of the same parts:
 
 # %%
-charts.table(specs, "data-specs-platform", columns={
-    "label": "Accelerator", "status": "Status", "package": "Package", "tdp_w": "TDP (W)",
-    "scaleup_bw_gbps": "Scale-up bandwidth (GB/s)",
-    "scaleup_domain_gpus": "Scale-up domain (GPUs)",
-    "scaleout_gbps_per_gpu": "Scale-out per GPU (Gb/s)"})
+charts.table(
+    specs,
+    "data-specs-platform",
+    columns=[
+        "label", "status", "package", "tdp_w", "scaleup_bw_gbps", "scaleup_domain_gpus",
+        "scaleout_gbps_per_gpu",
+    ],
+    labels={"label": "Accelerator"},
+)
 
 # %% [markdown]
 # ## How each value was obtained
@@ -80,9 +88,11 @@ charts.table(specs, "data-specs-platform", columns={
 
 # %%
 #| detail: "Spec values by basis (derived, estimate, published) per field"
-charts.table(data.spec_basis_counts(spec_values), "data-basis-counts", columns={
-    "field": "Field", "derived": "Derived", "estimate": "Estimate", "published": "Published",
-    "sparse_halved": "Sparse halved"})
+charts.table(
+    data.spec_basis_counts(spec_values),
+    "data-basis-counts",
+    columns=["field", "derived", "estimate", "published", "sparse_halved"],
+)
 
 # %% [markdown]
 # The estimates, with their reasoning. These are the values to replace first when vendors
@@ -91,9 +101,12 @@ charts.table(data.spec_basis_counts(spec_values), "data-basis-counts", columns={
 
 # %%
 #| detail: "Every estimated spec value and how it was estimated"
-charts.table(data.spec_estimates(spec_values), "data-estimates", columns={
-    "accelerator": "Accelerator", "field": "Field", "value": "Value", "unit": "Unit",
-    "source_id": "Source", "note": "How it was set"}, wide_text=("note",))
+charts.table(
+    data.spec_estimates(spec_values),
+    "data-estimates",
+    columns=["accelerator", "field", "value", "unit", "source_id", "note"],
+    wide_text=("note",),
+)
 
 # %% [markdown]
 # ## Memory capacity against bandwidth
@@ -132,11 +145,16 @@ charts.plot_peak_compute_by_precision(hardware.compute_by_precision(specs))
 
 # %%
 #| detail: "Derived hardware balance per accelerator (ridge points, efficiency, HBM per kW)"
-charts.table(hardware.derived_metrics(specs), "data-derived", columns={
-    "label": "Accelerator", "ridge_flop_per_byte_bf16": "Ridge BF16 (FLOP/byte)",
-    "ridge_flop_per_byte_fp8": "Ridge FP8 (FLOP/byte)", "tflops_per_w_bf16": "BF16 (TFLOPS/W)",
-    "tflops_per_w_fp8": "FP8 (TFLOPS/W)", "memory_gb_per_kw": "HBM per kW (GB/kW)",
-    "scaleup_domain_memory_tb": "Scale-up domain HBM (TB)"}, decimals=2)
+charts.table(
+    hardware.derived_metrics(specs),
+    "data-derived",
+    columns=[
+        "label", "ridge_flop_per_byte_bf16", "ridge_flop_per_byte_fp8", "tflops_per_w_bf16",
+        "tflops_per_w_fp8", "memory_gb_per_kw", "scaleup_domain_memory_tb",
+    ],
+    labels={"label": "Accelerator"},
+    decimals=2,
+)
 
 # %% [markdown]
 # ## Models
@@ -148,14 +166,15 @@ charts.table(hardware.derived_metrics(specs), "data-derived", columns={
 
 # %%
 #| detail: "The models' architecture (layers, heads, KV cache per token)"
-charts.table(hardware.model_table(models), "data-models", columns={
-    "model": "Model", "total_params_b": "Params (B)", "active_params_b": "Active (B)",
-    "layers": "Layers", "hidden_size": "Hidden", "attention_heads": "Heads",
-    "kv_heads": "KV heads", "attention_type": "Attention", "experts": "Experts",
-    "active_experts": "Active experts", "context_length": "Context (tokens)",
-    "kv_kib_per_token": "KV cache BF16 (KiB/token)", "kv_window_mib": "KV window (MiB/seq.)"},
-    decimals={"total_params_b": 1, "active_params_b": 1, "kv_kib_per_token": 1,
-              "kv_window_mib": 1})
+charts.table(
+    hardware.model_table(models),
+    "data-models",
+    columns=[
+        "model", "total_params_b", "active_params_b", "layers", "hidden_size",
+        "attention_heads", "kv_heads", "attention_type", "experts", "active_experts",
+        "context_length", "kv_kib_per_token", "kv_window_mib",
+    ],
+)
 
 # %% [markdown]
 # ## MLPerf coverage
@@ -178,8 +197,11 @@ charts.table(data.mlperf_coverage_matrix(coverage), "data-mlperf-coverage")
 # %%
 #| detail: "Cited sources by kind"
 cited = data.spec_and_model_source_ids(spec_values, data.load_accelerators(), models)
-charts.table(data.count_sources_by_kind(cited, sources), "data-source-kinds",
-             columns={"kind": "Kind of source", "sources": "Sources"})
+charts.table(
+    data.count_sources_by_kind(cited, sources),
+    "data-source-kinds",
+    columns=["kind", "sources"],
+)
 
 # %% tags=["key-results"]
 results.show_key_results("10-data", hardware.key_results(

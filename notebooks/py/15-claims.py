@@ -72,15 +72,21 @@ charts.plot_claim_verdicts(counts)
 # every table downloads as CSV there).
 
 # %%
-charts.table(claims.verdict_table(audit), "claims-verdicts", columns={
-    "claim_id": "Claim", "claim": "What the article says", "verdict": "Verdict"},
-    wide_text=("claim",))
+charts.table(
+    claims.verdict_table(audit),
+    "claims-verdicts",
+    columns=["claim_id", "claim", "verdict"],
+    wide_text=("claim",),
+)
 
 # %%
 #| detail: "Claims whose numbers belong to another product (quoted figure, product it was attributed to, product it matches)"
-charts.table(claims.select_claims(audit, "mixes generations"), "claims-mixes", columns={
-    "claim_id": "Claim", "claimed": "Claimed", "observed": "Observed", "products": "Products"},
-    wide_text=("claimed", "observed"))
+charts.table(
+    claims.select_claims(audit, "mixes generations"),
+    "claims-mixes",
+    columns=["claim_id", "claimed", "observed", "products"],
+    wide_text=("claimed", "observed"),
+)
 
 # %% [markdown]
 # ### Contradicted claims
@@ -88,9 +94,13 @@ charts.table(claims.select_claims(audit, "mixes generations"), "claims-mixes", c
 # What the data shows instead.
 
 # %%
-charts.table(claims.select_claims(audit, "contradicted"), "claims-contradicted", columns={
-    "claim_id": "Claim", "quote": "Quote", "observed": "What the data shows"},
-    wide_text=("quote", "observed"))
+charts.table(
+    claims.select_claims(audit, "contradicted"),
+    "claims-contradicted",
+    columns=["claim_id", "quote", "observed"],
+    labels={"observed": "What the data shows"},
+    wide_text=("quote", "observed"),
+)
 
 # %% tags=["key-results"]
 results.show_key_results("15-claims", claims.key_results(counts))

@@ -58,10 +58,14 @@ print(f"Scenario {sc.name!r}: train {tr.model} on {tr.tokens:.3g} tokens, {tr.cl
 # %%
 #| detail: "The calibration's fitted factors"
 fits = training.fit_efficiencies()
-charts.table(fits, "training-fits", columns={
-    "accelerator": "Accelerator", "vendor": "Vendor", "benchmark": "Benchmark", "n_gpus": "GPUs",
-    "n_submissions": "Submissions", "measured_min": "Measured (min)", "efficiency": "Efficiency",
-    "mfu": "MFU"}, decimals={"measured_min": 2, "efficiency": 3, "mfu": 3})
+charts.table(
+    fits,
+    "training-fits",
+    columns=[
+        "accelerator", "vendor", "benchmark", "n_gpus", "n_submissions", "measured_min",
+        "efficiency", "mfu",
+    ],
+)
 
 # %% [markdown]
 # ## Validation on held-out GPU counts
@@ -75,9 +79,12 @@ charts.table(fits, "training-fits", columns={
 # %%
 val = training.validate_against_mlperf()
 summary = training.validation_summary(val)
-charts.table(summary, "training-validation-summary", columns={
-    "group": "Group", "n": "Held-out rows", "median_abs_err_pct": "Median abs. error (%)",
-    "median_err_pct": "Median signed error (%)"}, decimals=1)
+charts.table(
+    summary,
+    "training-validation-summary",
+    columns=["group", "n", "median_abs_err_pct", "median_err_pct"],
+    decimals=1,
+)
 
 # %%
 #| label: fig-training-validation
@@ -95,10 +102,12 @@ charts.plot_training_validation(val)
 #| detail: "Held-out errors per benchmark and accelerator"
 charts.table(
     training.validation_detail(val),
-    "training-validation-detail", columns={
-        "benchmark": "Benchmark", "accelerator": "Accelerator", "vendor": "Vendor",
-        "rows": "Rows", "median_err_pct": "Median signed error (%)",
-        "median_abs_err_pct": "Median abs. error (%)"}, decimals=1)
+    "training-validation-detail",
+    columns=[
+        "benchmark", "accelerator", "vendor", "rows", "median_err_pct", "median_abs_err_pct",
+    ],
+    decimals=1,
+)
 
 # %% [markdown]
 # ## Out-of-sample error of the pre-training model (v2)
@@ -115,20 +124,24 @@ charts.table(
 
 # %%
 pred = training.validate_training_model()
-charts.table(training.validation_scheme_summary(pred), "training-v2-validation", columns={
-    "scheme": "Scheme", "group": "Group", "n": "Held-out rows",
-    "median_abs_err_pct": "Median abs. error (%)", "median_err_pct": "Median signed error (%)"},
-    decimals=1)
+charts.table(
+    training.validation_scheme_summary(pred),
+    "training-v2-validation",
+    columns=["scheme", "group", "n", "median_abs_err_pct", "median_err_pct"],
+    decimals=1,
+)
 
 # %% [markdown]
 # The AMD/NVIDIA throughput ratio on MLPerf (same benchmark and GPU count), per scheme: the
 # error of the quantity the decision turns on.
 
 # %%
-charts.table(training.ratio_error_summary(training.ratio_errors(pred)), "training-v2-ratio",
-             columns={"scheme": "Scheme", "pairs": "Pairs",
-                      "median_abs_ratio_err_pct": "Median abs. ratio error (%)",
-                      "median_ratio_err_pct": "Median signed ratio error (%)"}, decimals=1)
+charts.table(
+    training.ratio_error_summary(training.ratio_errors(pred)),
+    "training-v2-ratio",
+    columns=["scheme", "pairs", "median_abs_ratio_err_pct", "median_ratio_err_pct"],
+    decimals=1,
+)
 
 # %% [markdown]
 # ## The scenario's training job
@@ -142,18 +155,27 @@ charts.table(training.ratio_error_summary(training.ratio_errors(pred)), "trainin
 
 # %%
 ev = training.evaluate_training(sc)
-charts.table(ev, "training-job", columns={
-    "accelerator": "Accelerator", "vendor": "Vendor", "status": "Status", "n_gpus": "GPUs",
-    "feasible": "Feasible", "layout": "Layout", "time_to_train_hours": "Time to train (h)",
-    "gpu_hours": "GPU-hours", "tokens_per_s_per_gpu": "Tokens/s per GPU"},
-    decimals={"tokens_per_s_per_gpu": 0, "time_to_train_hours": 1, "gpu_hours": 0})
+charts.table(
+    ev,
+    "training-job",
+    columns=[
+        "accelerator", "vendor", "status", "n_gpus", "feasible", "layout",
+        "time_to_train_hours", "gpu_hours", "tokens_per_s_per_gpu",
+    ],
+)
 
 # %%
 #| detail: "The job's efficiency terms per accelerator"
-charts.table(ev, "training-job-efficiency", columns={
-    "accelerator": "Accelerator", "scaling_efficiency": "Scaling efficiency", "mfu": "MFU",
-    "efficiency": "Efficiency (fraction of peak)", "limit": "Limiting term",
-    "mfu_source": "Efficiency from", "reason": "Why infeasible"}, decimals=3)
+charts.table(
+    ev,
+    "training-job-efficiency",
+    columns=[
+        "accelerator", "scaling_efficiency", "mfu", "efficiency", "limit", "mfu_source",
+        "reason",
+    ],
+    labels={"efficiency": "Efficiency (fraction of peak)"},
+    decimals=3,
+)
 
 # %%
 winner = training.training_winner(ev)
@@ -211,11 +233,12 @@ charts.table(training.throughput_ratio_table(curves), "training-throughput-ratio
 # %%
 #| detail: "Strong and weak scaling studies: layouts and limiting terms"
 studies = training.scaling_studies(sc)
-charts.table(studies.loc[studies["n_gpus"].isin([8, 64, tr.cluster_gpus, 16384])],
-             "training-v2-scaling", columns={
-    "accelerator": "Accelerator", "mode": "Scaling", "n_gpus": "GPUs", "layout": "Layout",
-    "efficiency_vs_reference": "Efficiency vs reference", "limit": "Limiting term"},
-    decimals=3)
+charts.table(
+    studies.loc[studies["n_gpus"].isin([8, 64, tr.cluster_gpus, 16384])],
+    "training-v2-scaling",
+    columns=["accelerator", "mode", "n_gpus", "layout", "efficiency_vs_reference", "limit"],
+    decimals=3,
+)
 
 # %% [markdown]
 # ## What-ifs: the article's interconnect claims

@@ -74,11 +74,14 @@ print(f"{inf.model} at {inf.precision}, ISL {inf.isl}, OSL {inf.osl}, "
 checks = inference.validation_summaries()
 charts.table(
     checks.combined(),
-    "inference-validation-summary", columns={
-        "scheme": "Held out", "vendor": "Vendor", "predictions": "Predictions",
-        "median_ape_pct": "Median APE (%)", "p90_ape_pct": "90th pct. APE (%)",
-        "within_15_pct": "Within 15% (% of rows)", "unpredicted": "Not predicted"},
-    decimals=1)
+    "inference-validation-summary",
+    columns=[
+        "scheme", "vendor", "predictions", "median_ape_pct", "p90_ape_pct", "within_15_pct",
+        "unpredicted",
+    ],
+    labels={"scheme": "Held out"},
+    decimals=1,
+)
 
 # %%
 Markdown(inference.validation_verdict(checks.summaries["round"]))
@@ -91,12 +94,16 @@ Markdown(inference.validation_verdict(checks.summaries["round"]))
 
 # %%
 #| detail: "Round-by-round error per vendor and benchmark"
-charts.table(inference.validation_breakdown(checks.validations["round"],
+charts.table(
+    inference.validation_breakdown(checks.validations["round"],
                                             ("vendor", "round", "benchmark")),
-             "inference-validation-round-detail", columns={
-    "vendor": "Vendor", "round": "Held-out round", "benchmark": "Benchmark",
-    "predictions": "Predictions", "median_ape_pct": "Median APE (%)",
-    "median_signed_pct": "Median signed error (%)"}, decimals=1)
+    "inference-validation-round-detail",
+    columns=[
+        "vendor", "round", "benchmark", "predictions", "median_ape_pct", "median_signed_pct",
+    ],
+    labels={"round": "Held-out round"},
+    decimals=1,
+)
 
 # %% [markdown]
 # Points near the dashed line are predicted well. The largest misses are DeepSeek-R1
@@ -122,12 +129,15 @@ charts.plot_mlperf_validation(inference.predicted_rows(checks.validations["round
 
 # %%
 #| detail: "The MLPerf benchmark rules the calibration uses"
-charts.table(benchmark_table(), "inference-benchmark-rules", columns={
-    "benchmark": "Benchmark", "model": "Model", "isl_mean": "Mean input (tokens)",
-    "isl_verified": "Input length cited", "osl_mean": "Mean output (tokens)",
-    "server_ttft_ms": "Server TTFT (ms)", "server_tpot_ms": "Server TPOT (ms)",
-    "interactive_ttft_ms": "Interactive TTFT (ms)", "interactive_tpot_ms": "Interactive TPOT (ms)"},
-    decimals=0)
+charts.table(
+    benchmark_table(),
+    "inference-benchmark-rules",
+    columns=[
+        "benchmark", "model", "isl_mean", "isl_verified", "osl_mean", "server_ttft_ms",
+        "server_tpot_ms", "interactive_ttft_ms", "interactive_tpot_ms",
+    ],
+    decimals=0,
+)
 
 # %% [markdown]
 # ## Fitted efficiency: the software maturity of each stack
@@ -144,9 +154,12 @@ charts.table(benchmark_table(), "inference-benchmark-rules", columns={
 # %%
 #| detail: "Fitted efficiency per vendor, generation and round"
 factors = inference.efficiency_table()
-charts.table(factors, "inference-efficiency", columns={
-    "level": "Level", "vendor": "Vendor", "generation": "Generation", "round": "Round",
-    "eta": "Fraction of roofline"}, decimals=3)
+charts.table(
+    factors,
+    "inference-efficiency",
+    columns=["level", "vendor", "generation", "round", "eta"],
+    decimals=3,
+)
 
 # %%
 #| label: fig-inference-efficiency-trend
@@ -170,20 +183,26 @@ charts.plot_efficiency_trend(trend)
 
 # %%
 #| detail: "Board power per accelerator and its efficiency multiplier"
-charts.table(inference.power_table(), "inference-power", columns={
-    "accelerator": "Accelerator", "vendor": "Vendor", "tdp_w": "TDP (W)",
-    "top_bin_w": "Generation's top bin (W)", "power_exponent": "Power exponent",
-    "power_pairs": "Pairs", "factor": "Efficiency multiplier"},
-    decimals={"tdp_w": 0, "top_bin_w": 0, "power_exponent": 3, "power_pairs": 0, "factor": 3})
+charts.table(
+    inference.power_table(),
+    "inference-power",
+    columns=[
+        "accelerator", "vendor", "tdp_w", "top_bin_w", "power_exponent", "power_pairs",
+        "factor",
+    ],
+    decimals={"tdp_w": 0},
+)
 
 # %%
 #| detail: "MLPerf's power-capped runs"
-charts.table(inference.power_cap_runs(), "inference-power-cap", columns={
-    "round": "Round", "submitter": "Submitter", "accelerator": "Accelerator",
-    "benchmark": "Benchmark", "scenario": "Scenario", "power_w": "Board power (W)",
-    "measured": "Tokens/s per accelerator", "throughput_ratio": "vs full power",
-    "elasticity": "Elasticity"},
-    decimals={"power_w": 0, "measured": 0, "throughput_ratio": 3, "elasticity": 2})
+charts.table(
+    inference.power_cap_runs(),
+    "inference-power-cap",
+    columns=[
+        "round", "submitter", "accelerator", "benchmark", "scenario", "power_w", "measured",
+        "throughput_ratio", "elasticity",
+    ],
+)
 
 # %% [markdown]
 # ## Memory headroom
@@ -242,15 +261,15 @@ charts.plot_inference_frontier(
 # %%
 #| detail: "Every accelerator in every tier: TP, concurrency, latencies, $/GPU-hour and $/M output tokens"
 tiers = measurements.apply_to_tiers(inference.evaluate_tiers(sc), mcal, sc)
-charts.table(tiers, "inference-tiers", columns={
-    "tier": "Tier", "accelerator": "Accelerator", "status": "Status", "feasible": "Feasible",
-    "tp": "TP", "tokens_per_s_per_gpu": "Tokens/s per GPU", "concurrency": "Concurrency",
-    "tpot_ms": "TPOT (ms)", "ttft_ms": "TTFT (ms)", "gpu_hour_usd": "GPU-hour (USD)",
-    "cost_per_mtok_usd": "Cost (USD/M tokens)", "basis": "Basis",
-    "measured_tok_s_gpu": "Measured tokens/s per GPU"},
-    decimals={"tp": 0, "tokens_per_s_per_gpu": 0, "concurrency": 0, "tpot_ms": 1,
-              "ttft_ms": 0, "gpu_hour_usd": 2, "cost_per_mtok_usd": 3,
-              "measured_tok_s_gpu": 0})
+charts.table(
+    tiers,
+    "inference-tiers",
+    columns=[
+        "tier", "accelerator", "status", "feasible", "tp", "tokens_per_s_per_gpu",
+        "concurrency", "tpot_ms", "ttft_ms", "gpu_hour_usd", "cost_per_mtok_usd", "basis",
+        "measured_tok_s_gpu",
+    ],
+)
 
 # %%
 #| label: fig-inference-tier-table
@@ -269,13 +288,15 @@ charts.plot_tier_table(tiers)
 # a ceiling: the two are labelled and not to be compared as equals.
 
 # %%
-charts.table(measurements.energy_per_token(tiers, mcal, sc, data.load_table("facility")),
-             "inference-energy", columns={
-    "tier": "Tier", "accelerator": "Accelerator", "tokens_per_s_per_gpu": "Tokens/s per GPU",
-    "power_w_per_gpu": "Power per GPU (W)", "joules_per_token": "J per output token",
-    "tokens_per_s_per_kw": "Tokens/s per kW", "power_basis": "Power basis"},
-    decimals={"tokens_per_s_per_gpu": 0, "power_w_per_gpu": 0, "joules_per_token": 3,
-              "tokens_per_s_per_kw": 0}, wide_text=("power_basis",))
+charts.table(
+    measurements.energy_per_token(tiers, mcal, sc, data.load_table("facility")),
+    "inference-energy",
+    columns=[
+        "tier", "accelerator", "tokens_per_s_per_gpu", "power_w_per_gpu", "joules_per_token",
+        "tokens_per_s_per_kw", "power_basis",
+    ],
+    wide_text=("power_basis",),
+)
 
 # %% [markdown]
 # Winners among shipping parts (announced parts are projections), their margin over the
@@ -283,11 +304,14 @@ charts.table(measurements.energy_per_token(tiers, mcal, sc, data.load_table("fac
 
 # %%
 winners = inference.tier_winners(tiers)
-charts.table(winners, "inference-winners", columns={
-    "tier": "Tier", "winner": "Winner", "winner_vendor": "Vendor",
-    "winner_tok_s_gpu": "Tokens/s per GPU", "runner_up_other_vendor": "Other vendor's best",
-    "margin_pct": "Margin (%)", "infeasible": "Cannot meet the tier"},
-    decimals={"winner_tok_s_gpu": 0, "margin_pct": 1})
+charts.table(
+    winners,
+    "inference-winners",
+    columns=[
+        "tier", "winner", "winner_vendor", "winner_tok_s_gpu", "runner_up_other_vendor",
+        "margin_pct", "infeasible",
+    ],
+)
 
 # %%
 from analysis import decision  # noqa: E402

@@ -62,16 +62,17 @@ Markdown(measurements.shift_markdown(shift, measurements.fit_summary(mcal)))
 # prefill/decode, an INVALID loadgen run) are listed but left out of the fit.
 
 # %%
-charts.table(measurements.points_table(mcal), "measurements-points", columns={
-    "source_file": "File", "tool": "Tool", "stack": "Stack", "run_date": "Run date",
-    "accelerator": "Accelerator", "model": "Model", "precision": "Precision", "tp": "TP",
-    "isl_tokens": "Input (tokens)", "osl_tokens": "Output (tokens)",
-    "median_tpot_ms": "Median TPOT (ms)", "measured_tok_s_gpu": "Measured tokens/s per GPU",
-    "modelled_tok_s_gpu": "Model tokens/s per GPU", "ratio": "Measured / model",
-    "used": "In the fit", "reason": "Why not"},
-    decimals={"tp": 0, "isl_tokens": 0, "osl_tokens": 0, "median_tpot_ms": 1,
-              "measured_tok_s_gpu": 0, "modelled_tok_s_gpu": 0, "ratio": 3},
-    wide_text=("reason",))
+charts.table(
+    measurements.points_table(mcal),
+    "measurements-points",
+    columns=[
+        "source_file", "tool", "stack", "run_date", "accelerator", "model", "precision", "tp",
+        "isl_tokens", "osl_tokens", "median_tpot_ms", "measured_tok_s_gpu",
+        "modelled_tok_s_gpu", "ratio", "used", "reason",
+    ],
+    labels={"reason": "Why not"},
+    wide_text=("reason",),
+)
 
 # %% [markdown]
 # ## The fit
@@ -83,13 +84,15 @@ charts.table(measurements.points_table(mcal), "measurements-points", columns={
 # [A-throughput-error](#A-throughput-error)).
 
 # %%
-charts.table(mcal.corrections, "measurements-fit", columns={
-    "accelerator": "Accelerator", "model": "Model", "precision": "Precision", "n": "Runs",
-    "raw_ratio": "Measured / model", "correction": "Correction", "weight": "Weight",
-    "rms_log_error_before": "Error before (log RMS)", "residual_sigma": "Residual (log RMS)",
-    "sigma": "Monte Carlo sigma"},
-    decimals={"n": 0, "raw_ratio": 3, "correction": 3, "weight": 2,
-              "rms_log_error_before": 3, "residual_sigma": 3, "sigma": 3})
+charts.table(
+    mcal.corrections,
+    "measurements-fit",
+    columns=[
+        "accelerator", "model", "precision", "n", "raw_ratio", "correction", "weight",
+        "rms_log_error_before", "residual_sigma", "sigma",
+    ],
+    labels={"n": "Runs"},
+)
 
 # %% [markdown]
 # ## What the measurements changed
@@ -100,13 +103,16 @@ charts.table(mcal.corrections, "measurements-fit", columns={
 # precision move the tiers; runs of other combinations are shown above for the record.
 
 # %%
-charts.table(shift, "measurements-shift", columns={
-    "tier": "Tier", "winner_public": "Winner (public data)",
-    "winner_measured": "Winner (with yours)", "winner_changed": "Changed",
-    "cheapest_public": "Cheapest (public data)", "cheapest_measured": "Cheapest (with yours)",
-    "p_amd_cheaper_public": "P(AMD cheaper), public data",
-    "p_amd_cheaper_measured": "P(AMD cheaper), with yours",
-    "p_amd_cheaper_change": "Change"}, decimals=3)
+charts.table(
+    shift,
+    "measurements-shift",
+    columns=[
+        "tier", "winner_public", "winner_measured", "winner_changed", "cheapest_public",
+        "cheapest_measured", "p_amd_cheaper_public", "p_amd_cheaper_measured",
+        "p_amd_cheaper_change",
+    ],
+    decimals=3,
+)
 
 # %%
 results.show_key_results("35-your-measurements", measurements.key_results(mcal, shift))

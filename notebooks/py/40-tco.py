@@ -70,9 +70,11 @@ for gap in tco.mode_gaps(sc, inp) or ["every shipping candidate has what this mo
 
 # %%
 #| detail: "The cost assumptions used (value, range, register entry)"
-charts.table(inp.globals.reset_index(), "tco-assumptions", columns={
-    "input": "Input", "value": "Value", "low": "Low", "high": "High",
-    "assumption_id": "Assumption"})
+charts.table(
+    inp.globals.reset_index(),
+    "tco-assumptions",
+    columns=["input", "value", "low", "high", "assumption_id"],
+)
 
 # %% [markdown]
 # ## Buy or rent: $/GPU-hour
@@ -84,20 +86,29 @@ charts.table(inp.globals.reset_index(), "tco-assumptions", columns={
 
 # %%
 costs = tco.gpu_hour_cost(sc, inp)
-charts.table(costs, "tco-owned", columns={
-    "accelerator": "Accelerator", "vendor": "Vendor", "owned_capital": "Capital",
-    "owned_power": "Power", "owned_colocation": "Colocation", "owned_maintenance": "Maintenance",
-    "owned_platform": "Platform", "owned_gpu_hour_usd": "Owned, all-in"}, decimals=3,
-    caption="Owned cost per paid GPU-hour, by component (USD)")
+charts.table(
+    costs,
+    "tco-owned",
+    columns=[
+        "accelerator", "vendor", "owned_capital", "owned_power", "owned_colocation",
+        "owned_maintenance", "owned_platform", "owned_gpu_hour_usd",
+    ],
+    decimals=3,
+    caption="Owned cost per paid GPU-hour, by component (USD)",
+)
 
 # %%
 #| detail: "Rented cost per paid GPU-hour: median quote plus porting, quote range"
-charts.table(costs, "tco-rented", columns={
-    "accelerator": "Accelerator", "rented_gpu_hour_usd": "Rented, median + porting",
-    "rent_quote_min": "Lowest quote", "rent_quote_max": "Highest quote",
-    "n_quotes": "Quotes", "quote_note": "Note"},
-    decimals={"rented_gpu_hour_usd": 3, "rent_quote_min": 2, "rent_quote_max": 2},
-    caption="Rented cost per paid GPU-hour (USD)", wide_text=("quote_note",))
+charts.table(
+    costs,
+    "tco-rented",
+    columns=[
+        "accelerator", "rented_gpu_hour_usd", "rent_quote_min", "rent_quote_max", "n_quotes",
+        "quote_note",
+    ],
+    caption="Rented cost per paid GPU-hour (USD)",
+    wide_text=("quote_note",),
+)
 
 # %% [markdown]
 # The quotes behind the rented figures: only the scenario's pool (one provider class, one
@@ -110,12 +121,15 @@ from analysis import data  # noqa: E402
 
 pool = tco.pool_quotes(data.load_table("rental_quotes"), sc.cost.rental_pool)
 pool = pool[pool["accelerator"].isin(sc.accelerators)]
-charts.table(pool.sort_values(["accelerator", "price_usd_per_gpu_hour"]), "tco-pool-quotes",
-    columns={"accelerator": "Accelerator", "provider": "Provider", "instance": "Instance",
-             "price_usd_per_gpu_hour": "USD/GPU-h", "quote_date": "Price date",
-             "stale": "Older than 9 months", "source_id": "Source"},
-    decimals={"price_usd_per_gpu_hour": 2},
-    caption=f"Rental quotes in the pool {sc.cost.rental_pool}")
+charts.table(
+    pool.sort_values(["accelerator", "price_usd_per_gpu_hour"]),
+    "tco-pool-quotes",
+    columns=[
+        "accelerator", "provider", "instance", "price_usd_per_gpu_hour", "quote_date", "stale",
+        "source_id",
+    ],
+    caption=f"Rental quotes in the pool {sc.cost.rental_pool}",
+)
 
 # %% [markdown]
 # ## Cross-check: SemiAnalysis' published TCO tiers
@@ -128,11 +142,18 @@ charts.table(pool.sort_values(["accelerator", "price_usd_per_gpu_hour"]), "tco-p
 # %%
 #| detail: "Cross-check against SemiAnalysis' published TCO tiers"
 xc = tco.tco_crosscheck(costs, data.load_table("tco_benchmarks"))
-charts.table(xc, "tco-crosscheck", columns={
-    "accelerator": "Accelerator", "tier": "SemiAnalysis tier",
-    "published_usd": "Published (USD/GPU-h)", "estimate": "Placeholder", "ours": "Ours",
-    "ours_usd": "Ours (USD/GPU-h)", "ratio": "Ours / published", "why": "Why they differ"},
-    decimals={"published_usd": 2, "ours_usd": 2, "ratio": 2}, wide_text=("why",))
+charts.table(
+    xc,
+    "tco-crosscheck",
+    columns=[
+        "accelerator", "tier", "published_usd", "estimate", "ours", "ours_usd", "ratio", "why",
+    ],
+    labels={
+        "tier": "SemiAnalysis tier", "estimate": "Placeholder", "ratio": "Ours / published",
+    },
+    decimals={"ratio": 2},
+    wide_text=("why",),
+)
 
 # %%
 #| label: fig-tco-buy-vs-rent
@@ -154,21 +175,27 @@ charts.plot_buy_vs_rent(costs)
 # %%
 #| detail: "Monte Carlo $/GPU-hour per accelerator (p5, median, p95)"
 sim = tco.simulate(sc, tiers, train, inputs=inp)
-charts.table(sim.gpu_hour, "tco-gpu-hour-mc", columns={
-    "accelerator": "Accelerator", "vendor": "Vendor", "mode": "Mode",
-    "gpu_hour_usd_p05": "p5 (USD/GPU-h)", "gpu_hour_usd": "Median (USD/GPU-h)",
-    "gpu_hour_usd_p95": "p95 (USD/GPU-h)", "useful_gpu_hour_usd": "Useful GPU-hour (USD)"},
-    decimals=3)
+charts.table(
+    sim.gpu_hour,
+    "tco-gpu-hour-mc",
+    columns=[
+        "accelerator", "vendor", "mode", "gpu_hour_usd_p05", "gpu_hour_usd",
+        "gpu_hour_usd_p95", "useful_gpu_hour_usd",
+    ],
+    labels={"mode": "Mode", "gpu_hour_usd": "Median (USD/GPU-h)"},
+    decimals=3,
+)
 
 # %%
 #| detail: "Cost per million output tokens per tier as a table"
-charts.table(sim.tiers, "tco-tiers", columns={
-    "tier": "Tier", "accelerator": "Accelerator", "vendor": "Vendor", "status": "Status",
-    "tokens_per_s_per_gpu": "Tokens/s per GPU", "cost_per_mtok_p05": "p5 (USD/M tokens)",
-    "cost_per_mtok": "Median (USD/M tokens)", "cost_per_mtok_p95": "p95 (USD/M tokens)",
-    "cost_per_mtok_point": "Point (USD/M tokens)"},
-    decimals={"tokens_per_s_per_gpu": 0, "cost_per_mtok_p05": 3, "cost_per_mtok": 3,
-              "cost_per_mtok_p95": 3, "cost_per_mtok_point": 3})
+charts.table(
+    sim.tiers,
+    "tco-tiers",
+    columns=[
+        "tier", "accelerator", "vendor", "status", "tokens_per_s_per_gpu", "cost_per_mtok_p05",
+        "cost_per_mtok", "cost_per_mtok_p95", "cost_per_mtok_point",
+    ],
+)
 
 # %%
 #| label: fig-tco-cost-per-mtok
@@ -183,21 +210,33 @@ charts.plot_cost_per_mtok(sim.tiers, tco.price_rule(sc, inp), sc.cost.utilizatio
 # draw: `p_amd_cheaper` is the share of draws in which the AMD candidate costs less.
 
 # %%
-charts.table(sim.tier_summary, "tco-tier-summary", columns={
-    "tier": "Tier", "cheapest": "Cheapest", "cheapest_amd": "Cheapest AMD",
-    "cheapest_nvidia": "Cheapest NVIDIA", "p_amd_cheaper": "P(AMD cheaper)"}, decimals=3)
+charts.table(
+    sim.tier_summary,
+    "tco-tier-summary",
+    columns=["tier", "cheapest", "cheapest_amd", "cheapest_nvidia", "p_amd_cheaper"],
+    decimals=3,
+)
 
 # %%
-charts.table(sim.training, "tco-training", columns={
-    "accelerator": "Accelerator", "vendor": "Vendor", "gpu_hours": "GPU-hours",
-    "train_cost_usd_p05": "p5 (USD)", "train_cost_usd": "Median (USD)",
-    "train_cost_usd_p95": "p95 (USD)"}, decimals=0,
-    caption="Cost of the scenario's training run")
+charts.table(
+    sim.training,
+    "tco-training",
+    columns=[
+        "accelerator", "vendor", "gpu_hours", "train_cost_usd_p05", "train_cost_usd",
+        "train_cost_usd_p95",
+    ],
+    decimals=0,
+    caption="Cost of the scenario's training run",
+)
 
 # %%
-charts.table(pd.DataFrame([sim.training_summary]), "tco-training-summary", columns={
-    "cheapest": "Cheapest", "cheapest_amd": "Cheapest AMD", "cheapest_nvidia": "Cheapest NVIDIA",
-    "p_amd_cheaper": "P(AMD cheaper)"}, decimals=3, caption="Training run: which vendor is cheaper")
+charts.table(
+    pd.DataFrame([sim.training_summary]),
+    "tco-training-summary",
+    columns=["cheapest", "cheapest_amd", "cheapest_nvidia", "p_amd_cheaper"],
+    decimals=3,
+    caption="Training run: which vendor is cheaper",
+)
 
 # %% [markdown]
 # ## Break-even: "AMD wins if ..."
@@ -209,7 +248,7 @@ charts.table(pd.DataFrame([sim.training_summary]), "tco-training-summary", colum
 # %%
 #| detail: "Every break-even as a sentence (the summary tabulates the main ones)"
 be = tco.breakeven_table(sim, inp, inp_rent if sc.cost.mode == "buy" else inp_buy)
-charts.table(be, "tco-breakeven", columns={"workload": "Workload", "statement": "AMD wins if ..."})
+charts.table(be, "tco-breakeven", columns=["workload", "statement"])
 
 # %% [markdown]
 # ## Sensitivity
@@ -221,10 +260,11 @@ charts.table(be, "tco-breakeven", columns={"workload": "Workload", "statement": 
 # %%
 #| detail: "The sensitivity table behind the tornado chart"
 tornado_title, sens = tco.tier_sensitivity(sim, inp)
-charts.table(sens.head(tco.TORNADO_TOP_N), "tco-sensitivity", columns={
-    "input": "Input", "assumption_id": "Assumption", "low": "Low", "high": "High",
-    "diff_low": "Difference at low (USD/M tokens)", "diff_high": "Difference at high (USD/M tokens)"},
-    decimals={"diff_low": 4, "diff_high": 4})
+charts.table(
+    sens.head(tco.TORNADO_TOP_N),
+    "tco-sensitivity",
+    columns=["input", "assumption_id", "low", "high", "diff_low", "diff_high"],
+)
 
 # %%
 #| label: fig-tco-tornado
@@ -248,31 +288,37 @@ charts.plot_cost_tornado(sens, tornado_title)
 # %%
 #| detail: "The article's hardware-price claim, in numbers"
 claims = tco.claim_numbers(costs, inp_buy)
-charts.table(claims, "tco-claims-prices", columns={
-    "amd": "AMD", "nvidia": "NVIDIA", "amd_price_per_gpu_usd": "AMD price per GPU (USD)",
-    "nvidia_price_per_gpu_usd": "NVIDIA price per GPU (USD)",
-    "hardware_discount_pct": "Hardware discount (%)"}, decimals={"hardware_discount_pct": 1})
+charts.table(
+    claims,
+    "tco-claims-prices",
+    columns=[
+        "amd", "nvidia", "amd_price_per_gpu_usd", "nvidia_price_per_gpu_usd",
+        "hardware_discount_pct",
+    ],
+)
 
 # %%
 #| detail: "The article's hourly-cost claim, in numbers"
-charts.table(claims, "tco-claims-hourly", columns={
-    "amd": "AMD", "nvidia": "NVIDIA", "amd_owned_gpu_hour_usd": "AMD owned (USD/GPU-h)",
-    "nvidia_owned_gpu_hour_usd": "NVIDIA owned (USD/GPU-h)", "owned_discount_pct": "Owned discount (%)",
-    "amd_rent_median_usd": "AMD rent (USD/GPU-h)", "nvidia_rent_median_usd": "NVIDIA rent (USD/GPU-h)",
-    "rent_discount_pct": "Rent discount (%)",
-    "hardware_saving_per_gpu_hour_usd": "AMD hardware saving (USD/GPU-h)",
-    "amd_porting_per_gpu_hour_usd": "AMD porting (USD/GPU-h)",
-    "hidden_costs_exceed_gap": "Porting exceeds saving"},
-    decimals={"owned_discount_pct": 1, "rent_discount_pct": 1, "amd_owned_gpu_hour_usd": 3,
-              "nvidia_owned_gpu_hour_usd": 3, "amd_rent_median_usd": 3,
-              "nvidia_rent_median_usd": 3, "hardware_saving_per_gpu_hour_usd": 3,
-              "amd_porting_per_gpu_hour_usd": 3})
+charts.table(
+    claims,
+    "tco-claims-hourly",
+    columns=[
+        "amd", "nvidia", "amd_owned_gpu_hour_usd", "nvidia_owned_gpu_hour_usd",
+        "owned_discount_pct", "amd_rent_median_usd", "nvidia_rent_median_usd",
+        "rent_discount_pct", "hardware_saving_per_gpu_hour_usd",
+        "amd_porting_per_gpu_hour_usd", "hidden_costs_exceed_gap",
+    ],
+)
 
 # %%
 sim_rent = tco.rent_simulation(sc, sim, tiers, inp_rent)
-charts.table(sim_rent.tier_summary, "tco-rent-tiers", columns={
-    "tier": "Tier", "cheapest": "Cheapest (rented)", "cheapest_amd": "Cheapest AMD",
-    "cheapest_nvidia": "Cheapest NVIDIA", "p_amd_cheaper": "P(AMD cheaper)"}, decimals=3)
+charts.table(
+    sim_rent.tier_summary,
+    "tco-rent-tiers",
+    columns=["tier", "cheapest", "cheapest_amd", "cheapest_nvidia", "p_amd_cheaper"],
+    labels={"cheapest": "Cheapest (rented)"},
+    decimals=3,
+)
 
 # %% tags=["key-results"]
 key = tco.key_results(sim, be, sc.cost.mode, claims, sim_rent)

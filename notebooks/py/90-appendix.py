@@ -63,13 +63,19 @@ HTML(decision.assumptions_register_html(register, sources, anchors=False))
 
 # %%
 recs = decision.recommend(sc, chapter_results)
-charts.table(recs, "appendix-key-figures", columns={
-    "label": "Workload", "recommendation": "Call", "amd_best": "AMD", "nvidia_best": "NVIDIA",
-    "cost_margin_pct": "Cost margin (%)", "cost_ratio_p05": "Ratio p5",
-    "cost_ratio": "AMD/NVIDIA cost", "cost_ratio_p95": "Ratio p95",
-    "p_amd_cheaper": "P(AMD cheaper)", "breakeven_rel_throughput": "Break-even throughput (x)"},
-    decimals={"cost_margin_pct": 0, "cost_ratio_p05": 2, "cost_ratio": 2, "cost_ratio_p95": 2,
-              "p_amd_cheaper": 2, "breakeven_rel_throughput": 2})
+charts.table(
+    recs,
+    "appendix-key-figures",
+    columns=[
+        "label", "recommendation", "amd_best", "nvidia_best", "cost_margin_pct",
+        "cost_ratio_p05", "cost_ratio", "cost_ratio_p95", "p_amd_cheaper",
+        "breakeven_rel_throughput",
+    ],
+    labels={
+        "amd_best": "AMD", "nvidia_best": "NVIDIA",
+        "breakeven_rel_throughput": "Break-even throughput (x)",
+    },
+)
 
 # %% [markdown]
 # ## Glossary
@@ -89,8 +95,12 @@ display(decision.glossary_bundle(), raw=True)
 # The errors as measured in this run (empty when the chapters were not run):
 
 # %%
-charts.table(decision.model_error_table(chapter_results), "appendix-model-error",
-             columns={"measure": "Measure", "percent": "Error (%)"}, decimals=1)
+charts.table(
+    decision.model_error_table(chapter_results),
+    "appendix-model-error",
+    columns=["measure", "percent"],
+    decimals=1,
+)
 
 # %% [markdown]
 # ## Data sources
@@ -106,15 +116,16 @@ display(decision.sources_list_bundle(decision.cited_sources(sources, cited)), ra
 # %%
 #| detail: "The claims audit in full: one row per claim of the seed article with quote, verdict, products, reasoning and sources"
 audit = claims.evaluate_claims(chapter_results=chapter_results, scenario=sc)
-charts.table(audit, "claims-audit", columns={
-    "claim_id": "Claim", "topic": "Topic", "quote": "Quote", "verdict": "Verdict",
-    "products": "Products", "reasoning": "Reasoning", "data_sources": "Sources"},
-    wide_text=("quote", "reasoning"))
+charts.table(
+    audit,
+    "claims-audit",
+    columns=["claim_id", "topic", "quote", "verdict", "products", "reasoning", "data_sources"],
+    wide_text=("quote", "reasoning"),
+)
 
 # %%
 #| detail: "Version: what produced this report (package, git commit and whether the tree had uncommitted changes, renderer, digests of the data and the parameters)"
-charts.table(decision.run_info_table(run_info), "appendix-version",
-             columns={"item": "Item", "value": "Value"})
+charts.table(decision.run_info_table(run_info), "appendix-version", columns=["item", "value"])
 
 # %% tags=["key-results"]
 results.show_key_results("90-appendix", decision.appendix_key_results(register, cited, run_info))

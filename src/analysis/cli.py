@@ -9,17 +9,19 @@ text, never parsed as rich markup (:func:`analysis.textsafe.console_text`).
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
 from analysis import paths
-from analysis.params import ParamsError, load_scenario
-from analysis.schema import DataValidationError
+from analysis.errors import ReportError, UsageError
+from analysis.params import load_scenario
 
 app = typer.Typer(
     add_completion=False,
@@ -36,8 +38,10 @@ _WIDTH = None if sys.stdout.isatty() else 140
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 console = Console(highlight=False, soft_wrap=True, width=_WIDTH)
 
-#: Errors that are the user's to fix: printed as one message, exit 1, no traceback.
-USER_ERRORS: tuple[type[Exception], ...] = (ParamsError, DataValidationError, FileNotFoundError)
+#: Errors that are the user's to fix: printed as one message, exit 1, no traceback. Every
+#: error of the report is a :class:`analysis.errors.ReportError` (bad parameters, bad data,
+#: an unusable upstream file, a failed chapter, render or publish step, a bad option).
+USER_ERRORS: tuple[type[Exception], ...] = (ReportError, FileNotFoundError)
 #: Exit status after Ctrl-C (128 + SIGINT), what shells report for an interrupted command.
 EXIT_INTERRUPTED = 130
 #: Longest message printed (characters): a hostile input must not flood the terminal.
@@ -53,6 +57,29 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def user_errors(command: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Wrap a command: a user error (:data:`USER_ERRORS`) becomes one message and exit 1.
+
+    The one place the command line turns the report's errors into a message; Ctrl-C in a
+    command becomes "interrupted" and exit 130.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt:
+            raise interrupted() from None
+        except USER_ERRORS as err:
+            raise fail(str(err)) from None
+
+    return wrapper
+
+
 def say(message: str) -> None:
     """Print ``message`` to stdout as plain text (no markup, no highlighting)."""
     console.print(Text(str(message)))
@@ -65,42 +92,35 @@ def interrupted() -> typer.Exit:
 
 
 @app.command()
+@user_errors
 def validate(
     file: Annotated[Path, typer.Argument(help="Parameter file (YAML).")],
 ) -> None:
     """Check a parameter file (and the bundled data); exit 0 if valid, 1 with the problems."""
     from analysis import data
 
-    try:
-        data.validate_all()
-        scenario = load_scenario(file)
-    except (ParamsError, DataValidationError) as err:
-        raise fail(str(err)) from None
+    data.validate_all()
+    scenario = load_scenario(file)
     say(f"{file}: OK (scenario {scenario.name!r}, {len(scenario.candidates)} candidates)")
     # Data gaps are warnings, not errors: the report runs and leaves the part out.
     from analysis import tco
 
-    try:
-        warnings = tco.scenario_warnings(scenario)
-    except DataValidationError as err:
-        raise fail(str(err)) from None
-    for w in warnings:
+    for w in tco.scenario_warnings(scenario):
         err_console.print(Text(f"warning: {file}: {w}"))
 
 
 @app.command()
+@user_errors
 def scenarios() -> None:
     """List the bundled scenarios (params/ and params/scenarios/), one line each."""
     files = sorted(paths.PARAMS.glob("*.yaml")) + sorted(paths.SCENARIOS.glob("*.yaml"))
     for f in files:
-        try:
-            s = load_scenario(f)
-        except ParamsError as err:
-            raise fail(str(err)) from None
+        s = load_scenario(f)
         say(f"{f.relative_to(paths.ROOT)!s:<44} {s.description or s.title}")
 
 
 @app.command()
+@user_errors
 def run(
     params: Annotated[
         Path, typer.Option("--params", help="Parameter file (YAML).")
@@ -119,15 +139,13 @@ def run(
     wanted = tuple(f.strip() for f in formats.split(",") if f.strip())
     bad = [f for f in wanted if f not in {"html", "pdf"}]
     if bad or not wanted:
-        raise fail(f"--formats: unknown format(s) {bad or formats!r}; allowed: html, pdf")
+        raise UsageError(f"--formats: unknown format(s) {bad or formats!r}; allowed: html, pdf")
     if jobs < 1:
-        raise fail(f"--jobs: must be at least 1, got {jobs}")
+        raise UsageError(f"--jobs: must be at least 1, got {jobs}")
     try:
         result = report.run_report(params, out_dir=out, formats=wanted, jobs=jobs)
-    except KeyboardInterrupt:
-        raise interrupted() from None
-    except (*USER_ERRORS, report.ReportError) as err:
-        raise fail(str(err)) from None
+    except FileNotFoundError:
+        raise
     except OSError as err:  # disk full, read-only folder ... found while publishing
         raise fail(report.describe_os_error(err)) from None
     say(f"Report published: {result.version_dir}")
@@ -135,6 +153,7 @@ def run(
 
 
 @app.command()
+@user_errors
 def diff(
     old: Annotated[Path, typer.Argument(help="Older report version folder (or its results.json).")],
     new: Annotated[Path, typer.Argument(help="Newer report version folder (or its results.json).")],
@@ -142,49 +161,44 @@ def diff(
     """Print the key figures that changed between two report versions."""
     from analysis import report
 
-    try:
-        text = report.format_diff(report.diff_versions(old, new))
-    except (*USER_ERRORS, report.ReportError) as err:
-        raise fail(str(err)) from None
-    say(text)
+    say(report.format_diff(report.diff_versions(old, new)))
 
 
 @app.command()
+@user_errors
 def sync(
     check: Annotated[
         bool, typer.Option("--check", help="Only check; exit 1 when out of sync.")
     ] = False,
 ) -> None:
     """Keep each notebook and its py:percent pair in sync (jupytext)."""
-    from analysis import report
+    from analysis.devtools.pairs import sync_notebooks
 
-    problems = report.sync_notebooks(check=check)
+    problems = sync_notebooks(check=check)
     if problems:
         raise fail("notebook pairs out of sync:\n" + "\n".join(problems))
     console.print("notebook pairs in sync")
 
 
 @app.command()
+@user_errors
 def goldens() -> None:
     """Re-execute every chapter with params/ci.yaml into tests/notebooks/goldens/."""
-    from analysis import report
+    from analysis.devtools.goldens import make_goldens
 
-    try:
-        written = report.make_goldens()
-    except (*USER_ERRORS, report.ReportError) as err:
-        raise fail(str(err)) from None
-    for p in written:
+    for p in make_goldens():
         console.print(f"wrote {p.relative_to(paths.ROOT)}")
 
 
 @app.command("data-readme")
+@user_errors
 def data_readme(
     check: Annotated[
         bool, typer.Option("--check", help="Exit 1 if data/README.md is stale.")
     ] = False,
 ) -> None:
     """Generate data/README.md from the schema definitions."""
-    from analysis.data import render_data_readme
+    from analysis.devtools.data_readme import render_data_readme
 
     text = render_data_readme()
     if check:
@@ -198,7 +212,31 @@ def data_readme(
     console.print(f"wrote {paths.DATA_README.relative_to(paths.ROOT)}")
 
 
+@app.command()
+@user_errors
+def contracts(
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 if docs/contracts.md's key section is stale.")
+    ] = False,
+) -> None:
+    """Regenerate docs/contracts.md's key-results section from analysis.keys."""
+    from analysis.keys import contracts_with_keys
+
+    current = paths.CONTRACTS.read_text(encoding="utf-8")
+    try:
+        text = contracts_with_keys(current)
+    except ValueError as err:
+        raise fail(str(err)) from None
+    if check:
+        if current != text:
+            raise fail("docs/contracts.md's key results are stale: run `make contracts`")
+        return
+    paths.CONTRACTS.write_text(text, encoding="utf-8")
+    console.print(f"wrote the key results in {paths.CONTRACTS.relative_to(paths.ROOT)}")
+
+
 @app.command("params-readme")
+@user_errors
 def params_readme(
     check: Annotated[
         bool, typer.Option("--check", help="Exit 1 if README.md's parameter reference is stale.")
@@ -219,6 +257,7 @@ def params_readme(
 
 
 @app.command()
+@user_errors
 def bench(
     params: Annotated[
         Path, typer.Option("--params", help="Scenario for the report phase timing.")
@@ -228,26 +267,22 @@ def bench(
     ] = True,
 ) -> None:
     """Time the model sweeps, the Monte Carlo and each phase of a report run."""
-    from analysis import bench as bench_mod
+    from analysis.devtools import bench as bench_mod
 
-    try:
-        bench_mod.run_bench(params, include_report=report_phases, console=console)
-    except USER_ERRORS as err:
-        raise fail(str(err)) from None
+    bench_mod.run_bench(params, include_report=report_phases, console=console)
 
 
 @app.command("validate-models")
+@user_errors
 def validate_models() -> None:
     """Print the out-of-sample errors of the inference and training models against MLPerf."""
-    from analysis import validation
+    from analysis.devtools import validation
 
-    try:
-        validation.print_model_validation(console)
-    except USER_ERRORS as err:
-        raise fail(str(err)) from None
+    validation.print_model_validation(console)
 
 
 @ingest_app.command("mlperf")
+@user_errors
 def ingest_mlperf(
     sources: Annotated[
         list[Path], typer.Argument(help="summary_results.json / summary.csv / training CSV files.")
@@ -267,15 +302,13 @@ def ingest_mlperf(
     """Normalize raw MLPerf results into data/benchmarks/ (deterministic CSV)."""
     from analysis.ingest import mlperf
 
-    try:
-        report_lines = mlperf.ingest(sources, out_dir=out or paths.BENCHMARKS, accessed=accessed)
-    except (*USER_ERRORS, mlperf.IngestError) as err:
-        raise fail(str(err)) from None
+    report_lines = mlperf.ingest(sources, out_dir=out or paths.BENCHMARKS, accessed=accessed)
     for line in report_lines:
         console.print(line)
 
 
 @ingest_app.command("inferencex")
+@user_errors
 def ingest_inferencex(
     sources: Annotated[
         list[Path], typer.Argument(help="InferenceX fixture JSON-lines files (first file wins).")
@@ -291,17 +324,13 @@ def ingest_inferencex(
     """Normalize SemiAnalysis InferenceX points into data/benchmarks/inferencex.csv."""
     from analysis.ingest import inferencex
 
-    try:
-        report_lines = inferencex.ingest(
-            sources, out_dir=out or paths.BENCHMARKS, accessed=accessed
-        )
-    except (*USER_ERRORS, inferencex.IngestError) as err:
-        raise fail(str(err)) from None
+    report_lines = inferencex.ingest(sources, out_dir=out or paths.BENCHMARKS, accessed=accessed)
     for line in report_lines:
         console.print(line)
 
 
 @ingest_app.command("bench")
+@user_errors
 def ingest_bench(
     sources: Annotated[
         list[Path],
@@ -358,11 +387,7 @@ def ingest_bench(
         isl=isl,
         run_date=run_date,
     )
-    try:
-        lines = bench.ingest(sources, flags, out_dir=out, power=power)
-    except (*USER_ERRORS, bench.BenchIngestError) as err:
-        raise fail(str(err)) from None
-    for line in lines:
+    for line in bench.ingest(sources, flags, out_dir=out, power=power):
         say(line)
 
 

@@ -572,17 +572,3 @@ def mlperf_coverage_matrix(coverage: pd.DataFrame) -> pd.DataFrame:
     order = [a for a in ids.ACCELERATORS if a in matrix.index]
     order += sorted(set(matrix.index) - set(order))
     return matrix.loc[order]
-
-
-def render_data_readme() -> str:
-    """``data/README.md``: the data dictionary and the price coverage table, both generated."""
-    from analysis import tco
-    from analysis.schema import render_data_dictionary
-    from analysis.tables import ALL
-    from analysis.tables.benchmarks import USER_TABLES
-
-    cov = tco.price_coverage(
-        load_table("rental_quotes"), load_table("purchase_prices"), load_table("facility")
-    )
-    tables = [*ALL.values(), *USER_TABLES]
-    return render_data_dictionary(tables) + "\n" + tco.coverage_markdown(cov)

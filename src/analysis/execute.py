@@ -63,6 +63,9 @@ from typing import Any
 
 import nbformat
 
+from analysis.errors import ChapterError as ChapterError
+from analysis.errors import KeyResultsError
+
 CHAPTER_GLOB = "[0-9][0-9]-*.ipynb"
 CHAPTER_NAME = re.compile(r"^\d\d-[A-Za-z0-9._-]+$")
 #: Seconds a kernel may take to start and answer ``kernel_info`` (nbclient's default: 60).
@@ -70,15 +73,6 @@ KERNEL_START_TIMEOUT = 180
 #: Further attempts for a kernel that died or timed out before running any cell.
 KERNEL_START_RETRIES = 1
 log = logging.getLogger(__name__)
-
-
-class ChapterError(RuntimeError):
-    """A chapter could not be executed; the message is meant for the user."""
-
-    def __init__(self, message: str, chapter: str, notebook: Path | None = None) -> None:
-        super().__init__(message)
-        self.chapter = chapter
-        self.notebook = notebook
 
 
 @dataclass(frozen=True)
@@ -276,7 +270,28 @@ async def execute_chapter(
             ) from None
     seconds = time.perf_counter() - start
     nbformat.write(nb, output)
-    return ExecutedChapter(chapter, output, seconds, extract_key_results(nb), retries)
+    found = extract_key_results(nb)
+    check_key_results(found, parameters, output)
+    return ExecutedChapter(chapter, output, seconds, found, retries)
+
+
+def check_key_results(
+    found: Mapping[str, Mapping[str, Any]], parameters: Mapping[str, Any], output: Path
+) -> None:
+    """Check a chapter's key results against :mod:`analysis.keys` for the injected scenario.
+
+    Raises:
+        KeyResultsError: a required key is missing or None, a value has the wrong kind, or
+            a key matches no pattern; names the chapter, the key and the executed notebook.
+    """
+    from analysis import keys
+    from analysis.params import scenario_from_parameters
+
+    context = keys.KeyContext.from_scenario(scenario_from_parameters(parameters.get("scenario")))
+    try:
+        keys.check_results(found, context)
+    except KeyResultsError as err:
+        raise KeyResultsError(f"{err} (executed notebook: {output})") from None
 
 
 class _Interrupted(Exception):
@@ -396,7 +411,10 @@ class _ChapterLoop(asyncio.SelectorEventLoop):
     such calls are ignored here. :class:`_Stopper` calls the base class methods.
     """
 
-    def add_signal_handler(self, sig: int, callback: Callable[..., object], *args: Any) -> None:
+    # The base signature is generic over the callback's arguments; this one ignores them all.
+    def add_signal_handler(  # type: ignore[override]
+        self, sig: int, callback: Callable[..., object], *args: Any
+    ) -> None:
         log.debug("ignored a signal handler for %s from a library", sig)
 
     def remove_signal_handler(self, sig: int) -> bool:
@@ -416,14 +434,22 @@ class _Stopper:
     def install(self) -> None:
         self.loop.set_exception_handler(self._on_loop_error)
         try:
-            asyncio.SelectorEventLoop.add_signal_handler(self.loop, signal.SIGINT, self._on_sigint)
+            # The loop is a _QuietLoop (a SelectorEventLoop): the base method, unbound.
+            asyncio.SelectorEventLoop.add_signal_handler(
+                self.loop,  # type: ignore[arg-type]
+                signal.SIGINT,
+                self._on_sigint,
+            )
             self._sigint = True
         except (ValueError, RuntimeError, NotImplementedError):
             pass  # not the main thread (or no signals here): asyncio.run's own handling
 
     def uninstall(self) -> None:
         if self._sigint:
-            asyncio.SelectorEventLoop.remove_signal_handler(self.loop, signal.SIGINT)
+            asyncio.SelectorEventLoop.remove_signal_handler(
+                self.loop,  # type: ignore[arg-type]
+                signal.SIGINT,
+            )
             self._sigint = False
 
     def _on_sigint(self) -> None:

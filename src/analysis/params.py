@@ -50,6 +50,7 @@ from pydantic import (
 )
 
 from analysis import data, ids, paths
+from analysis.errors import ParamsError as ParamsError
 from analysis.schema import DataValidationError
 from analysis.textsafe import excerpt, one_line
 
@@ -418,10 +419,6 @@ class Scenario(_Strict):
         return self.candidates + tuple(
             a for a in ids.ACCELERATORS_ANNOUNCED if a not in self.candidates
         )
-
-
-class ParamsError(ValueError):
-    """A parameter file is unreadable or invalid; the message is meant for the user."""
 
 
 def _context_length(model: str) -> int | None:

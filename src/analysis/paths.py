@@ -33,6 +33,8 @@ CLAIMS: Path = DATA / "claims"
 ASSUMPTIONS: Path = DATA / "assumptions"
 SOURCES: Path = DATA / "sources.csv"
 DATA_README: Path = DATA / "README.md"
+#: The inter-chapter contracts; its key-results section is generated (``make contracts``).
+CONTRACTS: Path = ROOT / "docs" / "contracts.md"
 NOTEBOOKS: Path = ROOT / "notebooks"
 PARAMS: Path = ROOT / "params"
 SCENARIOS: Path = PARAMS / "scenarios"

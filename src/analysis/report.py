@@ -1,7 +1,9 @@
 """The report pipeline: execute the chapters, render, version, publish, diff.
 
 Analytical decisions taken here (mechanics in :mod:`analysis.execute`,
-:mod:`analysis.render` and :mod:`analysis.goldens`):
+:mod:`analysis.render`, the version diff in :mod:`analysis.version_diff`; the goldens and
+notebook pairs are developer tools, in
+:mod:`analysis.devtools`):
 
 * A version id is ``v<NNNN>-<UTC time>-<short digest>``: a sequence number per scenario,
   when it was made, and a digest of what made it (params, data, notebooks, package, commit).
@@ -49,12 +51,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from analysis import __version__, data, paths
-from analysis import results as key_results
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+from analysis.errors import ReportError, RunError
 from analysis.execute import Chapter, ChapterError, discover_chapters, execute_all
-from analysis.goldens import make_goldens, sync_notebooks
 from analysis.params import load_scenario, scenario_to_parameters
 from analysis.render import (
     Renderer,
@@ -66,17 +70,42 @@ from analysis.render import (
     set_pdf_metadata,
     version_date,
 )
+from analysis.version_diff import (
+    Change,
+    VersionDiff,
+    _load_results,
+    diff_versions,
+    format_diff,
+    is_decision_key,
+)
 
 __all__ = [
+    "Change",
     "ReportError",
     "RunResult",
     "VersionDiff",
     "diff_versions",
     "format_diff",
-    "make_goldens",
+    "is_decision_key",
     "run_report",
-    "sync_notebooks",
 ]
+
+#: Developer tools once re-exported here; now in :mod:`analysis.devtools` (the report
+#: pipeline does not import them: no ``report <-> goldens`` import circle).
+_MOVED_TO_DEVTOOLS = {
+    "make_goldens": "analysis.devtools.goldens",
+    "sync_notebooks": "analysis.devtools.pairs",
+}
+
+
+def __getattr__(name: str) -> object:
+    """``report.make_goldens`` / ``report.sync_notebooks``: the old names, loaded on use."""
+    if name in _MOVED_TO_DEVTOOLS:
+        import importlib
+
+        return getattr(importlib.import_module(_MOVED_TO_DEVTOOLS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 VERSION_DIR = re.compile(r"^v(\d{4,})-\d{8}T\d{6}Z-[0-9a-f]{8}\Z")
 #: Build folders kept per scenario (~29 MB each); older ones are pruned after every run.
@@ -110,8 +139,11 @@ RECORDED_PACKAGES = (
 )
 
 
-class ReportError(RuntimeError):
-    """A report run failed; the message (for the user) names the notebook and the cell."""
+class GitState(TypedDict):
+    """The commit a run was made from and whether the work tree differed (None: unknown)."""
+
+    commit: str
+    dirty: bool | None
 
 
 @dataclass
@@ -122,11 +154,11 @@ class RunResult:
     version_dir: Path
     latest: Path
     build_dir: Path
-    renderer: dict[str, Any]
+    renderer: dict[str, str | None]
     timings: dict[str, float] = field(default_factory=dict)
     chapter_seconds: dict[str, float] = field(default_factory=dict)
     chapters: list[str] = field(default_factory=list)
-    results: dict[str, Any] = field(default_factory=dict)
+    results: dict[str, object] = field(default_factory=dict)
 
 
 # --- digests and provenance -----------------------------------------------------------
@@ -167,7 +199,7 @@ def _rel(p: Path, base: Path) -> str:
         return str(p)
 
 
-def git_state(root: Path) -> dict[str, Any]:
+def git_state(root: Path) -> GitState:
     """Current commit and whether the work tree differs from it (``unknown`` outside git)."""
     try:
         commit = subprocess.run(
@@ -234,13 +266,13 @@ def check_output_folder(folder: Path, min_free: int = MIN_FREE_BYTES) -> None:
     """Fail before any execution when ``folder`` cannot take a report.
 
     Raises:
-        ReportError: ``folder`` (or a parent) is a file, cannot be created, is not
+        RunError: ``folder`` (or a parent) is a file, cannot be created, is not
             writable, or has less than ``min_free`` bytes free.
     """
     folder = Path(folder)
     for parent in [folder, *folder.parents]:
         if parent.exists() and not parent.is_dir():
-            raise ReportError(f"output folder {folder}: {parent} is a file, not a folder.")
+            raise RunError(f"output folder {folder}: {parent} is a file, not a folder.")
         if parent.exists():
             break
     try:
@@ -249,9 +281,9 @@ def check_output_folder(folder: Path, min_free: int = MIN_FREE_BYTES) -> None:
             pass
         free = shutil.disk_usage(folder).free
     except OSError as err:
-        raise ReportError(describe_os_error(err)) from None
+        raise RunError(describe_os_error(err)) from None
     if free < min_free:
-        raise ReportError(
+        raise RunError(
             f"output folder {folder}: only {free / 1024**2:.0f} MB free, a report needs at "
             f"least {min_free / 1024**2:.0f} MB: free some space or use --out elsewhere."
         )
@@ -274,7 +306,7 @@ def scenario_lock(scenario_dir: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterat
     """Hold an exclusive ``flock`` on ``<scenario_dir>/.lock`` (released on exit or death).
 
     Raises:
-        ReportError: another run held the lock for longer than ``timeout`` seconds.
+        RunError: another run held the lock for longer than ``timeout`` seconds.
     """
     scenario_dir.mkdir(parents=True, exist_ok=True)
     with (scenario_dir / ".lock").open("a") as fh:
@@ -285,7 +317,7 @@ def scenario_lock(scenario_dir: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterat
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise ReportError(
+                    raise RunError(
                         f"{scenario_dir}: another run of this scenario has been publishing "
                         f"for over {timeout:.0f} s (lock {scenario_dir / '.lock'})"
                     ) from None
@@ -315,7 +347,7 @@ def _alive(pid: int | None) -> bool:
 
 def remove_stale_staging(scenario_dir: Path) -> list[Path]:
     """Staging folders and temporary links of runs whose process is gone (call under lock)."""
-    removed = []
+    removed: list[Path] = []
     if not scenario_dir.is_dir():
         return removed
     for p in scenario_dir.iterdir():
@@ -367,11 +399,11 @@ def _substitute(obj: Any, placeholder: str, version: str) -> Any:
     return obj
 
 
-def read_previous_results(scenario_dir: Path) -> dict[str, Any]:
+def read_previous_results(scenario_dir: Path) -> dict[str, object]:
     """results.json of the version ``latest`` points at ({} if none or unreadable)."""
     try:
         return _load_results(scenario_dir / "latest" / "results.json")
-    except (OSError, ReportError):
+    except (OSError, RunError):
         return {}
 
 
@@ -421,10 +453,10 @@ class _Progress:
             self.progress.start_task(self.tasks[chapter])
         self.progress.update(self.tasks[chapter], completed=done, total=total)
 
-    def phase(self, name: str) -> int:
+    def phase(self, name: str) -> TaskID:
         return self.progress.add_task(name, total=1)
 
-    def finish(self, task: int) -> None:
+    def finish(self, task: TaskID) -> None:
         self.progress.update(task, completed=1)
 
     def __enter__(self) -> _Progress:
@@ -459,7 +491,7 @@ def run_report(
 
     Raises:
         ParamsError: invalid parameters (nothing is executed).
-        ReportError: no chapters, a failing cell, or a render error; earlier versions and
+        RunError: no chapters, a failing cell, or a render error; earlier versions and
             ``latest`` are untouched and the executed notebooks are kept.
     """
     t0 = time.perf_counter()
@@ -469,11 +501,11 @@ def run_report(
     folder = chapters_folder(notebooks_dir)
     chapters = [c for c in discover_chapters(folder) if c.applies_to(scenario)]
     if not chapters:
-        raise ReportError(f"no chapters found: no notebooks matching NN-*.ipynb in {folder}")
+        raise RunError(f"no chapters found: no notebooks matching NN-*.ipynb in {folder}")
     try:
         renderer = select_renderer(tuple(formats))
     except RenderError as err:
-        raise ReportError(str(err)) from None
+        raise RunError(str(err)) from None
 
     reports = Path(out_dir) if out_dir is not None else paths.REPORTS
     scenario_dir = reports / scenario.name
@@ -502,7 +534,7 @@ def run_report(
     try:
         exec_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise ReportError(describe_os_error(err)) from None
+        raise RunError(describe_os_error(err)) from None
 
     previous = read_previous_results(scenario_dir)
     run_info = {
@@ -528,7 +560,7 @@ def run_report(
             try:
                 executed = execute_all(chapters, exec_dir, base, jobs=jobs, on_cell=prog.cell)
             except ChapterError as err:
-                raise ReportError(str(err)) from None
+                raise RunError(str(err)) from None
             timings["execute"] = time.perf_counter() - t
             chapter_seconds = {ex.chapter.id: round(ex.seconds, 3) for ex in executed}
             with scenario_lock(scenario_dir):
@@ -587,7 +619,7 @@ def _render_and_publish(
     staging: Path,
     formats: tuple[str, ...],
     scenario: Any,
-    git: dict[str, Any],
+    git: GitState,
     timings: dict[str, float],
     prog: _Progress,
     t0: float,
@@ -621,7 +653,7 @@ def _render_and_publish(
                 prog,
             )
         except RenderError as err:
-            raise ReportError(
+            raise RunError(
                 f"{err}\nExecuted notebooks kept for debugging in {build_dir / 'notebooks'}"
             ) from None
         t = time.perf_counter()
@@ -666,7 +698,7 @@ def _render_and_publish(
             staging.rename(target)
         except OSError:
             if target.exists():  # cannot happen under the lock; never overwrite a version
-                raise ReportError(f"version folder {target} already exists") from None
+                raise RunError(f"version folder {target} already exists") from None
             raise
         return target
     except BaseException:
@@ -682,7 +714,7 @@ def _render(
     formats: tuple[str, ...],
     scenario: Any,
     version: str,
-    git: dict[str, Any],
+    git: GitState,
     timings: dict[str, float],
     prog: _Progress,
 ) -> None:
@@ -748,119 +780,3 @@ def _point_latest(scenario_dir: Path, version_name: str) -> Path:
             tmp.unlink()
         raise
     return latest
-
-
-# --- diff -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Change:
-    """One key figure that differs between two versions."""
-
-    chapter: str
-    key: str
-    old: Any
-    new: Any
-
-    @property
-    def flipped(self) -> bool:
-        """A recommendation or winner that changed (a call, not a number behind it).
-
-        ``rec_tier0_p_amd_cheaper`` moving from 0.62 to 0.66 is a change, not a flip;
-        ``rec_tier0`` going from "either" to "AMD" is.
-        """
-        return is_decision_key(self.key) and isinstance(self.old, str) and isinstance(self.new, str)
-
-    @property
-    def relative(self) -> float | None:
-        """Relative change of a number (None for non-numbers or a zero base)."""
-        if _is_number(self.old) and _is_number(self.new) and self.old != 0:
-            return (self.new - self.old) / abs(self.old)
-        return None
-
-
-@dataclass
-class VersionDiff:
-    """What changed between two versions' results.json."""
-
-    old_version: str
-    new_version: str
-    changes: list[Change] = field(default_factory=list)
-
-    @property
-    def flipped(self) -> list[Change]:
-        """Recommendations and winners that changed."""
-        return [c for c in self.changes if c.flipped]
-
-
-def is_decision_key(key: str) -> bool:
-    """Keys naming a recommendation or a winner (:func:`analysis.results.is_decision_key`)."""
-    return key_results.is_decision_key(key)
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def _load_results(path: Path) -> dict[str, Any]:
-    path = Path(path)
-    file = path / "results.json" if path.is_dir() else path
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ReportError(
-            f"{file}: not found (give a report version folder or its results.json)"
-        ) from None
-    except ValueError as err:
-        raise ReportError(f"{file}: not valid JSON ({err})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("chapters"), dict):
-        raise ReportError(f"{file}: not a report results.json (no 'chapters' mapping)")
-    return data
-
-
-def diff_versions(old: Path, new: Path) -> VersionDiff:
-    """Compare two versions (folders or results.json files) key by key.
-
-    The same comparison as the summary's "what changed"
-    (:func:`analysis.results.compare_chapters`): values as displayed, the summary's own
-    counters and the version id left out, tiers matched by name.
-
-    Raises:
-        ReportError: a path is not a results.json, or the two are different scenarios
-            (every input differs, so a key-by-key diff would mislead).
-    """
-    a, b = _load_results(old), _load_results(new)
-    sa, sb = a.get("scenario"), b.get("scenario")
-    if sa and sb and sa != sb:
-        raise ReportError(
-            f"refusing to compare different scenarios: {old} is {sa!r}, {new} is {sb!r}; "
-            "diff compares two versions of one scenario"
-        )
-    out = VersionDiff(str(a.get("version", old)), str(b.get("version", new)))
-    for ch, key, va, vb in key_results.compare_chapters(
-        a["chapters"], b["chapters"], old_tiers=a.get("tiers"), new_tiers=b.get("tiers")
-    ):
-        out.changes.append(Change(ch, key, va, vb))
-    return out
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "(absent)"
-    return f"{v:g}" if isinstance(v, float) else str(v)
-
-
-def format_diff(diff: VersionDiff) -> str:
-    """Human-readable diff: flipped decisions first, then every changed figure."""
-    lines = [f"{diff.old_version} -> {diff.new_version}"]
-    if not diff.changes:
-        lines.append("No key figure changed.")
-        return "\n".join(lines)
-    if diff.flipped:
-        lines.append("FLIPPED recommendations / winners:")
-        lines += [f"  ! {c.chapter}: {c.key}: {_fmt(c.old)} -> {_fmt(c.new)}" for c in diff.flipped]
-    lines.append(f"Changed key figures ({len(diff.changes)}):")
-    for c in diff.changes:
-        rel = f" ({c.relative:+.1%})" if c.relative is not None else ""
-        lines.append(f"  {c.chapter}: {c.key}: {_fmt(c.old)} -> {_fmt(c.new)}{rel}")
-    return "\n".join(lines)

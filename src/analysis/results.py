@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from analysis import keys
 from analysis.textsafe import html_text
 
 MIME = "application/vnd.gpu-report.results+json"
@@ -35,7 +36,7 @@ def round_sig(x: float, digits: int = SIGNIFICANT) -> float:
     return round(float(x), digits - 1 - math.floor(math.log10(abs(x))))
 
 
-def normalize(value: Any) -> Scalar:
+def normalize(value: object) -> Scalar:
     """A JSON-safe, rounded scalar (numpy scalars included)."""
     if value is None or isinstance(value, str | bool):
         return value
@@ -54,7 +55,7 @@ def normalize(value: Any) -> Scalar:
     )
 
 
-def key_results_bundle(chapter: str, results: Mapping[str, Any]) -> dict[str, Any]:
+def key_results_bundle(chapter: str, results: Mapping[str, object]) -> dict[str, object]:
     """The MIME bundle :func:`show_key_results` displays (separate for testing)."""
     clean = {str(k): normalize(v) for k, v in results.items()}
     width = max((len(k) for k in clean), default=0)
@@ -70,17 +71,18 @@ def key_results_bundle(chapter: str, results: Mapping[str, Any]) -> dict[str, An
     return {"text/plain": text, "text/html": html, MIME: {"chapter": chapter, "results": clean}}
 
 
-def show_key_results(chapter: str, results: Mapping[str, Any]) -> None:
+def show_key_results(chapter: str, results: Mapping[str, object]) -> None:
     """Display the chapter's key results (last cell of every chapter)."""
     from IPython.display import display
 
     display(key_results_bundle(chapter, results), raw=True)
 
 
-def extract_key_results(notebook: Mapping[str, Any]) -> dict[str, dict[str, Scalar]]:
+def extract_key_results(notebook: Mapping[str, object]) -> dict[str, dict[str, Scalar]]:
     """Collect every key-results output from an executed notebook (nbformat dict)."""
     found: dict[str, dict[str, Scalar]] = {}
-    for cell in notebook.get("cells", []):
+    cells: Any = notebook.get("cells", [])  # nbformat JSON: read defensively below
+    for cell in cells:
         for out in cell.get("outputs", []) or []:
             payload = (out.get("data") or {}).get(MIME)
             if payload:
@@ -98,24 +100,40 @@ _TIER_KEY = re.compile(r"^(rec_)?tier(\d+)(_.*)?$")
 
 
 def is_decision_key(key: str) -> bool:
-    """Keys naming a call: ``rec_<workload>``, ``*_winner``, ``*_winner_vendor``, ``*_cheapest``.
+    """Keys naming a call: the specs of :data:`analysis.keys.KEYS` with ``decision=True``.
 
-    The numbers behind a call (``rec_tier0_p_amd_cheaper``, ``rec_tier0_cost_margin_pct``)
-    are not calls.
+    ``rec_<workload>``, ``*_winner``, ``*_winner_vendor``, ``*_cheapest``; the numbers
+    behind a call (``rec_tier0_p_amd_cheaper``, ``rec_tier0_cost_margin_pct``) are not
+    calls. The schema is the one list, so the flip rule and the schema cannot disagree.
 
     >>> is_decision_key("rec_tier0"), is_decision_key("rec_tier0_p_amd_cheaper")
     (True, False)
     """
-    if key.startswith("rec_"):
-        return "_p_" not in key and "_margin" not in key
-    return key.endswith(("_winner", "_winner_vendor", "_cheapest"))
+    return keys.is_decision_key(key)
+
+
+def is_flip(key: str, old: object, new: object) -> bool:
+    """Whether ``old -> new`` of ``key`` is a flipped recommendation: the one flip rule.
+
+    A flip is a call (:func:`is_decision_key`) present in both versions that changed. A
+    call is text ("AMD", "NVIDIA", "either", an accelerator id); a key that appears, goes,
+    or holds no call (None, NaN) in either version is a change, not a flip. Used by the
+    version diff (:class:`analysis.version_diff.Change`) and the summary chapter's comparison
+    (:func:`analysis.decision.compare_with_previous`), so both call out the same flips.
+
+    >>> is_flip("tier0_winner_vendor", "AMD", "NVIDIA"), is_flip("tier0_winner_vendor", None, "AMD")
+    (True, False)
+    >>> is_flip("rec_tier0_p_amd_cheaper", 0.6, 0.4), is_flip("rec_tier0", "AMD", "AMD")
+    (False, False)
+    """
+    return is_decision_key(key) and isinstance(old, str) and isinstance(new, str) and old != new
 
 
 def align_tiers(
-    chapters: Mapping[str, Mapping[str, Any]],
+    chapters: Mapping[str, Mapping[str, object]],
     tiers: Sequence[str] | None,
     target: Sequence[str] | None,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, dict[str, object]]:
     """Rename ``tier<i>`` keys so that tier i of ``tiers`` gets its index in ``target``.
 
     Tiers are matched by name (tier 0 of one version may be tier 1 of the other); a tier
@@ -139,8 +157,8 @@ def align_tiers(
 
 
 def compare_chapters(
-    old: Mapping[str, Mapping[str, Any]],
-    new: Mapping[str, Mapping[str, Any]],
+    old: Mapping[str, Mapping[str, object]],
+    new: Mapping[str, Mapping[str, object]],
     *,
     old_tiers: Sequence[str] | None = None,
     new_tiers: Sequence[str] | None = None,

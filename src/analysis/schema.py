@@ -22,6 +22,8 @@ from typing import IO, TYPE_CHECKING, Literal
 
 import pandas as pd
 
+from analysis.errors import DataValidationError as DataValidationError
+
 if TYPE_CHECKING:
     import pandera.pandas as pa
 
@@ -34,10 +36,6 @@ _PANDERA_TYPES: dict[str, object] = {
     "bool": "boolean",
     "date": str,
 }
-
-
-class DataValidationError(ValueError):
-    """A dataset failed validation; the message names file, row and column."""
 
 
 @dataclass(frozen=True)
@@ -222,34 +220,38 @@ def _fast_column(col: Col, s: pd.Series) -> pd.Series | None:
     if col.required and not present.all():
         return None
     text = s[present]
-    try:
-        if col.dtype in ("str", "date"):
-            out = s
-        elif col.dtype == "float":
-            if not text.str.fullmatch(_FLOAT_RE).all():
-                return None
-            out = s.astype("float64")
-        elif col.dtype == "int":
-            if not text.str.fullmatch(_INT_RE).all():
-                return None
-            out = s.astype("Int64")
-        else:  # bool and anything new: pandera decides
-            return None
-    except (ValueError, TypeError, OverflowError):
-        return None
-    v = out[present]
-    if col.gt is not None and not (v > col.gt).all():
-        return None
-    if col.ge is not None and not (v >= col.ge).all():
-        return None
-    if col.le is not None and not (v <= col.le).all():
-        return None
-    if col.isin is not None and not v.isin(list(col.isin)).all():
+    out = _fast_coerce(col, s, text)
+    if out is None or not _fast_bounds_hold(col, out[present]):
         return None
     for pattern in (col.pattern, DATE_RE if col.dtype == "date" else None):
         if pattern is not None and not text.str.match(pattern).all():
             return None
     return out
+
+
+def _fast_coerce(col: Col, s: pd.Series, text: pd.Series) -> pd.Series | None:
+    """``s`` as ``col``'s dtype when every present value (``text``) plainly is one, else None."""
+    try:
+        if col.dtype in ("str", "date"):
+            return s
+        if col.dtype == "float":
+            return s.astype("float64") if text.str.fullmatch(_FLOAT_RE).all() else None
+        if col.dtype == "int":
+            return s.astype("Int64") if text.str.fullmatch(_INT_RE).all() else None
+    except (ValueError, TypeError, OverflowError):
+        return None
+    return None  # bool and anything new: pandera decides
+
+
+def _fast_bounds_hold(col: Col, v: pd.Series) -> bool:
+    """Whether every present value meets ``col``'s bounds and allowed set."""
+    if col.gt is not None and not (v > col.gt).all():
+        return False
+    if col.ge is not None and not (v >= col.ge).all():
+        return False
+    if col.le is not None and not (v <= col.le).all():
+        return False
+    return col.isin is None or bool(v.isin(list(col.isin)).all())
 
 
 def _fast_validate(table: Table, df: pd.DataFrame) -> pd.DataFrame | None:

@@ -1,7 +1,7 @@
 """data/README.md is generated from the schema definitions and must be up to date."""
 
 from analysis import paths
-from analysis.data import render_data_readme
+from analysis.devtools.data_readme import render_data_readme
 from analysis.tables import ALL
 
 

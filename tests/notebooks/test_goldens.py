@@ -16,7 +16,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from analysis import goldens, paths
+from analysis import paths
+from analysis.devtools import goldens
 from analysis.execute import discover_chapters
 
 FIXTURES = paths.TESTS / "e2e" / "fixtures" / "chapters"

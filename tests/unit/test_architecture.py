@@ -17,8 +17,6 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 SRC = Path(__file__).resolve().parents[2] / "src"
 PACKAGE = "analysis"
 MAX_LINES = 800
@@ -36,14 +34,6 @@ MODELLING = (
 FORBIDDEN = ("analysis.data", "analysis.paths", "analysis.report", "analysis.execute")
 #: What a facade ``__init__`` of a modelling package may import besides the rest.
 FACADE_ALLOWED = ("analysis.data",)
-#: Part B (issue 12, the outer layer) splits these; their length is not this branch's.
-PART_B_LONG = (
-    "analysis/charts.py",
-    "analysis/report.py",
-    "analysis/render.py",
-    "analysis/ingest/mlperf.py",
-    "analysis/tables/benchmarks.py",
-)
 
 
 @dataclass(frozen=True)
@@ -191,12 +181,6 @@ def test_no_import_cycles() -> None:
     assert cycles(found, set(mods)) == []
 
 
-def test_no_module_of_ours_over_800_lines() -> None:
-    long = {p: n for p, n in long_modules(SRC, PACKAGE).items() if p not in PART_B_LONG}
-    assert long == {}
-
-
-@pytest.mark.xfail(strict=False, reason=f"part B (issue 12) splits {', '.join(PART_B_LONG)}")
 def test_no_module_over_800_lines() -> None:
     assert long_modules(SRC, PACKAGE) == {}
 

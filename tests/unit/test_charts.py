@@ -77,3 +77,37 @@ def test_summary_walks_layers_and_keeps_integers_exact() -> None:
 def test_render_bundle_carries_the_summary() -> None:
     bundle = charts.render_bundle(_spec())
     assert bundle[charts.CHART_SUMMARY_MIME] == charts.chart_summary(_spec())
+
+
+def test_frontier_with_measured_points_serializes() -> None:
+    # The own-measurements scenario draws the team's runs as diamonds in the accelerator
+    # colours; the chart must still serialize (it failed in Vega-Lite validation before).
+    front = pd.DataFrame(
+        {
+            "accelerator": ["H200", "H200", "MI300X", "MI300X"],
+            "vendor": ["NVIDIA", "NVIDIA", "AMD", "AMD"],
+            "tokens_per_s_per_user": [10.0, 50.0, 12.0, 40.0],
+            "tokens_per_s_per_gpu": [900.0, 300.0, 800.0, 350.0],
+            "concurrency": [64, 8, 64, 8],
+        }
+    )
+    tiers = pd.DataFrame({"tier": ["<50 ms", "no bound"], "lo": [20.0, 0.0], "hi": [1e9, 20.0]})
+    measured = pd.DataFrame(
+        {
+            "accelerator": ["H200"],
+            "vendor": ["NVIDIA"],
+            "tokens_per_s_per_user": [30.0],
+            "tokens_per_s_per_gpu": [500.0],
+            "tp": [1],
+            "tool": ["vllm"],
+        }
+    )
+    spec = charts.plot_inference_frontier(front, tiers, None, 0.7, measured).to_dict()
+    fills = [
+        v["encoding"]["fill"]
+        for v in charts.chart_summary(spec)["views"]
+        if "fill" in v.get("encoding", {})
+    ]
+    assert fills, "the measured points' layer is missing"
+    diamonds = [lay for lay in spec["vconcat"][0]["layer"] if "fill" in lay.get("encoding", {})]
+    assert diamonds[0]["encoding"]["fill"]["scale"]["domain"] == ["H200", "MI300X"]

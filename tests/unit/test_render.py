@@ -208,7 +208,7 @@ def test_sync_check_flags_a_review_pair_beside_its_notebook(tmp_path: Path) -> N
     import shutil
 
     from analysis import paths
-    from analysis.goldens import sync_notebooks
+    from analysis.devtools.pairs import sync_notebooks
 
     folder = tmp_path / "notebooks"
     (folder / "py").mkdir(parents=True)

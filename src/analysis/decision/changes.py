@@ -48,7 +48,7 @@ def compare_with_previous(
         if numbers and va:
             change = (vb / va - 1) * 100
         # A flip needs a decision in both versions; a key that appears or goes is a change.
-        flipped = results.is_decision_key(key) and va is not None and vb is not None
+        flipped = results.is_flip(key, va, vb)
         rows.append(
             {
                 "chapter": ch,

@@ -39,9 +39,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import hashlib
 import io
-import json
 import math
 import os
 import re
@@ -52,12 +50,28 @@ from pathlib import Path
 from typing import Any
 
 from analysis import ids, paths
-from analysis.ingest.mlperf import IngestError, render_csv
+from analysis.errors import BenchIngestError as BenchIngestError
+from analysis.errors import IngestError as IngestError
+from analysis.ingest.bench_formats import (
+    _VLLM_DATE,
+    FORMATS,
+    MAX_FILE_BYTES,
+    _decode,
+    _num,
+    _read,
+    _sha256,
+    _text,
+    _Where,
+    detect_format,
+)
+from analysis.ingest.mlperf import render_csv
 from analysis.schema import DATE_RE, DataValidationError, read_raw_csv
 from analysis.tables.benchmarks import USER_BENCHMARKS
 from analysis.textsafe import excerpt, one_line
 
 __all__ = [
+    "FORMATS",
+    "MAX_FILE_BYTES",
     "BenchFlags",
     "BenchIngestError",
     "build_rows",
@@ -65,10 +79,6 @@ __all__ = [
     "ingest",
     "read_power_log",
 ]
-
-#: Largest result file read (bytes): a serving benchmark's summary is a few KB; a vLLM
-#: ``--save-detailed`` file with every generated text can reach tens of MB.
-MAX_FILE_BYTES = 256 * 1024 * 1024
 
 #: InferenceX ``hardware`` -> canonical accelerator id (the README's hardware list).
 INFERENCEX_HARDWARE = {
@@ -82,12 +92,10 @@ INFERENCEX_HARDWARE = {
     "mi325x": "MI325X",
     "mi355x": "MI355X",
 }
+
+
 #: InferenceX ``model`` -> canonical model id (``dsr1`` = DeepSeek-R1-0528).
 INFERENCEX_MODELS = {"dsr1": "deepseek-r1"}
-
-
-class BenchIngestError(IngestError):
-    """A benchmark or power file is unusable; the message names file, record and field."""
 
 
 @dataclass(frozen=True)
@@ -115,163 +123,6 @@ class BenchFlags:
         return " ".join(parts) or "(none)"
 
 
-# --------------------------------------------------------------------------- helpers
-@dataclass(frozen=True)
-class _Where:
-    file: Path
-    record: int | None = None
-
-    def fail(self, what: str, field: str | None = None) -> BenchIngestError:
-        rec = f"record {self.record}: " if self.record is not None else ""
-        fld = f"field `{field}`: " if field else ""
-        return BenchIngestError(f"{one_line(self.file)}: {rec}{fld}{what}")
-
-
-def _num(
-    where: _Where,
-    rec: dict[str, Any],
-    field: str,
-    *,
-    required: bool = True,
-    positive: bool = False,
-    integer: bool = False,
-    scale: float = 1.0,
-) -> float | None:
-    """``rec[field]`` as a finite number (JSON number, not a string or a boolean)."""
-    if field not in rec or rec[field] is None:
-        if required:
-            raise where.fail("missing; expected a number", field)
-        return None
-    v = rec[field]
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise where.fail(f"expected a number, got {type(v).__name__} {excerpt(v)}", field)
-    x = float(v)
-    if not math.isfinite(x):
-        raise where.fail(f"expected a finite number, got {excerpt(v)}", field)
-    if integer and not x.is_integer():
-        raise where.fail(f"expected a whole number, got {excerpt(v)}", field)
-    if positive and x <= 0:
-        raise where.fail(f"expected a number > 0, got {excerpt(v)}", field)
-    if x < 0:
-        raise where.fail(f"expected a number >= 0, got {excerpt(v)}", field)
-    return x * scale
-
-
-def _text(where: _Where, rec: dict[str, Any], field: str, *, required: bool = True) -> str | None:
-    v = rec.get(field)
-    if v is None:
-        if required:
-            raise where.fail("missing; expected text", field)
-        return None
-    if not isinstance(v, str):
-        raise where.fail(f"expected text, got {type(v).__name__} {excerpt(v)}", field)
-    return one_line(v).strip() or None
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _read(path: Path) -> bytes:
-    where = _Where(path)
-    if path.is_dir():
-        raise where.fail("is a folder; expected a benchmark result file")
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise where.fail(f"{size:,} bytes is larger than the {MAX_FILE_BYTES:,} bytes read")
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise where.fail("no such file") from None
-    except OSError as err:
-        raise where.fail(f"cannot read ({err.strerror})") from None
-
-
-def _decode(path: Path, data: bytes) -> str:
-    if b"\x00" in data[:4096]:
-        raise _Where(path).fail("binary file; expected JSON, JSONL or loadgen summary text")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise _Where(path).fail(f"not UTF-8 text (byte offset {err.start})") from None
-
-
-# --------------------------------------------------------------------------- formats
-FORMATS = ("vllm", "sglang", "inferencex", "mlperf-loadgen")
-_EXPECTED = (
-    "expected a vLLM `--save-result` JSON (keys date, backend, model_id, completed, "
-    "duration, total_input_tokens, total_output_tokens, output_throughput, ...), an SGLang "
-    "`bench_serving` JSONL (keys backend, dataset_name, completed, duration, ...), InferenceX "
-    "rows (keys hardware, framework, model, precision, metrics, ...) or an MLPerf "
-    "`mlperf_log_summary.txt`"
-)
-_VLLM_DATE = re.compile(r"^\d{8}-\d{6}$")
-
-
-def _records(path: Path, text: str) -> list[Any]:
-    """JSON values of a file: one JSON document, or one per non-empty line (JSONL)."""
-    stripped = text.strip()
-    try:
-        doc = json.loads(stripped)
-    except json.JSONDecodeError as whole:
-        out = []
-        for i, line in enumerate(stripped.splitlines()):
-            if not line.strip():
-                continue
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                if i == 0:
-                    raise _Where(path).fail(
-                        f"not valid JSON ({whole.msg} at line {whole.lineno}, column "
-                        f"{whole.colno}); {_EXPECTED}"
-                    ) from None
-                raise _Where(path).fail(
-                    f"line {i + 1} is not valid JSON ({err.msg} at column {err.colno})"
-                ) from None
-        return out
-    return doc if isinstance(doc, list) else [doc]
-
-
-def _kind_of(rec: Any) -> str | None:
-    if not isinstance(rec, dict):
-        return None
-    if "hardware" in rec and "metrics" in rec:
-        return "inferencex"
-    if "model_id" in rec or "tokenizer_id" in rec or "num_prompts" in rec:
-        return "vllm"
-    if "dataset_name" in rec or "total_output_tokens_retokenized" in rec or "server_info" in rec:
-        return "sglang"
-    return None
-
-
-def detect_format(path: Path, text: str) -> tuple[str, list[Any]]:
-    """The format of a result file (one of :data:`FORMATS`) and its records."""
-    where = _Where(path)
-    if not text.strip():
-        raise where.fail(f"empty file; {_EXPECTED}")
-    if "MLPerf Results Summary" in text[:2000]:
-        return "mlperf-loadgen", [text]
-    head = text.lstrip()[:1]
-    if head not in ("{", "["):
-        first = text.strip().splitlines()[0]
-        if "power.draw" in first or "socket_power" in first:
-            raise where.fail("this is a power log; give it with --power FILE")
-        raise where.fail(f"not JSON and not a loadgen summary; {_EXPECTED}")
-    recs = _records(path, text)
-    if not recs:
-        raise where.fail(f"no records; {_EXPECTED}")
-    kinds = {_kind_of(r) for r in recs}
-    if None in kinds:
-        i = [_kind_of(r) for r in recs].index(None)
-        keys = sorted(recs[i])[:12] if isinstance(recs[i], dict) else type(recs[i]).__name__
-        raise _Where(path, i).fail(f"not a recognized benchmark result (found {keys}); {_EXPECTED}")
-    if len(kinds) > 1:
-        raise where.fail(f"records of several formats in one file ({sorted(kinds)})")
-    return kinds.pop(), recs
-
-
-# --------------------------------------------------------------------------- flags
 def _check_flags(where: _Where, flags: BenchFlags, need: bool) -> None:
     """Canonical ids, and presence where the file does not carry the metadata."""
     for name, kind, known in (
@@ -326,7 +177,6 @@ def _point(meta: dict[str, Any], **values: Any) -> dict[str, Any]:
     return row
 
 
-# --------------------------------------------------------------------------- parsers
 def _serving(
     path: Path, i: int, rec: dict[str, Any], meta: dict[str, Any], tool: str
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -395,26 +245,7 @@ def _inferencex(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """One InferenceX result row (metrics in seconds, throughput already per GPU)."""
     w = _Where(path, i)
-    hw = _text(w, rec, "hardware")
-    acc = INFERENCEX_HARDWARE.get((hw or "").lower())
-    if acc is None:
-        raise w.fail(
-            f"unknown hardware {excerpt(hw)}; expected one of {', '.join(INFERENCEX_HARDWARE)}",
-            "hardware",
-        )
-    raw_model = _text(w, rec, "model")
-    model = INFERENCEX_MODELS.get(raw_model or "", raw_model)
-    if model not in ids.MODELS:
-        raise w.fail(
-            f"{ids.unknown_id_message('model', str(raw_model), ids.MODELS)} (InferenceX "
-            f"names: {', '.join(INFERENCEX_MODELS)})",
-            "model",
-        )
-    precision = _text(w, rec, "precision")
-    if precision not in ids.PRECISIONS:
-        raise w.fail(
-            ids.unknown_id_message("precision", str(precision), ids.PRECISIONS), "precision"
-        )
+    acc, raw_model, model, precision = _inferencex_ids(w, rec)
     tp = _num(w, rec, "decode_tp", positive=True, integer=True)
     gpus = _num(w, rec, "num_decode_gpu", positive=True, integer=True)
     for name, mine in (("accelerator", acc), ("model", model), ("precision", precision)):
@@ -430,14 +261,7 @@ def _inferencex(
     isl = _num(w, rec, "isl", positive=True)
     osl = _num(w, rec, "osl", positive=True)
     assert tp is not None and gpus is not None and out_gpu is not None
-    caveats = []
-    spec = rec.get("spec_method")
-    if spec not in (None, "none"):
-        caveats.append(f"speculative decoding ({one_line(spec)}): not in the serving model")
-    if rec.get("disagg") is True:
-        caveats.append("disaggregated prefill/decode: not in the serving model")
-    if rec.get("is_multinode") is True:
-        caveats.append("multi-node run")
+    caveats = _inferencex_caveats(rec)
     power = _num(w, m, "avg_power_w", required=False, positive=True)
     date = _text(w, rec, "date", required=False)
     if date is not None and not re.fullmatch(DATE_RE, date):
@@ -479,7 +303,72 @@ def _inferencex(
     return row, {"end": None, "duration_s": None}
 
 
+def _inferencex_caveats(rec: dict[str, Any]) -> list[str]:
+    """What an InferenceX row measured that the serving model does not model."""
+    caveats = []
+    spec = rec.get("spec_method")
+    if spec not in (None, "none"):
+        caveats.append(f"speculative decoding ({one_line(spec)}): not in the serving model")
+    if rec.get("disagg") is True:
+        caveats.append("disaggregated prefill/decode: not in the serving model")
+    if rec.get("is_multinode") is True:
+        caveats.append("multi-node run")
+    return caveats
+
+
+def _inferencex_ids(w: _Where, rec: dict[str, Any]) -> tuple[str, str | None, str, str]:
+    """(accelerator, raw model name, model id, precision) of an InferenceX row, checked."""
+    hw = _text(w, rec, "hardware")
+    acc = INFERENCEX_HARDWARE.get((hw or "").lower())
+    if acc is None:
+        raise w.fail(
+            f"unknown hardware {excerpt(hw)}; expected one of {', '.join(INFERENCEX_HARDWARE)}",
+            "hardware",
+        )
+    raw_model = _text(w, rec, "model")
+    model = INFERENCEX_MODELS.get(raw_model or "", raw_model)
+    if model not in ids.MODELS:
+        raise w.fail(
+            f"{ids.unknown_id_message('model', str(raw_model), ids.MODELS)} (InferenceX "
+            f"names: {', '.join(INFERENCEX_MODELS)})",
+            "model",
+        )
+    precision = _text(w, rec, "precision")
+    if precision not in ids.PRECISIONS:
+        raise w.fail(
+            ids.unknown_id_message("precision", str(precision), ids.PRECISIONS), "precision"
+        )
+    return acc, raw_model, str(model), str(precision)
+
+
 _SUMMARY_LINE = re.compile(r"^\s*([^:]+?)\s*:\s*(.*?)\s*$")
+
+
+def _summary_fields(text: str) -> dict[str, str]:
+    """``key : value`` lines of a loadgen summary (first wins; ``*`` banner lines skipped)."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        m = _SUMMARY_LINE.match(line)
+        if m and not line.lstrip().startswith("*"):
+            fields.setdefault(m.group(1).strip(), m.group(2))
+    return fields
+
+
+def _summary_number(
+    w: _Where, fields: dict[str, str], key: str, *, required: bool, scale: float
+) -> float | None:
+    """A finite number >= 0 from a loadgen summary line, times ``scale`` (None if absent)."""
+    if key not in fields:
+        if required:
+            raise w.fail("missing line; expected `" + key + " : <number>`", key)
+        return None
+    try:
+        x = float(fields[key])
+    except ValueError:
+        raise w.fail(f"expected a number, got {excerpt(fields[key])}", key) from None
+    if not math.isfinite(x) or x < 0:
+        raise w.fail(f"expected a finite number >= 0, got {excerpt(fields[key])}", key)
+    return x * scale
 
 
 def _mlperf(
@@ -487,24 +376,10 @@ def _mlperf(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """A loadgen ``mlperf_log_summary.txt`` (LLM benchmarks: token latencies in ns)."""
     w = _Where(path)
-    fields: dict[str, str] = {}
-    for line in text.splitlines():
-        m = _SUMMARY_LINE.match(line)
-        if m and not line.lstrip().startswith("*"):
-            fields.setdefault(m.group(1).strip(), m.group(2))
+    fields = _summary_fields(text)
 
     def num(key: str, *, required: bool = True, scale: float = 1.0) -> float | None:
-        if key not in fields:
-            if required:
-                raise w.fail("missing line; expected `" + key + " : <number>`", key)
-            return None
-        try:
-            x = float(fields[key])
-        except ValueError:
-            raise w.fail(f"expected a number, got {excerpt(fields[key])}", key) from None
-        if not math.isfinite(x) or x < 0:
-            raise w.fail(f"expected a finite number >= 0, got {excerpt(fields[key])}", key)
-        return x * scale
+        return _summary_number(w, fields, key, required=required, scale=scale)
 
     if fields.get("Mode") != "PerformanceOnly":
         raise w.fail(
@@ -560,7 +435,6 @@ def _mlperf(
     return row, {"end": None, "duration_s": None}
 
 
-# --------------------------------------------------------------------------- power logs
 @dataclass(frozen=True)
 class PowerLog:
     """Per-sample GPU board power of a log: (timestamp or None, gpu index, watts)."""
@@ -587,6 +461,40 @@ def read_power_log(path: Path) -> PowerLog:
     if not rows:
         raise w.fail("empty power log; expected an nvidia-smi or amd-smi CSV with a header row")
     header = [c.strip().lower() for c in rows[0]]
+    tool, power_col, gpu_col = _power_columns(w, header)
+    ts_col = header.index("timestamp") if "timestamp" in header else None
+    samples = []
+    for n, r in enumerate(rows[1:], start=2):
+        if len(r) != len(header):
+            raise w.fail(f"line {n}: {len(r)} cells but the header has {len(header)}")
+        watts = _watts(w, n, r[power_col], header[power_col])
+        if watts is None:
+            continue
+        stamp = None
+        if ts_col is not None and r[ts_col].strip():
+            stamp = _timestamp(w, n, r[ts_col].strip())
+        samples.append((stamp, r[gpu_col].strip(), watts))
+    if not samples:
+        raise w.fail("no power samples (every value empty or N/A)")
+    return PowerLog(path, _sha256(data), tool, tuple(samples))
+
+
+def _watts(w: _Where, n: int, raw: str, column: str) -> float | None:
+    """One power sample in watts (None for an N/A or empty sample)."""
+    cell = raw.strip().removesuffix("W").strip()
+    if cell.upper() in ("N/A", "[N/A]", ""):
+        return None
+    try:
+        watts = float(cell)
+    except ValueError:
+        raise w.fail(f"line {n}: expected watts, got {excerpt(raw)}", column) from None
+    if not math.isfinite(watts) or watts < 0:
+        raise w.fail(f"line {n}: expected watts >= 0, got {excerpt(raw)}", column)
+    return watts
+
+
+def _power_columns(w: _Where, header: list[str]) -> tuple[str, int, int]:
+    """(tool, power column, GPU column) of a power log's header."""
     power_col = next(
         (
             i
@@ -609,31 +517,7 @@ def read_power_log(path: Path) -> PowerLog:
         )
     if gpu_col is None:
         raise w.fail("no GPU column: expected `index` (nvidia-smi) or `gpu` (amd-smi)")
-    ts_col = header.index("timestamp") if "timestamp" in header else None
-    samples = []
-    for n, r in enumerate(rows[1:], start=2):
-        if len(r) != len(header):
-            raise w.fail(f"line {n}: {len(r)} cells but the header has {len(header)}")
-        cell = r[power_col].strip().removesuffix("W").strip()
-        if cell.upper() in ("N/A", "[N/A]", ""):
-            continue
-        try:
-            watts = float(cell)
-        except ValueError:
-            raise w.fail(
-                f"line {n}: expected watts, got {excerpt(r[power_col])}", header[power_col]
-            ) from None
-        if not math.isfinite(watts) or watts < 0:
-            raise w.fail(
-                f"line {n}: expected watts >= 0, got {excerpt(r[power_col])}", header[power_col]
-            )
-        stamp = None
-        if ts_col is not None and r[ts_col].strip():
-            stamp = _timestamp(w, n, r[ts_col].strip())
-        samples.append((stamp, r[gpu_col].strip(), watts))
-    if not samples:
-        raise w.fail("no power samples (every value empty or N/A)")
-    return PowerLog(path, _sha256(data), tool, tuple(samples))
+    return tool, power_col, gpu_col
 
 
 def _timestamp(w: _Where, line: int, text: str) -> dt.datetime:
@@ -679,7 +563,6 @@ def _average_power(
     return sum(means) / len(means), len(samples)
 
 
-# --------------------------------------------------------------------------- assembly
 def build_rows(
     sources: Sequence[Path], flags: BenchFlags, power: Path | None = None, *, today: str
 ) -> dict[Path, list[dict[str, Any]]]:

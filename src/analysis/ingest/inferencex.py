@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.errors import IngestError as IngestError
 from analysis.tables.benchmarks import INFERENCEX
 
 #: InferenceX hardware names -> canonical accelerator ids (analysis.ids).
@@ -51,10 +52,6 @@ SOURCE_COMMIT = "528c4146b8f502fcbce8df7870a935a970cbae25"
 
 #: One measured point: the table's key (a row in both fixture files is kept once).
 _IDENTITY = INFERENCEX.key
-
-
-class IngestError(ValueError):
-    """An InferenceX file that cannot be normalized (the message names file and line)."""
 
 
 def _row(rec: dict, source: str, line: int, accessed: str) -> dict:

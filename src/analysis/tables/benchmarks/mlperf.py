@@ -1,10 +1,6 @@
-"""Schemas of the normalized MLPerf tables in ``data/benchmarks/`` (written by ``ingest mlperf``).
+"""The MLPerf Inference and Training tables and the published-training table.
 
-Provenance: MLCommons MLPerf Inference and Training results, Apache License 2.0. MLPerf is a
-trademark of MLCommons; its results-messaging guidelines apply (cite the round and the
-result id; say when a figure is derived). The raw files live in ``../shared/data/mlperf/``
-(see its README for checksums) and are never copied into this repository; each row here
-carries its source file and row, and the path of the result in the MLCommons repository.
+The MLPerf vocabulary (benchmark ids, scenarios, availabilities), shared columns and checks.
 """
 
 from __future__ import annotations
@@ -24,11 +20,19 @@ INFERENCE_BENCHMARKS: tuple[str, ...] = (
     "llama3.1-8b",
     "mixtral-8x7b",
 )
+
+
 #: MLPerf Training LLM benchmark ids kept in ``mlperf_training``.
 TRAINING_BENCHMARKS: tuple[str, ...] = ("gpt3", "llama2_70b_lora", "llama31_405b", "llama31_8b")
+
+
 INFERENCE_SCENARIOS: tuple[str, ...] = ("Offline", "Server", "Interactive")
+
+
 #: MLPerf availability categories: available, preview, research/development/internal.
 AVAILABILITIES: tuple[str, ...] = ("available", "preview", "rdi")
+
+
 #: The access date of every MLPerf row: the day its source files were downloaded from the
 #: MLCommons results repositories (given to the ingest as ``--accessed``).
 ACCESSED_COL = Col(
@@ -37,6 +41,7 @@ ACCESSED_COL = Col(
     "Day the row's source files were downloaded from MLCommons (the ingest's `--accessed`)",
 )
 
+
 #: Where each round's raw file comes from (shared README); quoted in the table descriptions.
 INFERENCE_PROVENANCE = (
     "Sources (Apache-2.0, MLCommons): v4.1 `mlcommons/inference_results_v4.1` "
@@ -44,6 +49,8 @@ INFERENCE_PROVENANCE = (
     "`mlcommons/inference_results_v5.1` at 965182b03376a00fcae415c54e560e1c83937932; v6.0 "
     "`mlcommons/inference_results_v6.0`, added in ab33b2144a9f822f69d24f78569f993d195ee7e5."
 )
+
+
 TRAINING_PROVENANCE = (
     "Sources (Apache-2.0, MLCommons): compiled from the MLLOG result files of "
     "`mlcommons/training_results_v4.0` (6fe954378efe4a1a1bd665550b18ff8f26018def), `v4.1` "
@@ -53,7 +60,10 @@ TRAINING_PROVENANCE = (
     "`training_llm_time_to_train_v4.0-v5.0.csv`)."
 )
 
+
 _ROUND = r"^v\d+\.\d+$"
+
+
 _ACC_DESC = (
     "Canonical accelerator id (analysis.ids); empty when the raw name has no canonical id "
     "(e.g. H100-NVL, H100-PCIe, H200-NVL, GH200, L40S, RTX PRO 6000, mixed-accelerator "
@@ -104,6 +114,7 @@ _COMMON_SYSTEM_COLS: tuple[Col, ...] = (
         "vendor", "str", "Accelerator vendor (only AMD and NVIDIA rows are kept)", isin=ids.VENDORS
     ),
 )
+
 
 MLPERF_INFERENCE = Table(
     name="mlperf_inference",
@@ -262,6 +273,7 @@ MLPERF_INFERENCE = Table(
     ),
     checks=(_check_accelerator_vendor, _check_total_accelerators, _check_duplicate_of),
 )
+
 
 MLPERF_TRAINING = Table(
     name="mlperf_training",
@@ -470,338 +482,3 @@ PUBLISHED_TRAINING = Table(
     ),
     checks=(_check_published_tokens,),
 )
-
-#: InferenceX accelerator ids (the hardware InferenceX measures).
-INFERENCEX_ACCELERATORS: tuple[str, ...] = (
-    "H100-SXM",
-    "H200",
-    "B200",
-    "B300",
-    "GB200",
-    "GB300",
-    "MI300X",
-    "MI325X",
-    "MI355X",
-)
-
-INFERENCEX = Table(
-    name="inferencex",
-    path="benchmarks/inferencex.csv",
-    description=(
-        "SemiAnalysis InferenceX serving measurements (third-party facts: cite as "
-        "'SemiAnalysis InferenceX' with the row's `run_url` and `date`): DeepSeek-R1-0528 "
-        "concurrency sweeps on NVIDIA and AMD systems, one row per measured point. Built by "
-        "`python -m analysis ingest inferencex` from the InferenceX-app e2e fixtures "
-        "(`SemiAnalysisAI/InferenceX-app` commit 528c4146b8f502fcbce8df7870a935a970cbae25, "
-        "`packages/app/cypress/fixtures/api/benchmarks.json` and `benchmarks-history.json`; "
-        "raw copy and checksums in `../shared/data/inferencex/`); duplicates across the two "
-        "files dropped, every other row kept with its flags. The fixtures are a sample "
-        "(at most 3-5 concurrencies per configuration), not complete sweeps."
-    ),
-    key=(
-        "run_url",
-        "date",
-        "accelerator",
-        "framework",
-        "precision",
-        "spec_method",
-        "disagg",
-        "prefill_tp",
-        "prefill_ep",
-        "decode_tp",
-        "decode_ep",
-        "decode_dp_attention",
-        "num_prefill_gpu",
-        "num_decode_gpu",
-        "isl",
-        "osl",
-        "conc",
-    ),
-    # Upper bounds (plausibility, issue 15): 10-100x the 2026 fixtures' extremes (TP/EP 72,
-    # 88 GPUs, 8k tokens, 16k concurrency, 27k tokens/s/GPU, 564 s TTFT, 380 tokens/s/user),
-    # so a unit slip or a garbled row is refused while larger future sweeps still fit.
-    columns=(
-        Col("date", "date", "Date of the run (the document date of the measurement)"),
-        Col("accelerator", "str", "Canonical accelerator id", isin=INFERENCEX_ACCELERATORS),
-        Col("vendor", "str", "Accelerator vendor", isin=ids.VENDORS),
-        Col(
-            "framework",
-            "str",
-            "Serving stack: sglang, trt (TensorRT-LLM), atom (AMD ATOM), dynamo-sglang, "
-            "dynamo-trt, mori-sglang (disaggregated)",
-        ),
-        Col("model", "str", "Canonical model id", isin=ids.MODELS),
-        Col("precision", "str", "Weight precision as InferenceX labels it", isin=("fp8", "fp4")),
-        Col("spec_method", "str", "Speculative decoding: none or mtp", isin=("none", "mtp")),
-        Col(
-            "disagg", "int", "Prefill and decode on separate workers (1 = yes, 0 = no)", ge=0, le=1
-        ),
-        Col("multinode", "int", "The run spans more than one node (1 = yes, 0 = no)", ge=0, le=1),
-        Col("prefill_tp", "int", "Tensor-parallel size of the prefill phase", ge=1, le=576),
-        Col("prefill_ep", "int", "Expert-parallel size of the prefill phase", ge=1, le=576),
-        Col(
-            "prefill_dp_attention",
-            "int",
-            "Data-parallel attention in prefill (1 = yes, 0 = no)",
-            ge=0,
-            le=1,
-        ),
-        Col("decode_tp", "int", "Tensor-parallel size of the decode phase", ge=1, le=576),
-        Col("decode_ep", "int", "Expert-parallel size of the decode phase", ge=1, le=576),
-        Col(
-            "decode_dp_attention",
-            "int",
-            "Data-parallel attention in decode (1 = yes, 0 = no)",
-            ge=0,
-            le=1,
-        ),
-        Col("num_prefill_gpu", "int", "GPUs of the prefill phase", unit="GPUs", ge=0, le=4096),
-        Col("num_decode_gpu", "int", "GPUs of the decode phase", unit="GPUs", ge=1, le=4096),
-        Col(
-            "isl",
-            "int",
-            "Nominal input length (real lengths vary around it)",
-            unit="tokens",
-            gt=0,
-            le=1_000_000,
-        ),
-        Col("osl", "int", "Nominal output length", unit="tokens", gt=0, le=1_000_000),
-        Col("conc", "int", "Maximum concurrent requests of the load generator", ge=1, le=1_000_000),
-        Col(
-            "tput_per_gpu",
-            "float",
-            "Total (input + output) tokens/s per GPU",
-            unit="tokens/s/GPU",
-            gt=0,
-            le=1_000_000,
-        ),
-        Col(
-            "output_tput_per_gpu",
-            "float",
-            "Generated tokens/s per GPU (per decode GPU when disaggregated)",
-            unit="tokens/s/GPU",
-            required=False,
-            gt=0,
-            le=1_000_000,
-        ),
-        Col(
-            "input_tput_per_gpu",
-            "float",
-            "Prefill tokens/s per GPU (per prefill GPU when disaggregated)",
-            unit="tokens/s/GPU",
-            required=False,
-            ge=0,
-            le=1_000_000,
-        ),
-        Col(
-            "median_tpot_ms", "float", "Median time per output token", unit="ms", gt=0, le=3_600_000
-        ),
-        Col(
-            "p99_tpot_ms",
-            "float",
-            "99th-percentile time per output token",
-            unit="ms",
-            gt=0,
-            le=3_600_000,
-        ),
-        Col("median_ttft_ms", "float", "Median time to first token", unit="ms", gt=0, le=3_600_000),
-        Col(
-            "p99_ttft_ms",
-            "float",
-            "99th-percentile time to first token",
-            unit="ms",
-            gt=0,
-            le=3_600_000,
-        ),
-        Col(
-            "median_intvty",
-            "float",
-            "Interactivity: 1000 / median_tpot_ms",
-            unit="tokens/s/user",
-            gt=0,
-            le=100_000,
-        ),
-        Col("run_url", "str", "GitHub Actions run of SemiAnalysisAI/InferenceX (the source)"),
-        Col("source_file", "str", "Fixture file the row was read from"),
-        Col("source_line", "int", "Line of the row in that file (1-based)", ge=1, le=10_000_000),
-        Col("source_commit", "str", "InferenceX-app commit of the fixture files"),
-        ACCESSED_COL,
-    ),
-)
-
-
-TABLES = (MLPERF_INFERENCE, MLPERF_TRAINING, PUBLISHED_TRAINING, INFERENCEX)
-
-
-# --------------------------------------------------------------------------- user runs
-#: Benchmark tools ``ingest bench`` reads (``tool`` column).
-BENCH_TOOLS: tuple[str, ...] = ("vllm", "sglang", "inferencex", "mlperf-loadgen")
-_SHA256 = r"^[0-9a-f]{64}$"
-
-
-def _check_user_vendor(df: pd.DataFrame) -> list[str]:
-    """The vendor column is the accelerator's (:func:`analysis.ids.vendor_of`)."""
-    bad = df.index[df["vendor"] != df["accelerator"].map(ids.vendor_of)]
-    return [
-        f"row {i + 2}: accelerator {df.at[i, 'accelerator']!r} is not a {df.at[i, 'vendor']} part"
-        for i in bad[:10]
-    ]
-
-
-def _check_user_gpus(df: pd.DataFrame) -> list[str]:
-    """A run's GPUs are whole replicas: ``gpus`` is a multiple of ``tp``."""
-    bad = df.index[(df["gpus"] % df["tp"]) != 0]
-    return [f"row {i + 2}: gpus is not a multiple of tp (whole replicas)" for i in bad[:10]]
-
-
-USER_BENCHMARKS = Table(
-    name="user_benchmarks",
-    path="benchmarks/user/<run>-<sha256[:12]>.csv",
-    description=(
-        "A team's own serving benchmark runs, one row per measured point, one file per "
-        "ingested result file (written by `python -m analysis ingest bench`, default folder "
-        "`data/benchmarks/user/`, not bundled). Read from vLLM `vllm bench serve` / "
-        "`benchmark_serving.py --save-result` JSON, SGLang `bench_serving` JSONL, InferenceX "
-        "result rows and MLPerf loadgen `mlperf_log_summary.txt`; the accelerator, model, "
-        "precision and tensor parallelism a file does not carry come from the ingest's flags "
-        "(`flags`). A scenario lists such files or folders under `measurements:`; the report "
-        "then calibrates its inference model on them (chapter `35-your-measurements`). "
-        "Throughput per GPU is the run's output tokens/s divided by `gpus`; latencies are "
-        "the file's own percentiles, converted to ms; power is measured GPU board power "
-        "where the file (InferenceX) or a `--power` log (nvidia-smi / amd-smi CSV) has it."
-    ),
-    key=("source_sha256", "source_row"),
-    columns=(
-        Col("tool", "str", "Benchmark tool that wrote the file", isin=BENCH_TOOLS),
-        Col(
-            "tool_version",
-            "str",
-            "Tool or stack version where the file says it (SGLang server_info.version, "
-            "the InferenceX container image); empty otherwise",
-            required=False,
-        ),
-        Col(
-            "stack",
-            "str",
-            "Serving stack (`--stack`, or the file's backend/framework field)",
-            required=False,
-        ),
-        Col("served_model", "str", "Model name as the file gives it", required=False),
-        Col("accelerator", "str", "Canonical accelerator id", isin=ids.ACCELERATORS),
-        Col("vendor", "str", "Accelerator vendor", isin=ids.VENDORS),
-        Col("model", "str", "Canonical model id", isin=ids.MODELS),
-        Col("precision", "str", "Canonical serving precision", isin=ids.PRECISIONS),
-        Col("tp", "int", "Tensor-parallel GPUs per replica", unit="GPUs", ge=1),
-        Col("gpus", "int", "GPUs the run used (all replicas)", unit="GPUs", ge=1),
-        Col(
-            "scenario",
-            "str",
-            "MLPerf scenario of a loadgen summary (empty for the serving tools)",
-            required=False,
-            isin=INFERENCE_SCENARIOS,
-        ),
-        Col("isl_tokens", "float", "Mean input tokens per request", unit="tokens", gt=0),
-        Col("osl_tokens", "float", "Mean output tokens per request", unit="tokens", gt=0),
-        Col(
-            "concurrency",
-            "float",
-            "Maximum concurrent requests of the load generator (empty = unlimited)",
-            unit="requests",
-            required=False,
-            gt=0,
-        ),
-        Col(
-            "request_rate_per_s",
-            "float",
-            "Configured request rate (empty = unlimited / not set)",
-            unit="requests/s",
-            required=False,
-            gt=0,
-        ),
-        Col(
-            "completed_requests",
-            "int",
-            "Requests completed (empty where the file does not say)",
-            required=False,
-            ge=1,
-        ),
-        Col("duration_s", "float", "Benchmark duration", unit="s", required=False, gt=0),
-        Col(
-            "output_tokens_per_s",
-            "float",
-            "Output tokens/s of the whole run (all GPUs)",
-            unit="tokens/s",
-            gt=0,
-        ),
-        Col(
-            "output_tokens_per_s_per_gpu",
-            "float",
-            "output_tokens_per_s / gpus",
-            unit="tokens/s/GPU",
-            gt=0,
-        ),
-        Col(
-            "median_ttft_ms", "float", "Median time to first token", unit="ms", required=False, ge=0
-        ),
-        Col("p99_ttft_ms", "float", "99th percentile TTFT", unit="ms", required=False, ge=0),
-        Col(
-            "median_tpot_ms",
-            "float",
-            "Median time per output token after the first",
-            unit="ms",
-            required=False,
-            gt=0,
-        ),
-        Col("p99_tpot_ms", "float", "99th percentile TPOT", unit="ms", required=False, gt=0),
-        Col(
-            "median_itl_ms", "float", "Median inter-token latency", unit="ms", required=False, ge=0
-        ),
-        Col(
-            "median_e2el_ms",
-            "float",
-            "Median end-to-end request latency",
-            unit="ms",
-            required=False,
-            ge=0,
-        ),
-        Col(
-            "avg_power_w_per_gpu",
-            "float",
-            "Measured average GPU board power per GPU during the run",
-            unit="W",
-            required=False,
-            gt=0,
-        ),
-        Col(
-            "power_source",
-            "str",
-            "Where avg_power_w_per_gpu comes from (InferenceX metrics.avg_power_w, or the "
-            "`--power` log and its sample count)",
-            required=False,
-        ),
-        Col(
-            "caveat",
-            "str",
-            "What a reader must know (speculative decoding, disaggregated serving, an "
-            "INVALID loadgen run, ...)",
-            required=False,
-        ),
-        Col(
-            "run_date",
-            "date",
-            "Day of the run where the file says it (or `--run-date`)",
-            required=False,
-        ),
-        Col("source_file", "str", "File name of the ingested result file"),
-        Col("source_sha256", "str", "sha256 of the ingested file", pattern=_SHA256),
-        Col("source_row", "int", "0-based record index in the file", ge=0),
-        Col("power_file", "str", "File name of the `--power` log", required=False),
-        Col("power_sha256", "str", "sha256 of the `--power` log", required=False, pattern=_SHA256),
-        Col("flags", "str", "The ingest flags given (accelerator, model, precision, tp, ...)"),
-        Col("ingested", "date", "Day the file was ingested"),
-    ),
-    checks=(_check_user_vendor, _check_user_gpus),
-)
-#: Tables a user writes (not bundled, so not in :data:`analysis.tables.ALL`); the data
-#: dictionary documents them all the same.
-USER_TABLES = (USER_BENCHMARKS,)

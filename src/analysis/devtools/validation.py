@@ -1,0 +1,71 @@
+"""``python -m analysis validate-models``: the models' out-of-sample error against MLPerf.
+
+Prints, for the inference and the training model, the held-out predictions' error summary
+per vendor and overall (the same tables the chapters show), so a reviewer can check the
+figures the report quotes without rendering it.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+__all__ = [
+    "print_model_validation",
+    "print_training_validation",
+]
+
+
+def _print_frame(console: Console, title: str, df: pd.DataFrame) -> None:
+    table = Table(title=title)
+    for col in df.columns:
+        table.add_column(str(col))
+    for row in df.itertuples(index=False):
+        table.add_row(*(f"{v:.1f}" if isinstance(v, float) else str(v) for v in row))
+    console.print(table)
+
+
+def print_model_validation(console: Console) -> None:
+    """Run both validations and print their summaries."""
+    from analysis import inference, training
+
+    # The report's headline is leave-one-round-out (issue 4); the others sit alongside, in
+    # the chapter's order (inference.REPORTED_SCHEMES).
+    for scheme, summary in inference.validation_summaries().summaries.items():
+        label = f"leave one {scheme} out"
+        _print_frame(console, f"Inference model vs MLPerf Inference ({label})", summary)
+    from analysis import inference_latency
+
+    ix = inference_latency.validate()
+    _print_frame(
+        console,
+        "Inference model vs InferenceX DeepSeek-R1 sweeps (leave one accelerator x precision "
+        "out, throughput at the measured median TPOT)",
+        inference_latency.summary(ix),
+    )
+    _print_frame(
+        console,
+        "FP8/FP4 throughput ratio at matched interactivity (held-out efficiencies)",
+        inference_latency.ratio_summary(inference_latency.fp8_fp4_ratio(ix)),
+    )
+    summary = training.validation_summary(training.validate_against_mlperf())
+    _print_frame(console, "Training model vs MLPerf Training (held-out GPU counts)", summary)
+    print_training_validation(console)
+
+
+def print_training_validation(console: Console) -> None:
+    """The training model's out-of-sample schemes (issue 13): per scheme and vendor, ratio."""
+    from analysis import training
+
+    pred = training.validate_training_model()
+    _print_frame(
+        console,
+        "Training model: out-of-sample error of tokens/s per GPU, per scheme and vendor",
+        training.validation_scheme_summary(pred),
+    )
+    _print_frame(
+        console,
+        "Training model: AMD/NVIDIA throughput ratio error on MLPerf, per scheme",
+        training.ratio_error_summary(training.ratio_errors(pred)),
+    )

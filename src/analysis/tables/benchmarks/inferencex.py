@@ -1,0 +1,166 @@
+"""The InferenceX table: SemiAnalysis InferenceX serving measurements."""
+
+from __future__ import annotations
+
+from analysis import ids
+from analysis.schema import Col, Table
+from analysis.tables.benchmarks.mlperf import ACCESSED_COL
+
+#: InferenceX accelerator ids (the hardware InferenceX measures).
+INFERENCEX_ACCELERATORS: tuple[str, ...] = (
+    "H100-SXM",
+    "H200",
+    "B200",
+    "B300",
+    "GB200",
+    "GB300",
+    "MI300X",
+    "MI325X",
+    "MI355X",
+)
+
+
+INFERENCEX = Table(
+    name="inferencex",
+    path="benchmarks/inferencex.csv",
+    description=(
+        "SemiAnalysis InferenceX serving measurements (third-party facts: cite as "
+        "'SemiAnalysis InferenceX' with the row's `run_url` and `date`): DeepSeek-R1-0528 "
+        "concurrency sweeps on NVIDIA and AMD systems, one row per measured point. Built by "
+        "`python -m analysis ingest inferencex` from the InferenceX-app e2e fixtures "
+        "(`SemiAnalysisAI/InferenceX-app` commit 528c4146b8f502fcbce8df7870a935a970cbae25, "
+        "`packages/app/cypress/fixtures/api/benchmarks.json` and `benchmarks-history.json`; "
+        "raw copy and checksums in `../shared/data/inferencex/`); duplicates across the two "
+        "files dropped, every other row kept with its flags. The fixtures are a sample "
+        "(at most 3-5 concurrencies per configuration), not complete sweeps."
+    ),
+    key=(
+        "run_url",
+        "date",
+        "accelerator",
+        "framework",
+        "precision",
+        "spec_method",
+        "disagg",
+        "prefill_tp",
+        "prefill_ep",
+        "decode_tp",
+        "decode_ep",
+        "decode_dp_attention",
+        "num_prefill_gpu",
+        "num_decode_gpu",
+        "isl",
+        "osl",
+        "conc",
+    ),
+    # Upper bounds (plausibility, issue 15): 10-100x the 2026 fixtures' extremes (TP/EP 72,
+    # 88 GPUs, 8k tokens, 16k concurrency, 27k tokens/s/GPU, 564 s TTFT, 380 tokens/s/user),
+    # so a unit slip or a garbled row is refused while larger future sweeps still fit.
+    columns=(
+        Col("date", "date", "Date of the run (the document date of the measurement)"),
+        Col("accelerator", "str", "Canonical accelerator id", isin=INFERENCEX_ACCELERATORS),
+        Col("vendor", "str", "Accelerator vendor", isin=ids.VENDORS),
+        Col(
+            "framework",
+            "str",
+            "Serving stack: sglang, trt (TensorRT-LLM), atom (AMD ATOM), dynamo-sglang, "
+            "dynamo-trt, mori-sglang (disaggregated)",
+        ),
+        Col("model", "str", "Canonical model id", isin=ids.MODELS),
+        Col("precision", "str", "Weight precision as InferenceX labels it", isin=("fp8", "fp4")),
+        Col("spec_method", "str", "Speculative decoding: none or mtp", isin=("none", "mtp")),
+        Col(
+            "disagg", "int", "Prefill and decode on separate workers (1 = yes, 0 = no)", ge=0, le=1
+        ),
+        Col("multinode", "int", "The run spans more than one node (1 = yes, 0 = no)", ge=0, le=1),
+        Col("prefill_tp", "int", "Tensor-parallel size of the prefill phase", ge=1, le=576),
+        Col("prefill_ep", "int", "Expert-parallel size of the prefill phase", ge=1, le=576),
+        Col(
+            "prefill_dp_attention",
+            "int",
+            "Data-parallel attention in prefill (1 = yes, 0 = no)",
+            ge=0,
+            le=1,
+        ),
+        Col("decode_tp", "int", "Tensor-parallel size of the decode phase", ge=1, le=576),
+        Col("decode_ep", "int", "Expert-parallel size of the decode phase", ge=1, le=576),
+        Col(
+            "decode_dp_attention",
+            "int",
+            "Data-parallel attention in decode (1 = yes, 0 = no)",
+            ge=0,
+            le=1,
+        ),
+        Col("num_prefill_gpu", "int", "GPUs of the prefill phase", unit="GPUs", ge=0, le=4096),
+        Col("num_decode_gpu", "int", "GPUs of the decode phase", unit="GPUs", ge=1, le=4096),
+        Col(
+            "isl",
+            "int",
+            "Nominal input length (real lengths vary around it)",
+            unit="tokens",
+            gt=0,
+            le=1_000_000,
+        ),
+        Col("osl", "int", "Nominal output length", unit="tokens", gt=0, le=1_000_000),
+        Col("conc", "int", "Maximum concurrent requests of the load generator", ge=1, le=1_000_000),
+        Col(
+            "tput_per_gpu",
+            "float",
+            "Total (input + output) tokens/s per GPU",
+            unit="tokens/s/GPU",
+            gt=0,
+            le=1_000_000,
+        ),
+        Col(
+            "output_tput_per_gpu",
+            "float",
+            "Generated tokens/s per GPU (per decode GPU when disaggregated)",
+            unit="tokens/s/GPU",
+            required=False,
+            gt=0,
+            le=1_000_000,
+        ),
+        Col(
+            "input_tput_per_gpu",
+            "float",
+            "Prefill tokens/s per GPU (per prefill GPU when disaggregated)",
+            unit="tokens/s/GPU",
+            required=False,
+            ge=0,
+            le=1_000_000,
+        ),
+        Col(
+            "median_tpot_ms", "float", "Median time per output token", unit="ms", gt=0, le=3_600_000
+        ),
+        Col(
+            "p99_tpot_ms",
+            "float",
+            "99th-percentile time per output token",
+            unit="ms",
+            gt=0,
+            le=3_600_000,
+        ),
+        Col("median_ttft_ms", "float", "Median time to first token", unit="ms", gt=0, le=3_600_000),
+        Col(
+            "p99_ttft_ms",
+            "float",
+            "99th-percentile time to first token",
+            unit="ms",
+            gt=0,
+            le=3_600_000,
+        ),
+        Col(
+            "median_intvty",
+            "float",
+            "Interactivity: 1000 / median_tpot_ms",
+            unit="tokens/s/user",
+            gt=0,
+            le=100_000,
+        ),
+        Col("run_url", "str", "GitHub Actions run of SemiAnalysisAI/InferenceX (the source)"),
+        Col("source_file", "str", "Fixture file the row was read from"),
+        Col("source_line", "int", "Line of the row in that file (1-based)", ge=1, le=10_000_000),
+        Col("source_commit", "str", "InferenceX-app commit of the fixture files"),
+        ACCESSED_COL,
+    ),
+)
