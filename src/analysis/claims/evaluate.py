@@ -153,7 +153,7 @@ def evaluate_claims(
         numbers really belong to), data_sources (source ids or MLPerf result paths),
         data_urls, reasoning.
     """
-    tables = {
+    given = {
         "specs": specs,
         "claims": claims,
         "mlperf_inference": mlperf_inference,
@@ -162,9 +162,7 @@ def evaluate_claims(
         "purchase_prices": purchase_prices,
         "sources": sources,
     }
-    for name, df in tables.items():
-        if df is None:
-            tables[name] = _load_or_empty(name)
+    tables = {name: _load_or_empty(name) if df is None else df for name, df in given.items()}
     ctx = Context(
         specs=tables["specs"],
         mlperf_inference=tables["mlperf_inference"],
@@ -269,8 +267,8 @@ def verdict_table(audit: pd.DataFrame, width: int = VERDICT_QUOTE_CHARS) -> pd.D
     ['a a a a a…']
     """
 
-    def short(q: Any) -> str:
-        q = " ".join(str(q).split())
+    def short(quote: object) -> str:
+        q = " ".join(str(quote).split())
         if len(q) <= width:
             return q
         return q[:width].rsplit(" ", 1)[0].rstrip(",;:") + "…"

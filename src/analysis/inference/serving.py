@@ -77,9 +77,9 @@ def _check_request(isl: float, osl: float, tpot_ms: float | None, ttft_ms: float
     for name, v in (("isl", isl), ("osl", osl)):
         if not v > 0:
             raise ValueError(f"{name} must be a positive number of tokens, got {v}")
-    for name, v in (("tpot_ms", tpot_ms), ("ttft_ms", ttft_ms)):
-        if v is not None and not v > 0:
-            raise ValueError(f"{name} must be positive or None (unbounded), got {v}")
+    for name, bound in (("tpot_ms", tpot_ms), ("ttft_ms", ttft_ms)):
+        if bound is not None and not bound > 0:
+            raise ValueError(f"{name} must be positive or None (unbounded), got {bound}")
 
 
 def _serving_eta(
@@ -437,9 +437,9 @@ def sweep(
                 if not peak > 0
                 else hardware_params(s, p, inputs=inputs)
             )
-            for k in _HW_KEYS:
-                v = base[k] if k != "peak_tflops" else (peak if peak > 0 else np.nan)
-                hw[k][i, 0, j, 0] = v
+            for key in _HW_KEYS:
+                v = base[key] if key != "peak_tflops" else (peak if peak > 0 else np.nan)
+                hw[key][i, 0, j, 0] = v
     mps = [model_params(r) for _, r in models.iterrows()]
     mp = {k: np.array([m[k] for m in mps], dtype=float)[None, :, None, None] for k in mps[0]}
     frames = []

@@ -104,7 +104,8 @@ def _nanmedian(x: np.ndarray) -> np.ndarray:
     """Median over the last axis; NaN (without a warning) where every draw is NaN."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmedian(x, axis=-1)
+        median: np.ndarray = np.nanmedian(x, axis=-1)
+    return median
 
 
 def _q(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -42,14 +42,16 @@ def mlperf_batch_size(benchmark: str, n_gpus: int | np.ndarray) -> np.ndarray:
     """
     bm = _benchmark(benchmark)
     raw = np.atleast_1d(np.asarray(n_gpus, dtype=float)) * bm.seqs_per_gpu
-    return np.clip(np.round(raw), bm.rcp_batch[0], bm.rcp_batch[-1])
+    batch: np.ndarray = np.clip(np.round(raw), bm.rcp_batch[0], bm.rcp_batch[-1])
+    return batch
 
 
 def mlperf_tokens(benchmark: str, batch_seqs: np.ndarray | float) -> np.ndarray:
     """Tokens to converge at a global batch: log-log interpolation of the RCP means."""
     bm = _benchmark(benchmark)
     x = np.log(np.atleast_1d(np.asarray(batch_seqs, dtype=float)))
-    return np.exp(np.interp(x, np.log(bm.rcp_batch), np.log(bm.rcp_tokens)))
+    tokens: np.ndarray = np.exp(np.interp(x, np.log(bm.rcp_batch), np.log(bm.rcp_tokens)))
+    return tokens
 
 
 def _mlperf_layouts(
@@ -86,7 +88,8 @@ def _mlperf_minutes(
 ) -> np.ndarray:
     b, res = _mlperf_layouts(spec, arch, benchmark, n_gpus, efficiency, precision)
     thr = res["tokens_per_s_per_gpu"] * np.asarray(n_gpus, dtype=float)
-    return mlperf_tokens(benchmark, b) / thr / 60.0
+    minutes: np.ndarray = mlperf_tokens(benchmark, b) / thr / 60.0
+    return minutes
 
 
 #: Root search of the calibration: candidate efficiencies per vectorized call and rounds.

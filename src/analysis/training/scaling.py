@@ -19,7 +19,9 @@ from analysis.training.model import CURVE_GPU_COUNTS, NODE_GPUS, model_arch, spe
 from analysis.training.step import evaluate_layouts, layout_label
 
 
-def _apply_overrides(spec: Mapping[str, Any], overrides: Mapping[str, float] | None) -> dict:
+def _apply_overrides(
+    spec: Mapping[str, Any], overrides: Mapping[str, float] | None
+) -> dict[str, Any]:
     out = dict(spec)
     for k, v in (overrides or {}).items():
         if k not in {
@@ -153,18 +155,24 @@ def scaling_efficiency(
     if int(n_gpus) < 1:
         raise ValueError(f"n_gpus must be a positive integer, got {n_gpus!r}")
     counts = _baseline_counts(int(n_gpus))
-    kwargs = {
-        "precision": precision,
-        "gpu_counts": counts,
-        "seq_len": seq_len,
-        "global_batch_tokens": global_batch_tokens,
-        "specs": specs,
-        "models": models,
-        "fits": fits,
-    }
-    df = scaling_curve(accelerator, model, **kwargs)
+
+    def curve(overrides: Mapping[str, float] | None) -> pd.DataFrame:
+        return scaling_curve(
+            accelerator,
+            model,
+            precision=precision,
+            gpu_counts=counts,
+            seq_len=seq_len,
+            global_batch_tokens=global_batch_tokens,
+            spec_overrides=overrides,
+            specs=specs,
+            models=models,
+            fits=fits,
+        )
+
+    df = curve(None)
     if spec_overrides:
-        changed = scaling_curve(accelerator, model, spec_overrides=spec_overrides, **kwargs)
+        changed = curve(spec_overrides)
         j0 = df["scaling_efficiency"].first_valid_index()
         base = df.at[j0, "tokens_per_s_per_gpu"] if j0 is not None else np.nan
         df = changed.assign(
