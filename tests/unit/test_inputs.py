@@ -52,7 +52,7 @@ def test_derived_is_memoized_per_instance() -> None:
 def test_clear_cache_gives_fresh_inputs_and_recomputes_the_fits() -> None:
     before = data.default_inputs()
     cal = inference.default_calibration()
-    fits = training._fits_cached()
+    fits = training._fits_cached(data.default_inputs())
     assert inference.default_calibration() is cal  # memoized on the instance
     data.clear_cache()
     after = data.default_inputs()
@@ -60,7 +60,7 @@ def test_clear_cache_gives_fresh_inputs_and_recomputes_the_fits() -> None:
     cal2 = inference.default_calibration()
     assert cal2 is not cal  # recomputed, not the stale module cache of before
     assert cal2.by_vendor == cal.by_vendor
-    assert training._fits_cached() is not fits
+    assert training._fits_cached(data.default_inputs()) is not fits
 
 
 def test_a_modelling_function_runs_on_small_inputs() -> None:

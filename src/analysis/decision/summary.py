@@ -10,7 +10,7 @@ import pandas as pd
 
 from analysis import ids
 from analysis.decision.recommend import INFEASIBLE, Results, _num, model_error
-from analysis.inputs import resolve
+from analysis.inputs import Inputs, resolve
 from analysis.textsafe import markdown_code, markdown_text
 
 
@@ -135,14 +135,16 @@ def summary_markdown(
     *,
     data_as_of: str = "",
     model_names: Mapping[str, str] | None = None,
+    inputs: Inputs | None = None,
 ) -> str:
     """The memo (first screen, PDF page 1): one line per workload, the caveat, the date.
 
     Every number comes from ``recs`` (:func:`recommend`) and the chapters' key results;
     without chapter results (the notebook opened by hand) it says what is missing instead.
+    ``model_names`` default: the ``models`` table of ``inputs`` (default: the default inputs).
     """
     if model_names is None:
-        models = resolve(None).table("models")
+        models = resolve(inputs).table("models")
         model_names = dict(zip(models["model"], models["name"], strict=True))
     # User text (title, tier names in the labels) is escaped: shown as text, never as
     # Markdown or HTML (a <script> in a title must not run in the report).

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.inputs import Inputs, resolve
 from analysis.training.calibration import pretrain_efficiency, resolve_efficiency
 from analysis.training.model import CURVE_GPU_COUNTS, NODE_GPUS, model_arch, spec_row
 from analysis.training.step import evaluate_layouts, layout_label
@@ -49,6 +50,7 @@ def scaling_curve(
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fits: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Best layout, tokens/s per GPU and scaling efficiency at each GPU count.
 
@@ -57,11 +59,16 @@ def scaling_curve(
     ``throughput_ratio`` is the same ratio uncapped: above 1 where a larger count relieves
     memory pressure (a cheaper recomputation or sharding fits) rather than scaling.
     """
-    spec = _apply_overrides(spec_row(accelerator, specs), spec_overrides)
-    arch = model_arch(model, models)
+    inputs = resolve(inputs)
+    spec = _apply_overrides(spec_row(accelerator, specs, inputs=inputs), spec_overrides)
+    arch = model_arch(model, models, inputs=inputs)
     if efficiency is None:
         efficiency, _ = resolve_efficiency(
-            accelerator, kind="pretrain", precision=precision, fits=fits
+            accelerator,
+            kind="pretrain",
+            precision=precision,
+            fits=fits,
+            inputs=inputs,
         )
     counts = np.asarray(sorted({int(c) for c in gpu_counts}), dtype=float)
     b = global_batch_tokens / seq_len
@@ -138,6 +145,7 @@ def scaling_efficiency(
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fits: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> float:
     """Throughput per GPU at ``n_gpus`` / throughput per GPU at the smallest feasible count.
 
@@ -168,6 +176,7 @@ def scaling_efficiency(
             specs=specs,
             models=models,
             fits=fits,
+            inputs=inputs,
         )
 
     df = curve(None)
@@ -209,6 +218,7 @@ def time_to_train_hours(
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fits: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> float:
     """Wall-clock hours to train ``model`` on ``tokens`` tokens with ``n_gpus`` GPUs."""
     df = scaling_curve(
@@ -222,6 +232,7 @@ def time_to_train_hours(
         specs=specs,
         models=models,
         fits=fits,
+        inputs=inputs,
     )
     row = df.iloc[0]
     if not row["feasible"]:
@@ -272,6 +283,7 @@ def throughput_details(
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fitted: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> dict[str, Any]:
     """:func:`throughput_per_gpu` with its layout, MFU, memory and step-time terms.
 
@@ -280,15 +292,18 @@ def throughput_details(
     :func:`evaluate_layouts` (seconds per step), efficiency and efficiency_from; raises
     ValueError with the reason when no layout is feasible.
     """
+    inputs = resolve(inputs)
     if int(n_gpus) < 1:
         raise ValueError(f"n_gpus must be a positive integer, got {n_gpus!r}")
     if not global_batch_tokens or global_batch_tokens <= 0:
         raise ValueError(f"global_batch_tokens must be positive, got {global_batch_tokens!r}")
-    spec = _apply_overrides(spec_row(accelerator, specs), spec_overrides)
-    arch = model_arch(model, models)
+    spec = _apply_overrides(spec_row(accelerator, specs, inputs=inputs), spec_overrides)
+    arch = model_arch(model, models, inputs=inputs)
     source = "given"
     if efficiency is None:
-        efficiency, source = pretrain_efficiency(accelerator, precision, fitted=fitted, specs=specs)
+        efficiency, source = pretrain_efficiency(
+            accelerator, precision, fitted=fitted, specs=specs, inputs=inputs
+        )
     res = evaluate_layouts(
         spec,
         arch,
@@ -400,6 +415,7 @@ def scaling_study(
     efficiency: float | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Weak and strong scaling of one part against its unconstrained per-GPU reference.
 
@@ -409,10 +425,11 @@ def scaling_study(
     ``efficiency_vs_reference`` = tokens/s per GPU over :func:`reference_throughput`,
     uncapped; ``limit`` names the overhead term with the largest share of the step there.
     """
-    spec = spec_row(accelerator, specs)
-    arch = model_arch(model, models)
+    inputs = resolve(inputs)
+    spec = spec_row(accelerator, specs, inputs=inputs)
+    arch = model_arch(model, models, inputs=inputs)
     if efficiency is None:
-        efficiency, _ = pretrain_efficiency(accelerator, precision, specs=specs)
+        efficiency, _ = pretrain_efficiency(accelerator, precision, specs=specs, inputs=inputs)
     counts = np.asarray(sorted({int(c) for c in gpu_counts} | {int(cluster_gpus)}), dtype=float)
     ref = reference_throughput(
         spec, arch, precision=precision, seq_len=seq_len, efficiency=efficiency

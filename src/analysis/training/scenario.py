@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.inputs import Inputs, resolve
 from analysis.training.calibration import resolve_efficiency
 from analysis.training.model import (
     CURVE_GPU_COUNTS,
@@ -35,6 +36,7 @@ def evaluate_training(
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fits: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """One row per accelerator in ``sc.accelerators`` for the scenario's training job.
 
@@ -42,13 +44,16 @@ def evaluate_training(
     scaling_efficiency, tokens_per_s_per_gpu, time_to_train_hours, gpu_hours, reason; plus
     efficiency and mfu_source (where the efficiency comes from).
     """
+    inputs = resolve(inputs)
     tr = sc.training
-    specs = _load_specs() if specs is None else specs
+    specs = _load_specs(inputs) if specs is None else specs
     counts = _baseline_counts(tr.cluster_gpus)
     out = []
     for acc in sc.accelerators:
-        spec = spec_row(acc, specs)
-        eff, source = resolve_efficiency(acc, kind="pretrain", precision=tr.precision, fits=fits)
+        spec = spec_row(acc, specs, inputs=inputs)
+        eff, source = resolve_efficiency(
+            acc, kind="pretrain", precision=tr.precision, fits=fits, inputs=inputs
+        )
         df = scaling_curve(
             acc,
             tr.model,
@@ -60,6 +65,7 @@ def evaluate_training(
             specs=specs,
             models=models,
             fits=fits,
+            inputs=inputs,
         )
         at = df.loc[df["n_gpus"] == tr.cluster_gpus]
         row = at.iloc[0]
@@ -68,7 +74,7 @@ def evaluate_training(
         # overhead term that costs the most there
         ref = reference_throughput(
             spec,
-            model_arch(tr.model, models),
+            model_arch(tr.model, models, inputs=inputs),
             precision=tr.precision,
             seq_len=tr.seq_len,
             efficiency=eff,
@@ -137,19 +143,23 @@ def what_if_table(
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fits: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Tokens/s per GPU and time to train under each interconnect what-if, per candidate.
 
     Columns: accelerator, vendor, what_if, feasible, tokens_per_s_per_gpu,
     time_to_train_hours, change_pct (throughput vs as shipped), layout.
     """
+    inputs = resolve(inputs)
     tr = sc.training
     n = int(n_gpus or tr.cluster_gpus)
-    specs = _load_specs() if specs is None else specs
+    specs = _load_specs(inputs) if specs is None else specs
     out = []
     for acc in sc.accelerators:
-        spec = spec_row(acc, specs)
-        eff, _ = resolve_efficiency(acc, kind="pretrain", precision=tr.precision, fits=fits)
+        spec = spec_row(acc, specs, inputs=inputs)
+        eff, _ = resolve_efficiency(
+            acc, kind="pretrain", precision=tr.precision, fits=fits, inputs=inputs
+        )
         base = math.nan
         for name, ov in WHAT_IFS:
             df = scaling_curve(
@@ -163,6 +173,7 @@ def what_if_table(
                 spec_overrides=ov,
                 specs=specs,
                 models=models,
+                inputs=inputs,
             )
             r = df.iloc[0]
             thr = float(r["tokens_per_s_per_gpu"])
@@ -190,13 +201,17 @@ def scaling_curves(
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fits: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Scaling curves (one node to 16,384 GPUs) for every accelerator of the scenario."""
+    inputs = resolve(inputs)
     tr = sc.training
-    specs = _load_specs() if specs is None else specs
+    specs = _load_specs(inputs) if specs is None else specs
     frames = []
     for acc in sc.accelerators:
-        eff, _ = resolve_efficiency(acc, kind="pretrain", precision=tr.precision, fits=fits)
+        eff, _ = resolve_efficiency(
+            acc, kind="pretrain", precision=tr.precision, fits=fits, inputs=inputs
+        )
         df = scaling_curve(
             acc,
             tr.model,
@@ -207,8 +222,9 @@ def scaling_curves(
             efficiency=eff,
             specs=specs,
             models=models,
+            inputs=inputs,
         )
-        spec = spec_row(acc, specs)
+        spec = spec_row(acc, specs, inputs=inputs)
         df.insert(1, "vendor", spec.get("vendor"))
         df.insert(2, "status", spec.get("status"))
         frames.append(df)
@@ -245,13 +261,18 @@ def what_if_matrix(what_ifs: pd.DataFrame) -> pd.DataFrame:
 
 
 def scaling_studies(
-    sc: Any, *, specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None
+    sc: Any,
+    *,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """:func:`scaling_study` for every accelerator of the scenario (vendor and status added)."""
+    inputs = resolve(inputs)
     tr = sc.training
     frames = []
     for acc in sc.accelerators:
-        spec = spec_row(acc, specs)
+        spec = spec_row(acc, specs, inputs=inputs)
         df = scaling_study(
             acc,
             tr.model,
@@ -261,6 +282,7 @@ def scaling_studies(
             cluster_gpus=tr.cluster_gpus,
             specs=specs,
             models=models,
+            inputs=inputs,
         )
         df.insert(1, "vendor", spec.get("vendor"))
         df.insert(2, "status", spec.get("status"))
