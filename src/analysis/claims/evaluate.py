@@ -24,6 +24,7 @@ from analysis.claims.market import eval_mlperf_ratio, eval_price_ratio
 from analysis.claims.outputs import eval_model_output
 from analysis.claims.specs import _side, eval_memory_fit, eval_spec_ratio, eval_spec_value
 from analysis.inputs import Inputs, resolve
+from analysis.params import Scenario
 from analysis.tables.claims import VERDICTS
 from analysis.textsafe import markdown_text
 
@@ -127,8 +128,8 @@ def evaluate_claims(
     rental_quotes: pd.DataFrame | None = None,
     purchase_prices: pd.DataFrame | None = None,
     sources: pd.DataFrame | None = None,
-    chapter_results: Mapping[str, Mapping[str, Any]] | None = None,
-    scenario: Any = None,
+    chapter_results: Mapping[str, Mapping[str, object]] | None = None,
+    scenario: Scenario | None = None,
     inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Every claim of the seed article with its verdict, the data behind it and the reasoning.

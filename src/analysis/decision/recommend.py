@@ -10,6 +10,7 @@ import pandas as pd
 
 from analysis import ids
 from analysis.inputs import Inputs, resolve
+from analysis.params import Scenario
 
 INFERENCE = "30-inference-tiers"
 
@@ -190,7 +191,7 @@ def flip_text(
 
 
 def recommend(
-    scenario: Any, chapter_results: Results, *, inputs: Inputs | None = None
+    scenario: Scenario, chapter_results: Results, *, inputs: Inputs | None = None
 ) -> pd.DataFrame:
     """One row per workload (training job, then each inference tier) with the call and why.
 
@@ -320,7 +321,7 @@ def recommend(
     return pd.DataFrame(rows)
 
 
-def key_results(recs: pd.DataFrame, changes: pd.DataFrame | None = None) -> dict[str, Any]:
+def key_results(recs: pd.DataFrame, changes: pd.DataFrame | None = None) -> dict[str, object]:
     """The summary chapter's key results: ``rec_training``, ``rec_tier{i}`` and their numbers.
 
     Args:

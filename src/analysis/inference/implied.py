@@ -287,7 +287,7 @@ def _terms_for_rows(
     )
 
 
-def stated_power_cap(accelerator_raw: Any) -> float | None:
+def stated_power_cap(accelerator_raw: object) -> float | None:
     """A board-power cap stated in an MLPerf accelerator name, in watts, else None.
 
     >>> stated_power_cap("AMD Instinct MI355X 288GB HBM3e (Power Cap 1000 W)")

@@ -108,7 +108,7 @@ AMD_FP8_SPEEDUP_RELATIVE = 0.955  # register: A-training-amd-fp8-speedup-relativ
 _FIT_POINTS_V2, _FIT_ROUNDS_V2 = 15, 6
 
 
-def generation_of(spec: Mapping[str, Any]) -> str:
+def generation_of(spec: Mapping[str, object]) -> str:
     """The part's architecture generation (spec column ``architecture``), e.g. ``Hopper``."""
     g = spec.get("architecture")
     return str(g) if g is not None and not pd.isna(g) else str(spec.get("accelerator"))

@@ -227,7 +227,7 @@ def _memo(inputs: Inputs, kind: str, key: str, compute: Callable[[pd.DataFrame],
 
 def spec_row(
     accelerator: str, specs: pd.DataFrame | None = None, *, inputs: Inputs | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The spec table's row for ``accelerator`` as a dict; ValueError for unknown ids.
 
     From ``specs`` when given, else from ``inputs.specs`` (default: the default inputs).

@@ -9,7 +9,7 @@ largest share of the step (:data:`LIMIT_TERMS`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 import pandas as pd
@@ -242,7 +242,22 @@ def time_to_train_hours(
     return float(tokens / (row["tokens_per_s_per_gpu"] * n_gpus) / 3600.0)
 
 
-def gpu_hours(accelerator: str, model: str, tokens: float, n_gpus: int, **kwargs: Any) -> float:
+class TrainOptions(TypedDict, total=False):
+    """The keywords :func:`gpu_hours` passes to :func:`time_to_train_hours`."""
+
+    precision: str
+    seq_len: int
+    global_batch_tokens: float
+    spec_overrides: Mapping[str, float] | None
+    specs: pd.DataFrame | None
+    models: pd.DataFrame | None
+    fits: pd.DataFrame | None
+    inputs: Inputs | None
+
+
+def gpu_hours(
+    accelerator: str, model: str, tokens: float, n_gpus: int, **kwargs: Unpack[TrainOptions]
+) -> float:
     """GPU-hours to train: :func:`time_to_train_hours` x ``n_gpus``."""
     return time_to_train_hours(accelerator, model, tokens, n_gpus, **kwargs) * n_gpus
 
@@ -270,6 +285,17 @@ LIMIT_TERMS: tuple[tuple[str, str], ...] = (
 )
 
 
+class DetailOptions(TypedDict, total=False):
+    """The keywords :func:`throughput_per_gpu` passes to :func:`throughput_details`."""
+
+    efficiency: float | None
+    spec_overrides: Mapping[str, float] | None
+    specs: pd.DataFrame | None
+    models: pd.DataFrame | None
+    fitted: pd.DataFrame | None
+    inputs: Inputs | None
+
+
 def throughput_details(
     accelerator: str,
     model: str,
@@ -284,7 +310,7 @@ def throughput_details(
     models: pd.DataFrame | None = None,
     fitted: pd.DataFrame | None = None,
     inputs: Inputs | None = None,
-) -> dict[str, Any]:
+) -> dict[str, str | float]:
     """:func:`throughput_per_gpu` with its layout, MFU, memory and step-time terms.
 
     Keys: accelerator, model, n_gpus, precision, tokens_per_s_per_gpu, layout, tp, pp, cp,
@@ -317,7 +343,7 @@ def throughput_details(
         raise ValueError(
             f"{model} on {n_gpus} x {accelerator} ({precision}) is infeasible: {res['reason'][0]}"
         )
-    out: dict[str, Any] = {
+    out: dict[str, str | float] = {
         "accelerator": accelerator,
         "model": model,
         "n_gpus": int(n_gpus),
@@ -342,7 +368,7 @@ def throughput_per_gpu(
     precision: str,
     seq_len: int = 8192,
     global_batch_tokens: float,
-    **kwargs: Any,
+    **kwargs: Unpack[DetailOptions],
 ) -> float:
     """Tokens/s per GPU of pre-training at the best feasible layout (public contract).
 

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from analysis.inputs import Inputs, resolve
+from analysis.params import Scenario
 from analysis.training.calibration import resolve_efficiency
 from analysis.training.model import (
     CURVE_GPU_COUNTS,
@@ -31,7 +32,7 @@ from analysis.training.scaling import (
 
 
 def evaluate_training(
-    sc: Any,
+    sc: Scenario,
     *,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
@@ -103,7 +104,7 @@ def evaluate_training(
     return pd.DataFrame(out)
 
 
-def training_winner(ev: pd.DataFrame) -> dict[str, Any]:
+def training_winner(ev: pd.DataFrame) -> dict[str, str | float]:
     """Shipping winner (shortest time to train) and its margin over the other vendor's best.
 
     ``margin_pct`` = winner's tokens/s per GPU over the best feasible shipping part of the
@@ -137,7 +138,7 @@ WHAT_IFS: tuple[tuple[str, dict[str, float]], ...] = (
 
 
 def what_if_table(
-    sc: Any,
+    sc: Scenario,
     *,
     n_gpus: int | None = None,
     specs: pd.DataFrame | None = None,
@@ -195,7 +196,7 @@ def what_if_table(
 
 
 def scaling_curves(
-    sc: Any,
+    sc: Scenario,
     *,
     gpu_counts: tuple[int, ...] = CURVE_GPU_COUNTS,
     specs: pd.DataFrame | None = None,
@@ -261,7 +262,7 @@ def what_if_matrix(what_ifs: pd.DataFrame) -> pd.DataFrame:
 
 
 def scaling_studies(
-    sc: Any,
+    sc: Scenario,
     *,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
@@ -295,7 +296,7 @@ def key_results(
     summary: pd.DataFrame,
     curves: pd.DataFrame | None = None,
     studies: pd.DataFrame | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The chapter's key results (contracts.md, ``20-training-scaling``).
 
     ``ev`` from :func:`evaluate_training`, ``summary`` from :func:`validation_summary`.
