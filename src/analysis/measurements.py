@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import inference, tco
-from analysis.inputs import resolve
+from analysis.inputs import Inputs, resolve
 from analysis.textsafe import markdown_text
 
 #: Register ids of this layer's two assumptions (``data/assumptions/assumptions.csv``).
@@ -121,9 +121,11 @@ class MeasuredCalibration:
         return dict(zip(sel["accelerator"], sel["sigma"].astype(float), strict=True))
 
 
-def _register_values(assumptions: pd.DataFrame | None) -> tuple[float, float, float]:
+def _register_values(
+    assumptions: pd.DataFrame | None, inputs: Inputs
+) -> tuple[float, float, float]:
     if assumptions is None:
-        assumptions = resolve(None).table("assumptions")
+        assumptions = inputs.table("assumptions")
     reg = assumptions.set_index("id")["value"]
     return float(reg[PRIOR_WEIGHT_ID]), float(reg[SIGMA_FLOOR_ID]), float(reg[PUBLIC_SIGMA_ID])
 
@@ -133,14 +135,19 @@ def _optional(value: Any) -> float | None:
 
 
 def compare_points(
-    rows: pd.DataFrame, *, calibration: inference.Calibration | None = None
+    rows: pd.DataFrame,
+    *,
+    calibration: inference.Calibration | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Each ingested row beside the model's throughput at its configuration.
 
     Columns :data:`POINT_COLUMNS`; ``ratio`` = measured / modelled (NaN where the model
     cannot place the point); ``used`` = the point enters the fit; ``reason`` says why not.
-    One model call per point (a team measures tens of points, not thousands).
+    One model call per point (a team measures tens of points, not thousands). The model
+    reads ``inputs`` (default: the default inputs).
     """
+    inputs = resolve(inputs)
     out = []
     for r in rows.itertuples(index=False):
         caveat = str(r.caveat) if isinstance(r.caveat, str) else ""
@@ -172,6 +179,7 @@ def compare_points(
                 tpot_ms=tpot,
                 gpus=int(r.tp),
                 calibration=calibration,
+                inputs=inputs,
             )
         except ValueError as err:
             rec["reason"] = f"the model cannot place it: {err}"
@@ -238,14 +246,16 @@ def calibrate(
     *,
     assumptions: pd.DataFrame | None = None,
     calibration: inference.Calibration | None = None,
+    inputs: Inputs | None = None,
 ) -> MeasuredCalibration:
     """Compare ingested rows with the model and fit the corrections.
 
     ``rows``: :func:`analysis.data.load_measurements` output; the rules are in the module
-    docstring.
+    docstring. The register and the model read ``inputs`` (default: the default inputs).
     """
-    k, floor, public = _register_values(assumptions)
-    points = compare_points(rows, calibration=calibration)
+    inputs = resolve(inputs)
+    k, floor, public = _register_values(assumptions, inputs)
+    points = compare_points(rows, calibration=calibration, inputs=inputs)
     corr = fit_corrections(points, prior_weight=k, sigma_floor=floor)
     return MeasuredCalibration(rows, points, corr, k, floor, public)
 

@@ -126,14 +126,11 @@ def test_sources_unsorted(tmp_path):
 
 
 @pytest.fixture
-def tmp_data(tmp_path, monkeypatch):
-    """A copy of the spec, model and source tables that the loaders read instead of data/."""
+def tmp_data(tmp_path):
+    """A copy of the spec, model and source tables, read with ``data.load_inputs(tmp_data)``."""
     for table in ("sources", "accelerators", "accelerator_values", "models"):
         _copy(table, tmp_path)
-    monkeypatch.setattr(paths, "DATA", tmp_path)
-    data.clear_cache()
-    yield tmp_path
-    data.clear_cache()
+    return tmp_path
 
 
 def test_unknown_source_id_names_file_row_column(tmp_data):
@@ -143,37 +140,37 @@ def test_unknown_source_id_names_file_row_column(tmp_data):
         rf"accelerator_values\.csv: row {line}, column 'source_id': unknown source 'no-such-source'"
     )
     with pytest.raises(DataValidationError, match=expected):
-        data.load_specs()
+        data.load_inputs(tmp_data).specs  # noqa: B018 - the derived frame is the check
 
 
 @pytest.mark.parametrize(
-    ("table", "match", "loader", "expected"),
+    ("table", "match", "frame", "expected"),
     [
         (
             "accelerators",
             {"accelerator": "GB300"},
-            data.load_specs,
+            "specs",
             r"accelerators\.csv: no row for accelerator 'GB300'",
         ),
         (
             "accelerator_values",
             {"accelerator": "MI355X", "field": "tdp_w"},
-            data.load_specs,
+            "specs",
             r"no row for accelerator 'MI355X', field 'tdp_w'",
         ),
         (
             "models",
             {"model": "deepseek-r1"},
-            data.load_models,
+            "models",
             r"models\.csv: no row for model 'deepseek-r1'",
         ),
     ],
     ids=["canonical-accelerator", "accelerator-field", "canonical-model"],
 )
-def test_missing_row(tmp_data, table, match, loader, expected):
+def test_missing_row(tmp_data, table, match, frame, expected):
     _drop_rows(tmp_data / ALL[table].path, **match)
     with pytest.raises(DataValidationError, match=expected):
-        loader()
+        getattr(data.load_inputs(tmp_data), frame)
 
 
 def test_mla_without_latent_rank(tmp_data):
@@ -181,4 +178,4 @@ def test_mla_without_latent_rank(tmp_data):
     line = _set_cell(path, "kv_lora_rank", "", model="deepseek-r1")
     expected = rf"row {line}, column 'kv_lora_rank': attention_type 'mla' needs"
     with pytest.raises(DataValidationError, match=expected):
-        data.load_models()
+        data.load_inputs(tmp_data).models  # noqa: B018 - the derived frame is the check

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import data, inference, training
+from analysis import data, inference, params, tco, training
 from analysis.inputs import Inputs
 
 
@@ -52,7 +52,7 @@ def test_derived_is_memoized_per_instance() -> None:
 def test_clear_cache_gives_fresh_inputs_and_recomputes_the_fits() -> None:
     before = data.default_inputs()
     cal = inference.default_calibration()
-    fits = training._fits_cached()
+    fits = training._fits_cached(data.default_inputs())
     assert inference.default_calibration() is cal  # memoized on the instance
     data.clear_cache()
     after = data.default_inputs()
@@ -60,7 +60,7 @@ def test_clear_cache_gives_fresh_inputs_and_recomputes_the_fits() -> None:
     cal2 = inference.default_calibration()
     assert cal2 is not cal  # recomputed, not the stale module cache of before
     assert cal2.by_vendor == cal.by_vendor
-    assert training._fits_cached() is not fits
+    assert training._fits_cached(data.default_inputs()) is not fits
 
 
 def test_a_modelling_function_runs_on_small_inputs() -> None:
@@ -102,3 +102,57 @@ def test_point_terms_default_to_the_fitted_shape_of_the_inputs() -> None:
     for key in ("step_fixed", "step_scaled"):
         np.testing.assert_array_equal(default[key], fitted[key])
     assert not all(np.array_equal(default[k], roof[k]) for k in ("step_fixed", "step_scaled"))
+
+
+def test_training_runs_on_small_inputs() -> None:
+    # The spec and model tables as they are, an MLPerf Training table cut to NVIDIA's
+    # LoRA rows and no published rows: every fit comes from these frames, memoized on this
+    # instance, so the throughput moves and the default inputs are left alone.
+    full = data.load_inputs()
+    mt = full.table("mlperf_training")
+    small = mt[(mt["benchmark"] == "llama2_70b_lora") & (mt["vendor"] == "NVIDIA")]
+    tiny = Inputs.from_tables(
+        _tables()
+        | {"mlperf_training": small, "published_training": full.table("published_training")[:0]}
+    )
+    fits = training.fit_efficiencies(inputs=tiny)
+    assert set(fits["benchmark"]) == {"llama2_70b_lora"}
+    assert set(fits["vendor"]) == {"NVIDIA"}
+    assert set(training.fit_efficiencies()["vendor"]) == {"AMD", "NVIDIA"}
+    kw = {"precision": "bf16", "global_batch_tokens": 16.0e6}
+    got = training.throughput_per_gpu("H200", "llama3.1-70b", 64, inputs=tiny, **kw)
+    default = training.throughput_per_gpu("H200", "llama3.1-70b", 64, **kw)
+    assert got > 0 and default > 0 and got != default
+    eff = training.scaling_efficiency("H200", "llama3.1-70b", 64, inputs=tiny)
+    assert 0 < eff <= 1
+    # Without a training table these inputs cannot fit anything: the error names the
+    # table instead of the default tables answering.
+    with pytest.raises(KeyError, match="table 'mlperf_training' not in these inputs"):
+        training.throughput_per_gpu(
+            "H200", "llama3.1-70b", 64, inputs=Inputs.from_tables(_tables()), **kw
+        )
+
+
+def test_tco_runs_on_small_inputs() -> None:
+    # One rental quote (B200 at $9.00 in the default pool) and the other cost tables as
+    # they are: the rented price is that quote, every other part has none.
+    full = data.load_inputs()
+    quotes = full.table("rental_quotes")
+    one = quotes[quotes["accelerator"] == "B200"].head(1)
+    one = one.assign(provider_class="neocloud-list", term="on-demand", price_usd_per_gpu_hour=9.0)
+    names = ("purchase_prices", "facility", "assumptions")
+    tiny = Inputs.from_tables({n: full.table(n) for n in names} | {"rental_quotes": one})
+    sc = params.Scenario(name="t", title="t", cost=params.Cost(mode="rent"))
+    got = tco.gpu_hour_cost(sc, tables=tiny).set_index("accelerator")
+    assert got.loc["B200", "n_quotes"] == 1
+    assert got.loc["B200", "rent_quote_min"] == 9.0
+    assert (got.drop(index="B200")["n_quotes"] == 0).all()
+    default = tco.gpu_hour_cost(sc).set_index("accelerator")
+    assert default.loc["B200", "n_quotes"] > 1
+    rent = tco.scenario_inputs(sc, inputs=tiny).rent
+    assert rent.quotes["B200"].tolist() == [9.0]
+    sim = tco.simulate(sc, tco.example_tiers(sc), None, tables=tiny, n=500)
+    costs = sim.tier_summary
+    assert not costs.empty
+    with pytest.raises(KeyError, match="table 'rental_quotes' not in these inputs"):
+        tco.cost_inputs(sc, inputs=Inputs.from_tables({n: full.table(n) for n in names}))

@@ -88,7 +88,7 @@ def test_more_points_count_more() -> None:
     one = measurements.calibrate(_rows([(21.0, 1.3 * m)])).factors(MODEL, PREC)[ACC]
     four = measurements.calibrate(_rows([(21.0, 1.3 * m)] * 4)).factors(MODEL, PREC)[ACC]
     assert 1.0 < one < four < 1.3
-    k = measurements._register_values(None)[0]
+    k = measurements._register_values(None, data.default_inputs())[0]
     assert np.log(one) == pytest.approx(np.log(1.3) * 1 / (1 + k))
     assert np.log(four) == pytest.approx(np.log(1.3) * 4 / (4 + k))
 

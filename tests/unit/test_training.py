@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis import params, paths, training
+from analysis import data, params, paths, training
 
 ACCS = ("H100-SXM", "H200", "B200", "GB200", "MI300X", "MI325X", "MI355X")
 
@@ -53,7 +53,7 @@ def test_baseline_is_one_node_when_model_fits(fits: pd.DataFrame) -> None:
     which=st.sampled_from(["scaleup_bw_gbps", "scaleout_gbps_per_gpu"]),
 )
 def test_cutting_bandwidth_never_raises_throughput(acc, model, k, cut, which) -> None:
-    f = training._fits_cached()
+    f = training._fits_cached(data.default_inputs())
     spec = training.spec_row(acc)
     n = 2**k
     a = training.scaling_curve(acc, model, gpu_counts=[n], fits=f).iloc[0]
@@ -73,7 +73,7 @@ def test_cutting_bandwidth_never_raises_throughput(acc, model, k, cut, which) ->
     which=st.sampled_from(["scaleup_bw_gbps", "scaleout_gbps_per_gpu"]),
 )
 def test_cutting_bandwidth_never_raises_scaling_efficiency(acc, model, k, cut, which) -> None:
-    f = training._fits_cached()
+    f = training._fits_cached(data.default_inputs())
     spec = training.spec_row(acc)
     n = 2**k
     try:
@@ -258,10 +258,12 @@ def test_default_calibration_is_cached_copied_and_refreshed() -> None:
     first["efficiency"] = -1.0  # callers get a copy: the cache is untouched
     again = training.fit_efficiencies()
     assert (again["efficiency"].dropna() > 0).all()
-    cached = training._fits_cached()
+    cached = training._fits_cached(data.default_inputs())
     data.clear_cache()
-    assert training._fits_cached() is not cached  # refitted after the tables were reloaded
-    pd.testing.assert_frame_equal(training._fits_cached(), cached)
+    assert (
+        training._fits_cached(data.default_inputs()) is not cached
+    )  # refitted after the tables were reloaded
+    pd.testing.assert_frame_equal(training._fits_cached(data.default_inputs()), cached)
 
 
 def test_validation_detail_matches_summary_counts() -> None:

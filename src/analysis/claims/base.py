@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from analysis import ids
+from analysis.params import Scenario
 
 INFERENCE_CHAPTER = "30-inference-tiers"
 
@@ -56,8 +57,8 @@ class Context:
     mlperf_training: pd.DataFrame
     rental_quotes: pd.DataFrame
     purchase_prices: pd.DataFrame
-    chapter_results: Mapping[str, Mapping[str, Any]]
-    scenario: Any = None
+    chapter_results: Mapping[str, Mapping[str, object]]
+    scenario: Scenario | None = None
 
 
 def _split(value: Any) -> list[str]:

@@ -23,7 +23,8 @@ from analysis.claims.base import (
 from analysis.claims.market import eval_mlperf_ratio, eval_price_ratio
 from analysis.claims.outputs import eval_model_output
 from analysis.claims.specs import _side, eval_memory_fit, eval_spec_ratio, eval_spec_value
-from analysis.inputs import resolve
+from analysis.inputs import Inputs, resolve
+from analysis.params import Scenario
 from analysis.tables.claims import VERDICTS
 from analysis.textsafe import markdown_text
 
@@ -111,9 +112,8 @@ def _claimed_text(row: Mapping[str, Any]) -> str:
     return " ".join(parts)
 
 
-def _load_or_empty(name: str) -> pd.DataFrame:
+def _load_or_empty(name: str, inputs: Inputs) -> pd.DataFrame:
     try:
-        inputs = resolve(None)  # the default inputs the facade registered
         return inputs.specs if name == "specs" else inputs.table(name)
     except (KeyError, FileNotFoundError, ValueError):
         return pd.DataFrame()
@@ -128,8 +128,9 @@ def evaluate_claims(
     rental_quotes: pd.DataFrame | None = None,
     purchase_prices: pd.DataFrame | None = None,
     sources: pd.DataFrame | None = None,
-    chapter_results: Mapping[str, Mapping[str, Any]] | None = None,
-    scenario: Any = None,
+    chapter_results: Mapping[str, Mapping[str, object]] | None = None,
+    scenario: Scenario | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Every claim of the seed article with its verdict, the data behind it and the reasoning.
 
@@ -146,6 +147,7 @@ def evaluate_claims(
         chapter_results: ``{chapter id: key results}`` of the inference, training and TCO
             chapters, for the model-output claims (``{}`` = those are unverifiable).
         scenario: the :class:`analysis.params.Scenario` the chapter results belong to.
+        inputs: where a table given as ``None`` comes from (default: the default inputs).
 
     Returns:
         One row per claim: claim_id, quote, topic, kind, test_method, verdict (one of
@@ -153,7 +155,7 @@ def evaluate_claims(
         numbers really belong to), data_sources (source ids or MLPerf result paths),
         data_urls, reasoning.
     """
-    tables = {
+    given = {
         "specs": specs,
         "claims": claims,
         "mlperf_inference": mlperf_inference,
@@ -162,9 +164,10 @@ def evaluate_claims(
         "purchase_prices": purchase_prices,
         "sources": sources,
     }
-    for name, df in tables.items():
-        if df is None:
-            tables[name] = _load_or_empty(name)
+    inputs = resolve(inputs)
+    tables = {
+        name: _load_or_empty(name, inputs) if df is None else df for name, df in given.items()
+    }
     ctx = Context(
         specs=tables["specs"],
         mlperf_inference=tables["mlperf_inference"],
@@ -269,8 +272,8 @@ def verdict_table(audit: pd.DataFrame, width: int = VERDICT_QUOTE_CHARS) -> pd.D
     ['a a a a a…']
     """
 
-    def short(q: Any) -> str:
-        q = " ".join(str(q).split())
+    def short(quote: object) -> str:
+        q = " ".join(str(quote).split())
         if len(q) <= width:
             return q
         return q[:width].rsplit(" ", 1)[0].rstrip(",;:") + "…"

@@ -178,7 +178,9 @@ def eval_price_ratio(row: Mapping[str, Any], ctx: Context) -> Outcome:
     table = str(row["field"])
     price, srcs = _price_per_acc(ctx, table)
     label = PRICE_LABELS.get(table, table)
-    holds, details, used = [], [], set()
+    holds: list[bool | None] = []
+    details: list[str] = []
+    used: set[str] = set()
     tol = _tol(row, 0.0)
     subj, ref = _split(row["subject"]), _split(row["reference"])
     lo, hi = _num(row.get("claimed_value")) - tol, _num(row.get("claimed_reference_value")) + tol

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.params import Scenario
 from analysis.textsafe import html_text, markdown_text
 from analysis.typst_tables import typst_string, typst_text
 
@@ -43,7 +44,7 @@ def cited_sources(sources: pd.DataFrame, cited: list[str]) -> pd.DataFrame:
 RUN_INFO_MISSING: dict[str, str] = {"version": "not run by the orchestrator"}
 
 
-def run_info_table(run_info: Mapping[str, Any] | None) -> pd.DataFrame:
+def run_info_table(run_info: Mapping[str, object] | None) -> pd.DataFrame:
     """The orchestrator's ``run_info`` as rows ``item``, ``value`` (values as strings).
 
     An empty or missing ``run_info`` (the notebook opened by hand) gives one row saying so
@@ -60,8 +61,8 @@ def run_info_table(run_info: Mapping[str, Any] | None) -> pd.DataFrame:
 
 
 def appendix_key_results(
-    register: pd.DataFrame, cited: list[str], run_info: Mapping[str, Any] | None
-) -> dict[str, Any]:
+    register: pd.DataFrame, cited: list[str], run_info: Mapping[str, object] | None
+) -> dict[str, object]:
     """The appendix's key results: ``assumptions``, ``sources_cited`` and ``version``.
 
     ``version`` is ``run_info["version"]`` as a string, ``""`` when the orchestrator passed
@@ -234,7 +235,7 @@ def glossary_bundle() -> dict[str, str]:
 PREFILL_HEAVY_RATIO = 4.0
 
 
-def inference_reading_note(scenario: Any, mape_pct: float) -> str:
+def inference_reading_note(scenario: Scenario, mape_pct: float) -> str:
     """How to read the tier results, computed from the scenario (Markdown).
 
     The measured error bounds what counts as a clear win; the request shape (ISL/OSL)

@@ -12,6 +12,11 @@ from analysis import results
 from analysis.decision.recommend import Results
 
 
+def _number(v: object) -> float | None:
+    """``v`` when it is a number (not a bool), else ``None``."""
+    return v if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
 def compare_with_previous(
     current: Results,
     previous_results: Mapping[str, Any],
@@ -44,9 +49,9 @@ def compare_with_previous(
         prev, current, old_tiers=previous_results.get("tiers"), new_tiers=tiers
     ):
         change = math.nan
-        numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (va, vb))
-        if numbers and va:
-            change = (vb / va - 1) * 100
+        a, b = _number(va), _number(vb)
+        if a is not None and b is not None and a:
+            change = (b / a - 1) * 100
         # A flip needs a decision in both versions; a key that appears or goes is a change.
         flipped = results.is_flip(key, va, vb)
         rows.append(

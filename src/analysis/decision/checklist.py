@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import pandas as pd
 
@@ -18,6 +17,7 @@ from analysis.decision.recommend import (
     _num,
     recommend,
 )
+from analysis.params import Scenario
 
 CHECKLIST: tuple[tuple[str, str], ...] = (
     ("NVIDIA", "You need the fastest path to production AI with broad framework support"),
@@ -64,7 +64,7 @@ def _tiers_verdict(
 
 
 def checklist(
-    scenario: Any,
+    scenario: Scenario,
     chapter_results: Results,
     recs: pd.DataFrame | None = None,
     claims: pd.DataFrame | None = None,

@@ -9,7 +9,8 @@ from typing import Any
 import pandas as pd
 
 from analysis import ids
-from analysis.inputs import resolve
+from analysis.inputs import Inputs, resolve
+from analysis.params import Scenario
 
 INFERENCE = "30-inference-tiers"
 
@@ -189,7 +190,9 @@ def flip_text(
     return ", ".join(parts[:-1]) + (" or " if len(parts) > 1 else "") + parts[-1]
 
 
-def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
+def recommend(
+    scenario: Scenario, chapter_results: Results, *, inputs: Inputs | None = None
+) -> pd.DataFrame:
     """One row per workload (training job, then each inference tier) with the call and why.
 
     Columns: workload, label, recommendation (AMD/NVIDIA/either/infeasible), basis, perf_winner,
@@ -199,7 +202,8 @@ def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
     cost_ratio, cost_ratio_p05, cost_ratio_p95 (AMD/NVIDIA per joint draw), p_amd_cheaper,
     breakeven_amd_gpu_hour_usd, amd_gpu_hour_usd, breakeven_rel_throughput,
     breakeven_server_price_usd, current_server_price_usd, breakeven_rental_quote_usd,
-    current_rental_quote_usd, flip (what would flip it, in words).
+    current_rental_quote_usd, flip (what would flip it, in words). The model names come
+    from ``inputs`` (default: the default inputs).
     """
     cands = ids.shipping(scenario.candidates)
     amd = [a for a in cands if ids.vendor_of(a) == "AMD"]
@@ -281,7 +285,7 @@ def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
             }
         )
 
-    models = resolve(None).table("models")
+    models = resolve(inputs).table("models")
     names = dict(zip(models["model"], models["name"], strict=True))
     t = scenario.training
     row(
@@ -317,7 +321,7 @@ def recommend(scenario: Any, chapter_results: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def key_results(recs: pd.DataFrame, changes: pd.DataFrame | None = None) -> dict[str, Any]:
+def key_results(recs: pd.DataFrame, changes: pd.DataFrame | None = None) -> dict[str, object]:
     """The summary chapter's key results: ``rec_training``, ``rec_tier{i}`` and their numbers.
 
     Args:

@@ -10,7 +10,8 @@ import pandas as pd
 
 from analysis import ids
 from analysis.decision.recommend import INFEASIBLE, Results, _num, model_error
-from analysis.inputs import resolve
+from analysis.inputs import Inputs, resolve
+from analysis.params import Scenario
 from analysis.textsafe import markdown_code, markdown_text
 
 
@@ -36,7 +37,7 @@ def data_date(sources: pd.DataFrame) -> str:
     return days.max().strftime("%Y-%m-%d") if len(days) else "unknown"
 
 
-def _workload_text(scenario: Any, workload: str, model_names: Mapping[str, str]) -> str:
+def _workload_text(scenario: Scenario, workload: str, model_names: Mapping[str, str]) -> str:
     """The workload in words, its latency tier by its real bounds (not the user's label)."""
     if workload == "training":
         t = scenario.training
@@ -50,7 +51,7 @@ def _unit_text(workload: str) -> str:
     return "per training run" if workload == "training" else "per million output tokens"
 
 
-def memo_line(scenario: Any, r: Any, model_names: Mapping[str, str]) -> str:
+def memo_line(scenario: Scenario, r: Any, model_names: Mapping[str, str]) -> str:
     """One line of the memo: the call, its margin, how likely, what flips it (Markdown).
 
     The margin is :func:`recommend`'s ``cost_margin_pct`` (1 - AMD/NVIDIA) and the
@@ -129,20 +130,22 @@ def main_caveat(recs: pd.DataFrame, chapter_results: Results) -> str:
 
 
 def summary_markdown(
-    scenario: Any,
+    scenario: Scenario,
     recs: pd.DataFrame,
     chapter_results: Results,
     *,
     data_as_of: str = "",
     model_names: Mapping[str, str] | None = None,
+    inputs: Inputs | None = None,
 ) -> str:
     """The memo (first screen, PDF page 1): one line per workload, the caveat, the date.
 
     Every number comes from ``recs`` (:func:`recommend`) and the chapters' key results;
     without chapter results (the notebook opened by hand) it says what is missing instead.
+    ``model_names`` default: the ``models`` table of ``inputs`` (default: the default inputs).
     """
     if model_names is None:
-        models = resolve(None).table("models")
+        models = resolve(inputs).table("models")
         model_names = dict(zip(models["model"], models["name"], strict=True))
     # User text (title, tier names in the labels) is escaped: shown as text, never as
     # Markdown or HTML (a <script> in a title must not run in the report).
@@ -168,7 +171,7 @@ def summary_markdown(
     )
 
 
-def changes_markdown(changes: pd.DataFrame, previous_results: Mapping[str, Any]) -> str:
+def changes_markdown(changes: pd.DataFrame, previous_results: Mapping[str, object]) -> str:
     """One paragraph on the version diff (an empty-state sentence when there is none)."""
     if not (previous_results or {}).get("chapters"):
         return (

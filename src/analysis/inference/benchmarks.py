@@ -35,6 +35,10 @@ the rules live here as data, each with its source. Analytical decisions taken he
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas is imported lazily (benchmark ids load without it)
+    import pandas as pd
 
 MLPERF_REPO_URL = "https://github.com/mlcommons/inference/blob/master"
 MLPERF_CONF_URL = f"{MLPERF_REPO_URL}/loadgen/mlperf.conf"
@@ -218,7 +222,7 @@ def benchmark_def(benchmark: str) -> BenchmarkDef:
     return BENCHMARKS[base]
 
 
-def benchmark_table():  # noqa: ANN201 - returns a DataFrame; pandas imported lazily
+def benchmark_table() -> pd.DataFrame:
     """The benchmark definitions as a DataFrame (for the chapter's methods table)."""
     import pandas as pd
 

@@ -156,7 +156,7 @@ def _row_terms(
     """
     n = len(accelerators)
     shape = (n, len(MLPERF_TP), len(CONCURRENCY))
-    out = {k: np.empty(shape) for k in _ROW_TERM_KEYS if k != "in_memory"}
+    out: dict[str, np.ndarray] = {k: np.empty(shape) for k in _ROW_TERM_KEYS if k != "in_memory"}
     out["in_memory"] = np.zeros(shape, dtype=bool)
     gpus = np.asarray(MLPERF_TP, dtype=float)[None, :, None]
     isl = np.asarray(isl, dtype=float)
@@ -168,9 +168,9 @@ def _row_terms(
             hw_cache[(acc, prec)] = hardware_params(spec_by[acc], prec, inputs=inputs)
         hw_rows.append(hw_cache[(acc, prec)])
     mp_rows = [model_params_for(model_by, m) for m in model_ids]
-    precisions = np.asarray(precisions, dtype=object)
-    for prec in sorted(set(precisions.tolist())):
-        idx = np.flatnonzero(precisions == prec)
+    prec_arr = np.asarray(precisions, dtype=object)
+    for prec in sorted(set(prec_arr.tolist())):
+        idx = np.flatnonzero(prec_arr == prec)
         hw = {k: np.array([hw_rows[i][k] for i in idx])[:, None, None] for k in _HW_KEYS}
         mp = {k: np.array([mp_rows[i][k] for i in idx])[:, None, None] for k in mp_rows[0]}
         t = _terms(
@@ -189,14 +189,19 @@ def _row_terms(
     out["tp_ok"][:, 0, :] = True  # TP1 is always a choice
     out["concurrency"] = np.broadcast_to(CONCURRENCY[None, None, :], shape)
     out["gpus"] = np.broadcast_to(gpus, shape)
-    nan_inf = lambda v: np.where(np.isnan(v), np.inf, v) / 1e3  # noqa: E731 - ms -> s
+
+    def nan_inf(v: np.ndarray) -> np.ndarray:  # ms -> s, a missing bound is none
+        s: np.ndarray = np.where(np.isnan(v), np.inf, v) / 1e3
+        return s
+
     out["ttft_s"] = nan_inf(np.asarray(ttft_ms, dtype=float))
     out["tpot_s"] = nan_inf(np.asarray(tpot_ms, dtype=float))
     return out
 
 
 def _candidates_ok(t: Mapping[str, np.ndarray]) -> np.ndarray:
-    return t["in_memory"] & t["tp_ok"]
+    ok: np.ndarray = t["in_memory"] & t["tp_ok"]
+    return ok
 
 
 def _needed_eta(t: Mapping[str, np.ndarray], measured: Any) -> np.ndarray:
@@ -218,7 +223,8 @@ def _needed_eta(t: Mapping[str, np.ndarray], measured: Any) -> np.ndarray:
         e_ttft = np.where(np.isinf(ttft), 0.0, np.where(ttft > ap, sp / (ttft - ap), np.inf))
     e = np.maximum(np.maximum(e_thr, e_tpot), e_ttft)
     e = np.where(_candidates_ok(t), e, np.inf)
-    return e.reshape(len(m), -1).min(axis=1)
+    needed: np.ndarray = e.reshape(len(m), -1).min(axis=1)
+    return needed
 
 
 def _predict_terms(t: Mapping[str, np.ndarray], eta: Any) -> np.ndarray:
@@ -281,7 +287,7 @@ def _terms_for_rows(
     )
 
 
-def stated_power_cap(accelerator_raw: Any) -> float | None:
+def stated_power_cap(accelerator_raw: object) -> float | None:
     """A board-power cap stated in an MLPerf accelerator name, in watts, else None.
 
     >>> stated_power_cap("AMD Instinct MI355X 288GB HBM3e (Power Cap 1000 W)")

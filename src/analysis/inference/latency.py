@@ -75,7 +75,7 @@ def point_terms(
     shape: ServingShape | None = None,
     *,
     inputs: Inputs | None = None,
-) -> dict[str, np.ndarray]:
+) -> dict[str, Any]:
     """Model terms of every point on (point, concurrency grid) at the point's TP.
 
     ``shape`` is the serving shape applied (default: the fitted one). Also ``own_*``: the
@@ -88,7 +88,8 @@ def point_terms(
     model_by = {r["model"]: model_params(r) for _, r in models.iterrows()}
     n = len(points)
     grid = CONCURRENCY
-    out = {k: np.empty((n, len(grid))) for k in ("step_fixed", "step_scaled")}
+    # Arrays by name, and under "own_parts" a dict of arrays (what fit_shape reads).
+    out: dict[str, Any] = {k: np.empty((n, len(grid))) for k in ("step_fixed", "step_scaled")}
     own = {k: np.empty(n) for k in ("step_fixed", "step_scaled", "layers")}
     own_parts = {
         k: np.empty(n)
@@ -143,7 +144,7 @@ def point_terms(
     out["own_fixed"] = own["step_fixed"]
     out["own_scaled"] = own["step_scaled"]
     out["own_layers"] = own["layers"]
-    out["own_parts"] = own_parts  # type: ignore[assignment]
+    out["own_parts"] = own_parts
     return out
 
 

@@ -506,7 +506,8 @@ def _group_median(codes: np.ndarray, values: np.ndarray, n_groups: int) -> np.nd
     v = values[order]
     counts = np.bincount(codes, minlength=n_groups)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    return (v[starts + (counts - 1) // 2] + v[starts + counts // 2]) / 2.0
+    median: np.ndarray = (v[starts + (counts - 1) // 2] + v[starts + counts // 2]) / 2.0
+    return median
 
 
 def hardware_params_at(spec: pd.Series, precision: str, shape: ServingShape) -> dict[str, float]:

@@ -6,7 +6,7 @@ Also frontiers, best deployments, MLPerf predictions, sweeps and memory headroom
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -77,9 +77,9 @@ def _check_request(isl: float, osl: float, tpot_ms: float | None, ttft_ms: float
     for name, v in (("isl", isl), ("osl", osl)):
         if not v > 0:
             raise ValueError(f"{name} must be a positive number of tokens, got {v}")
-    for name, v in (("tpot_ms", tpot_ms), ("ttft_ms", ttft_ms)):
-        if v is not None and not v > 0:
-            raise ValueError(f"{name} must be positive or None (unbounded), got {v}")
+    for name, bound in (("tpot_ms", tpot_ms), ("ttft_ms", ttft_ms)):
+        if bound is not None and not bound > 0:
+            raise ValueError(f"{name} must be positive or None (unbounded), got {bound}")
 
 
 def _serving_eta(
@@ -178,6 +178,40 @@ def _frontier(prep: Prepared, work: Workload, dep: Deployment, cal: Calibration)
     )
 
 
+@overload
+def max_throughput_per_gpu(
+    accelerator: str,
+    model: str,
+    *,
+    precision: str,
+    isl: int,
+    osl: int,
+    tpot_ms: float | None = None,
+    ttft_ms: float | None = None,
+    gpus: int = 8,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    calibration: Calibration | None = None,
+    return_details: Literal[False] = False,
+    inputs: Inputs | None = None,
+) -> float: ...
+@overload
+def max_throughput_per_gpu(
+    accelerator: str,
+    model: str,
+    *,
+    precision: str,
+    isl: int,
+    osl: int,
+    tpot_ms: float | None = None,
+    ttft_ms: float | None = None,
+    gpus: int = 8,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    calibration: Calibration | None = None,
+    return_details: Literal[True],
+    inputs: Inputs | None = None,
+) -> dict[str, float | str]: ...
 def max_throughput_per_gpu(
     accelerator: str,
     model: str,
@@ -193,7 +227,7 @@ def max_throughput_per_gpu(
     calibration: Calibration | None = None,
     return_details: bool = False,
     inputs: Inputs | None = None,
-) -> Any:
+) -> float | dict[str, float | str]:
     """Best output tokens/s per GPU of one TP=``gpus`` replica under the latency bounds.
 
     ``None`` bounds are unbounded. Uses the calibrated efficiency of the accelerator's vendor
@@ -327,7 +361,7 @@ def best_deployment(
     models: pd.DataFrame | None = None,
     calibration: Calibration | None = None,
     inputs: Inputs | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The best serving layout within ``max_tp`` GPUs per replica under the latency bounds.
 
     An operator with ``max_tp`` GPUs (e.g. one 8-GPU server) may run one TP=``max_tp``
@@ -437,9 +471,9 @@ def sweep(
                 if not peak > 0
                 else hardware_params(s, p, inputs=inputs)
             )
-            for k in _HW_KEYS:
-                v = base[k] if k != "peak_tflops" else (peak if peak > 0 else np.nan)
-                hw[k][i, 0, j, 0] = v
+            for key in _HW_KEYS:
+                v = base[key] if key != "peak_tflops" else (peak if peak > 0 else np.nan)
+                hw[key][i, 0, j, 0] = v
     mps = [model_params(r) for _, r in models.iterrows()]
     mp = {k: np.array([m[k] for m in mps], dtype=float)[None, :, None, None] for k in mps[0]}
     frames = []

@@ -16,10 +16,11 @@ from analysis.inference.roofline import Deployment, Workload, _models, _specs
 from analysis.inference.serving import _deployment, _frontier, _prepare, tp_choices
 from analysis.inference.validation import validate_against_mlperf, validation_summary
 from analysis.inputs import Inputs
+from analysis.params import Scenario
 
 
 def evaluate_tiers(
-    sc: Any,
+    sc: Scenario,
     *,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
@@ -106,7 +107,7 @@ def evaluate_tiers(
                         )
                     }
                 )
-                rec["concurrency"] = float(np.floor(rec["concurrency"]))
+                rec["concurrency"] = float(np.floor(d["concurrency"]))
                 rec["tp"] = float(d["tp"])
                 rec["feasible"] = True
             rows.append(rec)
@@ -171,7 +172,7 @@ def _envelope(f: pd.DataFrame) -> pd.DataFrame:
 
 
 def frontiers(
-    sc: Any,
+    sc: Scenario,
     *,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
@@ -206,7 +207,7 @@ def frontiers(
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def tier_bands(sc: Any, max_user_rate: float = 1000.0) -> pd.DataFrame:
+def tier_bands(sc: Scenario, max_user_rate: float = 1000.0) -> pd.DataFrame:
     """Interactivity band of each tier in tokens/s per user: [1000 / TPOT bound, next bound).
 
     For the frontier chart's shading (log axis): the tightest tier reaches up to
@@ -217,7 +218,8 @@ def tier_bands(sc: Any, max_user_rate: float = 1000.0) -> pd.DataFrame:
     bounds = [t.tpot_ms_max for t in sc.inference.tiers]
     for i, tier in enumerate(sc.inference.tiers):
         lo = 1000.0 / tier.tpot_ms_max if tier.tpot_ms_max else 0.1
-        hi = max_user_rate if i == 0 else (1000.0 / bounds[i - 1] if bounds[i - 1] else lo)
+        prev = bounds[i - 1] if i else None
+        hi = max_user_rate if i == 0 else (1000.0 / prev if prev else lo)
         rows.append({"tier": tier.name, "lo": lo, "hi": hi})
     return pd.DataFrame(rows)
 
@@ -253,7 +255,7 @@ def validation_verdict(summary: pd.DataFrame) -> str:
 
 
 def key_results(
-    sc: Any,
+    sc: Scenario,
     tiers: pd.DataFrame,
     winners: pd.DataFrame,
     summary: pd.DataFrame,
@@ -261,7 +263,7 @@ def key_results(
     accelerator_summary: pd.DataFrame | None = None,
     *,
     inputs: Inputs | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The chapter's key results (names fixed in docs/contracts.md).
 
     ``mlperf_mape_*`` is the leave-one-round-out error (issue 4's definition: each MLPerf

@@ -45,11 +45,13 @@ def _pair_cost(
     """AMD minus NVIDIA cost (per Mtok or per run) on the point model, with AMD's ``var`` = x."""
     p = _point_params(inp)
     ia, inv = inp.accelerators.index(amd), inp.accelerators.index(nv)
+    if var is not None and x is None:
+        raise ValueError(f"_pair_cost: variable {var!r} needs its value x")
     u_a = p["utilization"]
     tf_a = 1.0
-    if var == "amd_utilization":
+    if var == "amd_utilization" and x is not None:
         u_a = x
-    if var == "amd_rel_throughput":
+    if var == "amd_rel_throughput" and x is not None:
         tf_a = x
     if var == "amd_porting_engineer_months":
         p["porting_engineer_months"] = p["porting_engineer_months"].copy()
@@ -95,7 +97,10 @@ def breakeven(
     out: dict[str, float] = {}
     for var in (*BREAKEVEN_VARIABLES, NATIVE_VARIABLE[inp.mode]):
         lo, hi = _BRACKETS[var]
-        f = lambda x, v=var: _pair_cost(inp, amd, nv, work_amd, work_nv, kind, v, x)  # noqa: E731
+
+        def f(x: float, v: str = var) -> float:
+            return _pair_cost(inp, amd, nv, work_amd, work_nv, kind, v, x)
+
         try:
             flo, fhi = f(lo), f(hi)
         except (ValueError, ZeroDivisionError):  # pragma: no cover - defensive
@@ -131,7 +136,7 @@ def breakeven_table(
     rows = []
     p = _point_params(inp)
     paid = np.asarray(paid_gpu_hour_usd(p, inp.mode, inp.fleet_gpus))
-    cases: list[tuple[str, str, str, str, float, float]] = []
+    cases: list[tuple[str, Literal["tier", "training"], str, str, float, float]] = []
     names = {"train": "training run"}
     for s in sim.tier_summary.to_dict("records"):
         names[f"tier{s['tier_index']}"] = str(s["tier"])
@@ -161,7 +166,7 @@ def breakeven_table(
             )
         )
     for case, kind, amd, nv, wa, wn in cases:
-        be = breakeven(inp, amd, nv, wa, wn, kind)  # type: ignore[arg-type]
+        be = breakeven(inp, amd, nv, wa, wn, kind)
         ia = inp.accelerators.index(amd)
         cur = {
             "amd_gpu_hour_usd": float(paid[ia]),

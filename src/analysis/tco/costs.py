@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import ids
-from analysis.inputs import resolve
+from analysis.inputs import Inputs, resolve
 from analysis.params import Scenario
 from analysis.tco.formulas import (
     _LOWER,
@@ -156,9 +156,14 @@ def cost_inputs(
     purchases: pd.DataFrame | None = None,
     facility: pd.DataFrame | None = None,
     assumptions: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> CostInputs:
-    """Assemble the cost model's inputs for a scenario (tables default to ``data/``)."""
-    tables = resolve(None)  # the default inputs the facade registered
+    """Assemble the cost model's inputs for a scenario.
+
+    A table argument that is ``None`` comes from ``inputs`` (default: the default inputs,
+    i.e. ``data/``).
+    """
+    tables = resolve(inputs)
     quotes = tables.table("rental_quotes") if quotes is None else quotes
     purchases = tables.table("purchase_prices") if purchases is None else purchases
     facility = tables.table("facility") if facility is None else facility
@@ -268,20 +273,24 @@ class ScenarioInputs(NamedTuple):
     rent: CostInputs
 
 
-def scenario_inputs(sc: Scenario, *, assumptions: pd.DataFrame | None = None) -> ScenarioInputs:
+def scenario_inputs(
+    sc: Scenario, *, assumptions: pd.DataFrame | None = None, inputs: Inputs | None = None
+) -> ScenarioInputs:
     """Buy-mode and rent-mode :func:`cost_inputs`, and the one for the scenario's mode.
 
     Args:
         sc: the scenario (``sc.cost.mode`` picks ``selected``).
-        assumptions: the assumptions register (default: ``data/``), read once for both.
+        assumptions: the assumptions register (default: from ``inputs``), read once for both.
+        inputs: the tables (default: the default inputs, i.e. ``data/``).
 
     Returns:
         ``(selected, buy, rent)``; ``selected`` is the ``buy`` or the ``rent`` object itself.
     """
+    inputs = resolve(inputs)
     if assumptions is None:
-        assumptions = resolve(None).table("assumptions")
-    buy = cost_inputs(sc, mode="buy", assumptions=assumptions)
-    rent = cost_inputs(sc, mode="rent", assumptions=assumptions)
+        assumptions = inputs.table("assumptions")
+    buy = cost_inputs(sc, mode="buy", assumptions=assumptions, inputs=inputs)
+    rent = cost_inputs(sc, mode="rent", assumptions=assumptions, inputs=inputs)
     return ScenarioInputs(buy if sc.cost.mode == "buy" else rent, buy, rent)
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal, overload
 
 import numpy as np
+import numpy.typing as npt
 
 HOURS_PER_YEAR = 8760.0  # 365 x 24
 
@@ -56,8 +57,14 @@ _LOWER = {"utilization": 1e-3, "pue": 1.0}
 _UPPER = {"utilization": 1.0, "idle_power_frac": 1.0, "load_power_frac": 1.0}
 
 
+#: A scalar or an array of them: every formula works element-wise.
+FloatOrArray = float | np.ndarray
+#: Cost inputs by name (:data:`GLOBAL_INPUTS` scalars, :data:`ACC_INPUTS` arrays).
+CostParams = Mapping[str, float | np.ndarray]
+
+
 # --- small formulas --------------------------------------------------------------------
-def capital_recovery_factor(rate: Any, years: Any) -> Any:
+def capital_recovery_factor(rate: npt.ArrayLike, years: npt.ArrayLike) -> FloatOrArray:
     """Annual payment per dollar of capital repaid over ``years`` at ``rate``.
 
     CRF = r(1+r)^n / ((1+r)^n - 1); 1/n when r = 0.
@@ -75,7 +82,15 @@ def capital_recovery_factor(rate: Any, years: Any) -> Any:
     return crf if crf.ndim else float(crf)
 
 
-def cost_per_million_tokens(gpu_hour_usd: Any, tokens_per_s_per_gpu: Any) -> Any:
+@overload
+def cost_per_million_tokens(gpu_hour_usd: float, tokens_per_s_per_gpu: float) -> float: ...
+@overload
+def cost_per_million_tokens(
+    gpu_hour_usd: npt.ArrayLike, tokens_per_s_per_gpu: npt.ArrayLike
+) -> FloatOrArray: ...
+def cost_per_million_tokens(
+    gpu_hour_usd: npt.ArrayLike, tokens_per_s_per_gpu: npt.ArrayLike
+) -> FloatOrArray:
     """Dollars per million output tokens for one GPU running flat out.
 
     The formula InferenceX and NVIDIA's TCO guide both use: hourly cost spread over the
@@ -92,7 +107,7 @@ def cost_per_million_tokens(gpu_hour_usd: Any, tokens_per_s_per_gpu: Any) -> Any
     return out if out.ndim else float(out)
 
 
-def owned_cost_components(p: Mapping[str, Any], fleet_gpus: float) -> dict[str, Any]:
+def owned_cost_components(p: CostParams, fleet_gpus: float) -> dict[str, FloatOrArray]:
     """Owned cost per paid GPU-hour, by component (element-wise over arrays).
 
     Args:
@@ -131,7 +146,7 @@ def owned_cost_components(p: Mapping[str, Any], fleet_gpus: float) -> dict[str, 
     }
 
 
-def platform_cost_per_gpu_hour(p: Mapping[str, Any], fleet_gpus: float) -> Any:
+def platform_cost_per_gpu_hour(p: CostParams, fleet_gpus: float) -> FloatOrArray:
     """One-off porting/ramp-up cost spread over every paid GPU-hour of the fleet's life.
 
     >>> p = {"porting_engineer_months": 12.0, "engineer_month_usd": 25000.0,
@@ -146,13 +161,13 @@ def platform_cost_per_gpu_hour(p: Mapping[str, Any], fleet_gpus: float) -> Any:
     )
 
 
-def paid_gpu_hour_usd(p: Mapping[str, Any], mode: Mode, fleet_gpus: float) -> Any:
+def paid_gpu_hour_usd(p: CostParams, mode: Mode, fleet_gpus: float) -> FloatOrArray:
     """All-in cost per paid GPU-hour: owned components, or rent + platform cost."""
     if mode == "buy":
         return sum(owned_cost_components(p, fleet_gpus).values())
     return np.asarray(p["rental_usd_per_gpu_hour"]) + platform_cost_per_gpu_hour(p, fleet_gpus)
 
 
-def useful_gpu_hour_usd(p: Mapping[str, Any], mode: Mode, fleet_gpus: float) -> Any:
+def useful_gpu_hour_usd(p: CostParams, mode: Mode, fleet_gpus: float) -> FloatOrArray:
     """Cost per useful GPU-hour (paid cost / utilization)."""
     return paid_gpu_hour_usd(p, mode, fleet_gpus) / p["utilization"]

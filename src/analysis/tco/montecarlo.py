@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.inputs import Inputs
 from analysis.params import Scenario
 from analysis.tco.costs import CostInputs, _id_columns, _point_params, cost_inputs
 from analysis.tco.formulas import Z_95, cost_per_million_tokens, paid_gpu_hour_usd
@@ -104,7 +105,8 @@ def _nanmedian(x: np.ndarray) -> np.ndarray:
     """Median over the last axis; NaN (without a warning) where every draw is NaN."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmedian(x, axis=-1)
+        median: np.ndarray = np.nanmedian(x, axis=-1)
+    return median
 
 
 def _q(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -164,6 +166,7 @@ def simulate(
     *,
     inputs: CostInputs | None = None,
     n: int | None = None,
+    tables: Inputs | None = None,
 ) -> Simulation:
     """Monte Carlo of $/GPU-hour, $/million tokens per tier and $ per training run.
 
@@ -173,10 +176,13 @@ def simulate(
             feasible, tokens_per_s_per_gpu, ...); None skips the tier costs.
         training: ``training.evaluate_training(sc)`` output (accelerator, feasible,
             gpu_hours, ...); None skips the training costs.
-        inputs: precomputed :func:`cost_inputs` (default: built from ``data/``).
+        inputs: precomputed :func:`cost_inputs` (default: built from ``tables``).
         n: number of draws (default ``sc.cost.mc_draws``).
+        tables: the tables ``cost_inputs`` reads when ``inputs`` is None (default: the
+            default inputs, i.e. ``data/``). Named apart from ``inputs``, which is the
+            cost model's own inputs here.
     """
-    inp = inputs or cost_inputs(sc)
+    inp = inputs or cost_inputs(sc, inputs=tables)
     n = n or sc.cost.mc_draws
     d = draw_inputs(inp, n, sc.cost.seed)
     paid = np.asarray(paid_gpu_hour_usd(d, inp.mode, inp.fleet_gpus), dtype=float)

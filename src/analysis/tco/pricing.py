@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import ids
+from analysis.inputs import Inputs
 from analysis.params import Scenario
 from analysis.tco.costs import (
     NO_QUOTE,
@@ -21,15 +22,20 @@ from analysis.tco.formulas import cost_per_million_tokens, owned_cost_components
 
 
 # --- deterministic table ----------------------------------------------------------------
-def gpu_hour_cost(sc: Scenario, inputs: CostInputs | None = None) -> pd.DataFrame:
+def gpu_hour_cost(
+    sc: Scenario, inputs: CostInputs | None = None, *, tables: Inputs | None = None
+) -> pd.DataFrame:
     """Point estimate of owned and rented $/GPU-hour per accelerator, with components.
+
+    ``inputs``: precomputed :func:`cost_inputs`; else built from ``tables`` (default: the
+    default inputs).
 
     Columns: accelerator, vendor, status, owned components (USD per paid GPU-hour),
     ``owned_gpu_hour_usd``, ``rented_gpu_hour_usd`` (median quote + platform),
     ``rent_quote_min``/``max``, ``n_quotes``, ``quote_note``, ``gpu_hour_usd`` (the
     scenario's mode), ``useful_gpu_hour_usd``.
     """
-    inp = inputs or cost_inputs(sc)
+    inp = inputs or cost_inputs(sc, inputs=tables)
     p = _point_params(inp)
     comps = owned_cost_components(p, inp.fleet_gpus)
     df = pd.DataFrame({"accelerator": inp.accelerators, **_id_columns(inp.accelerators)})
@@ -47,18 +53,21 @@ def gpu_hour_cost(sc: Scenario, inputs: CostInputs | None = None) -> pd.DataFram
     return df
 
 
-def price_rule(sc: Scenario, inputs: CostInputs | None = None) -> pd.DataFrame:
+def price_rule(
+    sc: Scenario, inputs: CostInputs | None = None, *, tables: Inputs | None = None
+) -> pd.DataFrame:
     """The one $/GPU-hour rule every chapter prints, per accelerator, in the scenario's mode.
 
     Point model (defaults, median quote of the pool): ``gpu_hour_usd`` per paid GPU-hour
     (owned all-in, or rent + porting), ``useful_gpu_hour_usd`` = paid / utilization (what a
     token costs), ``price_note`` ("no quote in this pool", stale quotes, missing purchase
     price or power). NaN where the mode's inputs are missing: such a part is left out of
-    every cost comparison, never priced by default.
+    every cost comparison, never priced by default. ``inputs``/``tables``: as for
+    :func:`gpu_hour_cost`.
     """
-    df = gpu_hour_cost(sc, inputs)
+    inp = inputs or cost_inputs(sc, inputs=tables)
+    df = gpu_hour_cost(sc, inp)
     notes = []
-    inp = inputs or cost_inputs(sc)
     for r in df.itertuples(index=False):
         if inp.mode == "rent":
             notes.append(r.quote_note)
@@ -123,9 +132,12 @@ def mode_gaps(sc: Scenario, inp: CostInputs) -> list[str]:
     return out
 
 
-def scenario_warnings(sc: Scenario) -> list[str]:
-    """:func:`mode_gaps` for the scenario's own mode, built from ``data/`` (for ``validate``)."""
-    return mode_gaps(sc, cost_inputs(sc))
+def scenario_warnings(sc: Scenario, *, inputs: Inputs | None = None) -> list[str]:
+    """:func:`mode_gaps` for the scenario's own mode, from ``inputs`` (default: ``data/``).
+
+    For ``validate``.
+    """
+    return mode_gaps(sc, cost_inputs(sc, inputs=inputs))
 
 
 def price_coverage(

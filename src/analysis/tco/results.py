@@ -22,7 +22,7 @@ def key_results(
     mode: str,
     claims: pd.DataFrame | None = None,
     sim_rent: Simulation | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The chapter's key results (names fixed in docs/contracts.md).
 
     Args:

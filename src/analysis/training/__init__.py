@@ -180,8 +180,9 @@ def clear_caches() -> None:
 
 def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
     """``make bench`` cases: (name, callable, target seconds)."""
+    inputs = data.default_inputs()
     sc = params.scenario_from_parameters({})  # params/default.yaml
-    specs, models, fits = _load_specs(), _load_models(), _fits_cached()
+    specs, models, fits = _load_specs(inputs), _load_models(inputs), _fits_cached(inputs)
     present = set(specs["accelerator"])
     accs = tuple(a for a in ids.ACCELERATORS if a in present)
 
@@ -194,6 +195,7 @@ def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
                 specs=specs,
                 models=models,
                 fits=fits,
+                inputs=inputs,
             )
             for a in accs
         ]
@@ -210,12 +212,12 @@ def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
         ("training: scaling curves, all accelerators x 12 GPU counts", curves_all, 0.5),
         (
             "training: evaluate_training(default scenario)",
-            lambda: evaluate_training(sc, specs=specs, models=models, fits=fits),
+            lambda: evaluate_training(sc, specs=specs, models=models, fits=fits, inputs=inputs),
             0.5,
         ),
         (
             "training: evaluate_training(default scenario), cold (calibration included)",
-            cold(lambda: evaluate_training(sc)),
+            cold(lambda: evaluate_training(sc, inputs=inputs)),
             0.5,
         ),
         ("training: fit_efficiencies() (MLPerf calibration), cold", cold(fit_efficiencies), 0.5),
@@ -230,7 +232,7 @@ def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
         ("training: validate_against_mlperf(), calibration cached", validate_against_mlperf, 0.2),
         (
             "training: what_if_table(default scenario)",
-            lambda: what_if_table(sc, specs=specs, models=models, fits=fits),
+            lambda: what_if_table(sc, specs=specs, models=models, fits=fits, inputs=inputs),
             0.5,
         ),
     ]

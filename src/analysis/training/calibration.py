@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import ids
+from analysis.inputs import Inputs, resolve
 from analysis.training.mlperf import (
     _fits_cached,
     _mlperf_layouts,
@@ -35,7 +36,6 @@ from analysis.training.model import (
     PROXY,
     _benchmark,
     _check_precision,
-    _default_inputs,
     _load_specs,
     flops_per_token,
     model_arch,
@@ -51,6 +51,7 @@ def resolve_efficiency(
     kind: str = "lora",
     precision: str = "bf16",
     fits: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> tuple[float, str]:
     """Compute efficiency (fraction of ``precision`` peak) for an accelerator, and its source.
 
@@ -66,7 +67,7 @@ def resolve_efficiency(
     if kind not in {"pretrain", "lora"}:
         raise ValueError(f"unknown workload kind {kind!r}; allowed: 'pretrain', 'lora'")
     if fits is None:
-        return pretrain_efficiency(accelerator, precision, kind=kind)
+        return pretrain_efficiency(accelerator, precision, kind=kind, inputs=inputs)
     fits = fits.loc[np.isfinite(fits["efficiency"])]
     pre = fits.loc[fits["benchmark"].isin(PRETRAIN_BENCHMARKS)]
     lor = fits.loc[fits["benchmark"] == "llama2_70b_lora"]
@@ -107,7 +108,7 @@ AMD_FP8_SPEEDUP_RELATIVE = 0.955  # register: A-training-amd-fp8-speedup-relativ
 _FIT_POINTS_V2, _FIT_ROUNDS_V2 = 15, 6
 
 
-def generation_of(spec: Mapping[str, Any]) -> str:
+def generation_of(spec: Mapping[str, object]) -> str:
     """The part's architecture generation (spec column ``architecture``), e.g. ``Hopper``."""
     g = spec.get("architecture")
     return str(g) if g is not None and not pd.isna(g) else str(spec.get("accelerator"))
@@ -141,6 +142,8 @@ def training_observations(
     mlperf: pd.DataFrame | None = None,
     published: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Every measured training throughput the model is fitted and checked on, one row each.
 
@@ -150,8 +153,9 @@ def training_observations(
     Columns: origin, source, round, benchmark, accelerator, vendor, generation, kind, model,
     precision, n_gpus, seq_len, batch_seqs, measured_tps (tokens/s per GPU), measured_min.
     """
-    specs = _load_specs() if specs is None else specs
-    rows = mlperf_rows(mlperf)
+    inputs = resolve(inputs)
+    specs = _load_specs(inputs) if specs is None else specs
+    rows = mlperf_rows(mlperf, inputs=inputs)
     out = []
     for r in rows.itertuples(index=False):
         bm = _benchmark(str(r.benchmark))
@@ -174,11 +178,15 @@ def training_observations(
                 "measured_min": float(r.measured_min),
             }
         )
-    pub = _load_published() if published is None else published
+    pub = _load_published(inputs) if published is None else published
     for r in pub.itertuples(index=False):
         tps = r.tokens_per_s_per_gpu
         if r.tokens_derived == "yes":
-            tps = r.model_tflops_per_gpu * 1e12 / flops_per_token(model_arch(r.model), r.seq_len)
+            tps = (
+                r.model_tflops_per_gpu
+                * 1e12
+                / flops_per_token(model_arch(r.model, inputs=inputs), r.seq_len)
+            )
         out.append(
             {
                 "origin": "published",
@@ -197,15 +205,15 @@ def training_observations(
             }
         )
     df = pd.DataFrame(out)
-    df["moe"] = [model_arch(m).get("experts", 1.0) > 1 for m in df["model"]]
-    meta = {a: spec_row(a, specs) for a in df["accelerator"].unique()}
+    df["moe"] = [model_arch(m, inputs=inputs).get("experts", 1.0) > 1 for m in df["model"]]
+    meta = {a: spec_row(a, specs, inputs=inputs) for a in df["accelerator"].unique()}
     df.insert(5, "vendor", df["accelerator"].map(lambda a: meta[a]["vendor"]))
     df.insert(6, "generation", df["accelerator"].map(lambda a: generation_of(meta[a])))
     return df
 
 
-def _load_published() -> pd.DataFrame:
-    return _default_inputs().table("published_training")
+def _load_published(inputs: Inputs) -> pd.DataFrame:
+    return inputs.table("published_training")
 
 
 _EVAL_KEYS = ["accelerator", "model", "seq_len", "precision", "kind"]
@@ -216,6 +224,8 @@ def _predict_tps(
     efficiency: np.ndarray,
     specs: pd.DataFrame | None,
     models: pd.DataFrame | None,
+    *,
+    inputs: Inputs,
 ) -> np.ndarray:
     """Modelled tokens/s per GPU for each observation at its own efficiency (vectorized)."""
     out = np.full(len(obs), np.nan)
@@ -224,8 +234,8 @@ def _predict_tps(
         acc, model, seq, prec, kind = key
         sub = obs.iloc[idx]
         res = evaluate_layouts(
-            spec_row(acc, specs),
-            model_arch(model, models),
+            spec_row(acc, specs, inputs=inputs),
+            model_arch(model, models, inputs=inputs),
             sub["n_gpus"].to_numpy(),
             precision=prec,
             seq_len=int(seq),
@@ -238,7 +248,11 @@ def _predict_tps(
 
 
 def fit_row_efficiencies(
-    obs: pd.DataFrame, specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None
+    obs: pd.DataFrame,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """``obs`` plus ``efficiency``: the fraction of peak at which the model reproduces each row.
 
@@ -247,13 +261,14 @@ def fit_row_efficiencies(
     candidates per row and round in one vectorized call (each round narrows the log bracket
     16-fold; six rounds reach 6e-8 of it). Rows infeasible at any efficiency get NaN.
     """
+    inputs = resolve(inputs)
     eff = np.full(len(obs), np.nan)
     k = _FIT_POINTS_V2
     steps = np.arange(1, k + 1) / (k + 1)
     for key, idx in obs.groupby(_EVAL_KEYS, sort=False).indices.items():
         acc, model, seq, prec, kind = key
         sub = obs.iloc[idx]
-        spec, arch = spec_row(acc, specs), model_arch(model, models)
+        spec, arch = spec_row(acc, specs, inputs=inputs), model_arch(model, models, inputs=inputs)
         target = sub["measured_tps"].to_numpy()
         lo = np.full(len(idx), math.log(0.01))
         hi = np.full(len(idx), math.log(3.0))
@@ -295,7 +310,9 @@ def fit_row_efficiencies(
     return obs.assign(efficiency=eff)
 
 
-def measured_speedups(obs: pd.DataFrame, vendor: str) -> tuple[dict[str, float], str]:
+def measured_speedups(
+    obs: pd.DataFrame, vendor: str, *, inputs: Inputs | None = None
+) -> tuple[dict[str, float], str]:
     """Realized GEMM speedup over FP8 per precision for ``vendor``, and where it comes from.
 
     Measured from published rows of the same source, system, model, GPU count and sequence
@@ -308,10 +325,11 @@ def measured_speedups(obs: pd.DataFrame, vendor: str) -> tuple[dict[str, float],
     pairs takes NVIDIA's speedup (AMD's FP8/BF16 scaled by :data:`AMD_FP8_SPEEDUP_RELATIVE`);
     without any pairs, the registered assumptions.
     """
+    inputs = resolve(inputs)
     pub = obs.loc[obs["origin"] == "published"].copy()
     if "efficiency" in pub:
         peaks = {
-            (a, p): peak_tflops(spec_row(a), p)
+            (a, p): peak_tflops(spec_row(a, inputs=inputs), p)
             for a, p in set(zip(pub["accelerator"], pub["precision"], strict=True))
         }
         pk = [peaks[(a, p)] for a, p in zip(pub["accelerator"], pub["precision"], strict=True)]
@@ -354,12 +372,14 @@ def measured_speedups(obs: pd.DataFrame, vendor: str) -> tuple[dict[str, float],
     return out, "; ".join(notes)
 
 
-def _fp8_equivalent(fitted: pd.DataFrame, specs: pd.DataFrame | None) -> pd.DataFrame:
+def _fp8_equivalent(
+    fitted: pd.DataFrame, specs: pd.DataFrame | None, *, inputs: Inputs
+) -> pd.DataFrame:
     # log efficiency converted to FP8-relative terms with each vendor's speedups
     ok = fitted.loc[np.isfinite(fitted["efficiency"])].copy()
-    speed = {v: measured_speedups(fitted, v)[0] for v in ok["vendor"].unique()}
+    speed = {v: measured_speedups(fitted, v, inputs=inputs)[0] for v in ok["vendor"].unique()}
     factors = [
-        precision_factor(spec_row(a, specs), p, speed[v])
+        precision_factor(spec_row(a, specs, inputs=inputs), p, speed[v])
         for a, p, v in zip(ok["accelerator"], ok["precision"], ok["vendor"], strict=True)
     ]
     ok["x"] = np.log(ok["efficiency"].to_numpy() / np.asarray(factors))
@@ -377,6 +397,7 @@ def estimate_efficiency(
     kind: str,
     precision: str,
     specs: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> tuple[float, str]:
     """Efficiency (fraction of ``precision`` peak) for a part from fitted rows, and its source.
 
@@ -389,7 +410,7 @@ def estimate_efficiency(
     """
     if kind not in KINDS:
         raise ValueError(f"unknown workload kind {kind!r}; allowed: 'pretrain', 'lora'")
-    cells = _fp8_equivalent(fitted, specs)
+    cells = _fp8_equivalent(fitted, specs, inputs=resolve(inputs))
     if cells.empty:
         raise ValueError("no fitted training rows to estimate an efficiency from")
     vendor, gen = spec.get("vendor"), generation_of(spec)
@@ -408,7 +429,7 @@ def estimate_efficiency(
     # the part itself last: MI325X is an MI300X with more HBM and power, and runs faster
     a_mask = g_mask & (cells["accelerator"] == spec.get("accelerator")).to_numpy()
     x = (np.sum(w[a_mask] * x_adj[a_mask]) + k * m_g) / (w[a_mask].sum() + k)
-    speed, speed_note = measured_speedups(fitted, str(vendor))
+    speed, speed_note = measured_speedups(fitted, str(vendor), inputs=inputs)
     e = math.exp(x) * precision_factor(spec, precision, speed)
     n_own = int((g_mask & (cells["kind"] == kind).to_numpy()).sum())
     n_oth = int(g_mask.sum()) - n_own
@@ -420,14 +441,16 @@ def estimate_efficiency(
     return min(MAX_EFFICIENCY, e), source
 
 
-def fitted_observations() -> pd.DataFrame:
+def fitted_observations(*, inputs: Inputs | None = None) -> pd.DataFrame:
     """The project's observations with fitted efficiencies (cached per process; a copy)."""
-    return _fitted_cached().copy()
+    inputs = resolve(inputs)
+    return _fitted_cached(inputs).copy()
 
 
-def _fitted_cached() -> pd.DataFrame:
-    return _default_inputs().derived(
-        "training.fitted", lambda: fit_row_efficiencies(training_observations())
+def _fitted_cached(inputs: Inputs) -> pd.DataFrame:
+    return inputs.derived(
+        "training.fitted",
+        lambda: fit_row_efficiencies(training_observations(inputs=inputs), inputs=inputs),
     )
 
 
@@ -438,11 +461,18 @@ def pretrain_efficiency(
     kind: str = "pretrain",
     fitted: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> tuple[float, str]:
     """Pooled efficiency for a part's pre-training (or LoRA) at ``precision``, and its source."""
-    fitted = _fitted_cached() if fitted is None else fitted
+    inputs = resolve(inputs)
+    fitted = _fitted_cached(inputs) if fitted is None else fitted
     return estimate_efficiency(
-        fitted, spec_row(accelerator, specs), kind=kind, precision=precision, specs=specs
+        fitted,
+        spec_row(accelerator, specs, inputs=inputs),
+        kind=kind,
+        precision=precision,
+        specs=specs,
+        inputs=inputs,
     )
 
 
@@ -455,13 +485,15 @@ def predict_mlperf(
     fits: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> float:
     """Predicted MLPerf Training time to train in minutes on ``n_gpus`` accelerators."""
+    inputs = resolve(inputs)
     # the pooled fallback (resolve_efficiency) builds on mlperf's fits
     bm = _benchmark(benchmark)
-    spec = spec_row(accelerator, specs)
-    arch = model_arch(bm.model, models)
-    fits = _fits_cached() if fits is None else fits
+    spec = spec_row(accelerator, specs, inputs=inputs)
+    arch = model_arch(bm.model, models, inputs=inputs)
+    fits = _fits_cached(inputs) if fits is None else fits
     own = fits.loc[
         (fits["accelerator"] == accelerator)
         & (fits["benchmark"] == benchmark)
@@ -472,7 +504,11 @@ def predict_mlperf(
         eff = float(own.iloc[0]) * _precision_factor(precision)
     else:
         eff, _ = resolve_efficiency(
-            accelerator, kind="lora" if bm.lora else "pretrain", precision=precision, fits=fits
+            accelerator,
+            kind="lora" if bm.lora else "pretrain",
+            precision=precision,
+            fits=fits,
+            inputs=inputs,
         )
     counts = np.array([int(n_gpus)])
     minutes = _mlperf_minutes(spec, arch, benchmark, counts, eff, precision)[0]

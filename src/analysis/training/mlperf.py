@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.inputs import Inputs, resolve
 from analysis.training.model import (
     BENCHMARKS,
     FP4_OVER_FP8_SPEEDUP,
@@ -23,7 +24,6 @@ from analysis.training.model import (
     NODE_GPUS,
     _benchmark,
     _check_precision,
-    _default_inputs,
     _load_mlperf,
     _load_specs,
     model_arch,
@@ -42,14 +42,16 @@ def mlperf_batch_size(benchmark: str, n_gpus: int | np.ndarray) -> np.ndarray:
     """
     bm = _benchmark(benchmark)
     raw = np.atleast_1d(np.asarray(n_gpus, dtype=float)) * bm.seqs_per_gpu
-    return np.clip(np.round(raw), bm.rcp_batch[0], bm.rcp_batch[-1])
+    batch: np.ndarray = np.clip(np.round(raw), bm.rcp_batch[0], bm.rcp_batch[-1])
+    return batch
 
 
 def mlperf_tokens(benchmark: str, batch_seqs: np.ndarray | float) -> np.ndarray:
     """Tokens to converge at a global batch: log-log interpolation of the RCP means."""
     bm = _benchmark(benchmark)
     x = np.log(np.atleast_1d(np.asarray(batch_seqs, dtype=float)))
-    return np.exp(np.interp(x, np.log(bm.rcp_batch), np.log(bm.rcp_tokens)))
+    tokens: np.ndarray = np.exp(np.interp(x, np.log(bm.rcp_batch), np.log(bm.rcp_tokens)))
+    return tokens
 
 
 def _mlperf_layouts(
@@ -86,7 +88,8 @@ def _mlperf_minutes(
 ) -> np.ndarray:
     b, res = _mlperf_layouts(spec, arch, benchmark, n_gpus, efficiency, precision)
     thr = res["tokens_per_s_per_gpu"] * np.asarray(n_gpus, dtype=float)
-    return mlperf_tokens(benchmark, b) / thr / 60.0
+    minutes: np.ndarray = mlperf_tokens(benchmark, b) / thr / 60.0
+    return minutes
 
 
 #: Root search of the calibration: candidate efficiencies per vectorized call and rounds.
@@ -128,9 +131,14 @@ def _fit_one(
     return math.exp(0.5 * (lo + hi))
 
 
-def mlperf_rows(mlperf: pd.DataFrame | None = None) -> pd.DataFrame:
-    """MLPerf Training rows the model uses: canonical accelerator, known benchmark, a time."""
-    df = _load_mlperf() if mlperf is None else mlperf
+def mlperf_rows(
+    mlperf: pd.DataFrame | None = None, *, inputs: Inputs | None = None
+) -> pd.DataFrame:
+    """MLPerf Training rows the model uses: canonical accelerator, known benchmark, a time.
+
+    From ``mlperf`` when given, else the ``mlperf_training`` table of ``inputs``.
+    """
+    df = _load_mlperf(resolve(inputs)) if mlperf is None else mlperf
     keep = (
         df["accelerator"].notna()
         & (df["accelerator"].astype(str) != "")
@@ -162,35 +170,42 @@ def fit_efficiencies(
     mlperf: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Fitted compute efficiency per accelerator and benchmark at its calibration count.
 
     The calibration count is the smallest submitted count of at least one node
-    (:data:`NODE_GPUS`), else the smallest submitted count. With every argument ``None``
-    (the project's own tables) the fit runs once per process (until
-    :func:`analysis.data.clear_cache`) and callers get a copy.
+    (:data:`NODE_GPUS`), else the smallest submitted count. A frame that is ``None`` comes
+    from ``inputs`` (default: the default inputs); with every frame ``None`` the fit runs
+    once per inputs (for the default ones: until :func:`analysis.data.clear_cache`) and
+    callers get a copy.
 
     Columns: accelerator, vendor, benchmark, n_gpus, n_submissions, measured_min (median
     there), efficiency (fraction of FP8 peak while computing), mfu (achieved end-to-end
     model FLOPs utilization at that point, FP8 peak).
     """
+    inp = resolve(inputs)
     if mlperf is None and specs is None and models is None:
-        return _fits_cached().copy()
-    return _fit_efficiencies(mlperf, specs, models)
+        return _fits_cached(inp).copy()
+    return _fit_efficiencies(mlperf, specs, models, inp)
 
 
 def _fit_efficiencies(
-    mlperf: pd.DataFrame | None, specs: pd.DataFrame | None, models: pd.DataFrame | None
+    mlperf: pd.DataFrame | None,
+    specs: pd.DataFrame | None,
+    models: pd.DataFrame | None,
+    inputs: Inputs,
 ) -> pd.DataFrame:
-    rows = mlperf_rows(mlperf)
-    specs = _load_specs() if specs is None else specs
+    rows = mlperf_rows(mlperf, inputs=inputs)
+    specs = _load_specs(inputs) if specs is None else specs
     out = []
     for (acc, bench), grp in rows.groupby(["accelerator", "benchmark"], sort=True):
         counts = grp["n_gpus"]
         n0 = int(counts[counts >= NODE_GPUS].min() if (counts >= NODE_GPUS).any() else counts.min())
         at = grp.loc[grp["n_gpus"] == n0, "measured_min"]
-        spec = spec_row(str(acc), specs)
-        arch = model_arch(_benchmark(str(bench)).model, models)
+        spec = spec_row(str(acc), specs, inputs=inputs)
+        arch = model_arch(_benchmark(str(bench)).model, models, inputs=inputs)
         t = float(at.median())
         e = _fit_one(spec, arch, str(bench), n0, t, MLPERF_PRECISION)
         mfu = math.nan
@@ -222,17 +237,21 @@ def _precision_factor(precision: str) -> float:
     return 1.0
 
 
-def _fits_cached() -> pd.DataFrame:
-    """The default calibration (shared frame: do not modify), fitted once per default inputs."""
-    return _default_inputs().derived("training.fits", lambda: _fit_efficiencies(None, None, None))
+def _fits_cached(inputs: Inputs) -> pd.DataFrame:
+    """The calibration of ``inputs`` (shared frame: do not modify), fitted once per inputs."""
+    return inputs.derived("training.fits", lambda: _fit_efficiencies(None, None, None, inputs))
 
 
 def validate_against_mlperf(
     mlperf: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Held-out predictions: every submission at a GPU count other than the calibration one.
+
+    A frame that is ``None`` comes from ``inputs`` (default: the default inputs).
 
     Columns: round, accelerator, vendor, benchmark, n_gpus, measured_min, predicted_min,
     err_pct (signed, predicted vs measured), holdout (True for held-out rows; the
@@ -240,8 +259,9 @@ def validate_against_mlperf(
     measured_scaling / predicted_scaling (per-GPU throughput relative to the calibration
     point).
     """
-    rows = mlperf_rows(mlperf)
-    fits = fit_efficiencies(mlperf=mlperf, specs=specs, models=models)
+    inputs = resolve(inputs)
+    rows = mlperf_rows(mlperf, inputs=inputs)
+    fits = fit_efficiencies(mlperf=mlperf, specs=specs, models=models, inputs=inputs)
     # One vectorized model call per (accelerator, benchmark): every submitted count and the
     # calibration count at the fitted efficiency (what predict_mlperf computes one by one).
     fitted = {
@@ -257,8 +277,8 @@ def validate_against_mlperf(
         counts = np.array(sorted(set(grp["n_gpus"].astype(int)) | {int(fr.n_gpus)}))
         eff = float(fr.efficiency) * _precision_factor(MLPERF_PRECISION)
         minutes = _mlperf_minutes(
-            spec_row(str(acc), specs),
-            model_arch(_benchmark(str(bench)).model, models),
+            spec_row(str(acc), specs, inputs=inputs),
+            model_arch(_benchmark(str(bench)).model, models, inputs=inputs),
             str(bench),
             counts,
             eff,

@@ -198,21 +198,18 @@ GPT3_ARCH: dict[str, float] = {
 }
 
 
-def _default_inputs() -> Inputs:
-    # The inputs the facade (``analysis.training``) registered: data.default_inputs().
-    return resolve(None)
+# Leaves read the inputs they are given; each public function resolves ``inputs=None`` to
+# the default inputs (``analysis.inputs.resolve``) once, at its entry, and passes it down.
+def _load_specs(inputs: Inputs) -> pd.DataFrame:
+    return inputs.specs
 
 
-def _load_specs() -> pd.DataFrame:
-    return _default_inputs().specs
+def _load_models(inputs: Inputs) -> pd.DataFrame:
+    return inputs.models
 
 
-def _load_models() -> pd.DataFrame:
-    return _default_inputs().models
-
-
-def _load_mlperf() -> pd.DataFrame:
-    return _default_inputs().table("mlperf_training")
+def _load_mlperf(inputs: Inputs) -> pd.DataFrame:
+    return inputs.table("mlperf_training")
 
 
 def _first_row(frame: pd.DataFrame, col: str, key: str) -> dict[str, Any] | None:
@@ -220,24 +217,34 @@ def _first_row(frame: pd.DataFrame, col: str, key: str) -> dict[str, Any] | None
     return frame.iloc[int(pos[0])].to_dict() if len(pos) else None
 
 
-def _memo(kind: str, key: str, compute: Callable[[pd.DataFrame], Any]) -> Any:
-    # ``compute(frame)`` once per default inputs and (kind, key); frame = its specs/models.
-    inputs = _default_inputs()
-
+def _memo(inputs: Inputs, kind: str, key: str, compute: Callable[[pd.DataFrame], Any]) -> Any:
+    # ``compute(frame)`` once per inputs and (kind, key); frame = its specs/models.
     def build() -> Any:
         return compute(inputs.specs if kind == "spec" else inputs.models)
 
     return inputs.derived(("training.row", kind, key), build)
 
 
-def spec_row(accelerator: str, specs: pd.DataFrame | None = None) -> dict[str, Any]:
-    """The spec table's row for ``accelerator`` as a dict; ValueError for unknown ids."""
+def spec_row(
+    accelerator: str, specs: pd.DataFrame | None = None, *, inputs: Inputs | None = None
+) -> dict[str, object]:
+    """The spec table's row for ``accelerator`` as a dict; ValueError for unknown ids.
+
+    From ``specs`` when given, else from ``inputs.specs`` (default: the default inputs).
+    """
     if accelerator not in ids.ACCELERATORS:
         raise ValueError(ids.unknown_id_message("accelerator", accelerator, ids.ACCELERATORS))
-    frame = _load_specs() if specs is None else specs
     if specs is None:
-        row = _memo("spec", accelerator, lambda f: _first_row(f, "accelerator", accelerator))
+        inp = resolve(inputs)
+        frame = _load_specs(inp)
+        row = _memo(
+            inp,
+            "spec",
+            accelerator,
+            lambda f: _first_row(f, "accelerator", accelerator),
+        )
     else:
+        frame = specs
         row = _first_row(frame, "accelerator", accelerator)
     if row is None:
         known = tuple(frame["accelerator"])
@@ -245,14 +252,19 @@ def spec_row(accelerator: str, specs: pd.DataFrame | None = None) -> dict[str, A
     return dict(row)
 
 
-def model_arch(model: str, models: pd.DataFrame | None = None) -> dict[str, float]:
-    """Shape of ``model`` (parameters in billions, layers, widths, experts)."""
+def model_arch(
+    model: str, models: pd.DataFrame | None = None, *, inputs: Inputs | None = None
+) -> dict[str, float]:
+    """Shape of ``model`` (parameters in billions, layers, widths, experts).
+
+    From ``models`` when given, else from ``inputs.models`` (default: the default inputs).
+    """
     if model == "gpt3-175b":
         return dict(GPT3_ARCH)
     if model not in ids.MODELS:
         raise ValueError(ids.unknown_id_message("model", model, ids.MODELS))
     if models is None:
-        return dict(_memo("arch", model, lambda f: _model_arch(model, f)))
+        return dict(_memo(resolve(inputs), "arch", model, lambda f: _model_arch(model, f)))
     return _model_arch(model, models)
 
 

@@ -9,17 +9,20 @@ largest share of the step (:data:`LIMIT_TERMS`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 import pandas as pd
 
+from analysis.inputs import Inputs, resolve
 from analysis.training.calibration import pretrain_efficiency, resolve_efficiency
 from analysis.training.model import CURVE_GPU_COUNTS, NODE_GPUS, model_arch, spec_row
 from analysis.training.step import evaluate_layouts, layout_label
 
 
-def _apply_overrides(spec: Mapping[str, Any], overrides: Mapping[str, float] | None) -> dict:
+def _apply_overrides(
+    spec: Mapping[str, Any], overrides: Mapping[str, float] | None
+) -> dict[str, Any]:
     out = dict(spec)
     for k, v in (overrides or {}).items():
         if k not in {
@@ -47,6 +50,7 @@ def scaling_curve(
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fits: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Best layout, tokens/s per GPU and scaling efficiency at each GPU count.
 
@@ -55,11 +59,16 @@ def scaling_curve(
     ``throughput_ratio`` is the same ratio uncapped: above 1 where a larger count relieves
     memory pressure (a cheaper recomputation or sharding fits) rather than scaling.
     """
-    spec = _apply_overrides(spec_row(accelerator, specs), spec_overrides)
-    arch = model_arch(model, models)
+    inputs = resolve(inputs)
+    spec = _apply_overrides(spec_row(accelerator, specs, inputs=inputs), spec_overrides)
+    arch = model_arch(model, models, inputs=inputs)
     if efficiency is None:
         efficiency, _ = resolve_efficiency(
-            accelerator, kind="pretrain", precision=precision, fits=fits
+            accelerator,
+            kind="pretrain",
+            precision=precision,
+            fits=fits,
+            inputs=inputs,
         )
     counts = np.asarray(sorted({int(c) for c in gpu_counts}), dtype=float)
     b = global_batch_tokens / seq_len
@@ -136,6 +145,7 @@ def scaling_efficiency(
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fits: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> float:
     """Throughput per GPU at ``n_gpus`` / throughput per GPU at the smallest feasible count.
 
@@ -153,18 +163,25 @@ def scaling_efficiency(
     if int(n_gpus) < 1:
         raise ValueError(f"n_gpus must be a positive integer, got {n_gpus!r}")
     counts = _baseline_counts(int(n_gpus))
-    kwargs = {
-        "precision": precision,
-        "gpu_counts": counts,
-        "seq_len": seq_len,
-        "global_batch_tokens": global_batch_tokens,
-        "specs": specs,
-        "models": models,
-        "fits": fits,
-    }
-    df = scaling_curve(accelerator, model, **kwargs)
+
+    def curve(overrides: Mapping[str, float] | None) -> pd.DataFrame:
+        return scaling_curve(
+            accelerator,
+            model,
+            precision=precision,
+            gpu_counts=counts,
+            seq_len=seq_len,
+            global_batch_tokens=global_batch_tokens,
+            spec_overrides=overrides,
+            specs=specs,
+            models=models,
+            fits=fits,
+            inputs=inputs,
+        )
+
+    df = curve(None)
     if spec_overrides:
-        changed = scaling_curve(accelerator, model, spec_overrides=spec_overrides, **kwargs)
+        changed = curve(spec_overrides)
         j0 = df["scaling_efficiency"].first_valid_index()
         base = df.at[j0, "tokens_per_s_per_gpu"] if j0 is not None else np.nan
         df = changed.assign(
@@ -201,6 +218,7 @@ def time_to_train_hours(
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fits: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> float:
     """Wall-clock hours to train ``model`` on ``tokens`` tokens with ``n_gpus`` GPUs."""
     df = scaling_curve(
@@ -214,6 +232,7 @@ def time_to_train_hours(
         specs=specs,
         models=models,
         fits=fits,
+        inputs=inputs,
     )
     row = df.iloc[0]
     if not row["feasible"]:
@@ -223,7 +242,22 @@ def time_to_train_hours(
     return float(tokens / (row["tokens_per_s_per_gpu"] * n_gpus) / 3600.0)
 
 
-def gpu_hours(accelerator: str, model: str, tokens: float, n_gpus: int, **kwargs: Any) -> float:
+class TrainOptions(TypedDict, total=False):
+    """The keywords :func:`gpu_hours` passes to :func:`time_to_train_hours`."""
+
+    precision: str
+    seq_len: int
+    global_batch_tokens: float
+    spec_overrides: Mapping[str, float] | None
+    specs: pd.DataFrame | None
+    models: pd.DataFrame | None
+    fits: pd.DataFrame | None
+    inputs: Inputs | None
+
+
+def gpu_hours(
+    accelerator: str, model: str, tokens: float, n_gpus: int, **kwargs: Unpack[TrainOptions]
+) -> float:
     """GPU-hours to train: :func:`time_to_train_hours` x ``n_gpus``."""
     return time_to_train_hours(accelerator, model, tokens, n_gpus, **kwargs) * n_gpus
 
@@ -251,6 +285,17 @@ LIMIT_TERMS: tuple[tuple[str, str], ...] = (
 )
 
 
+class DetailOptions(TypedDict, total=False):
+    """The keywords :func:`throughput_per_gpu` passes to :func:`throughput_details`."""
+
+    efficiency: float | None
+    spec_overrides: Mapping[str, float] | None
+    specs: pd.DataFrame | None
+    models: pd.DataFrame | None
+    fitted: pd.DataFrame | None
+    inputs: Inputs | None
+
+
 def throughput_details(
     accelerator: str,
     model: str,
@@ -264,7 +309,8 @@ def throughput_details(
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fitted: pd.DataFrame | None = None,
-) -> dict[str, Any]:
+    inputs: Inputs | None = None,
+) -> dict[str, str | float]:
     """:func:`throughput_per_gpu` with its layout, MFU, memory and step-time terms.
 
     Keys: accelerator, model, n_gpus, precision, tokens_per_s_per_gpu, layout, tp, pp, cp,
@@ -272,15 +318,18 @@ def throughput_details(
     :func:`evaluate_layouts` (seconds per step), efficiency and efficiency_from; raises
     ValueError with the reason when no layout is feasible.
     """
+    inputs = resolve(inputs)
     if int(n_gpus) < 1:
         raise ValueError(f"n_gpus must be a positive integer, got {n_gpus!r}")
     if not global_batch_tokens or global_batch_tokens <= 0:
         raise ValueError(f"global_batch_tokens must be positive, got {global_batch_tokens!r}")
-    spec = _apply_overrides(spec_row(accelerator, specs), spec_overrides)
-    arch = model_arch(model, models)
+    spec = _apply_overrides(spec_row(accelerator, specs, inputs=inputs), spec_overrides)
+    arch = model_arch(model, models, inputs=inputs)
     source = "given"
     if efficiency is None:
-        efficiency, source = pretrain_efficiency(accelerator, precision, fitted=fitted, specs=specs)
+        efficiency, source = pretrain_efficiency(
+            accelerator, precision, fitted=fitted, specs=specs, inputs=inputs
+        )
     res = evaluate_layouts(
         spec,
         arch,
@@ -294,7 +343,7 @@ def throughput_details(
         raise ValueError(
             f"{model} on {n_gpus} x {accelerator} ({precision}) is infeasible: {res['reason'][0]}"
         )
-    out: dict[str, Any] = {
+    out: dict[str, str | float] = {
         "accelerator": accelerator,
         "model": model,
         "n_gpus": int(n_gpus),
@@ -319,7 +368,7 @@ def throughput_per_gpu(
     precision: str,
     seq_len: int = 8192,
     global_batch_tokens: float,
-    **kwargs: Any,
+    **kwargs: Unpack[DetailOptions],
 ) -> float:
     """Tokens/s per GPU of pre-training at the best feasible layout (public contract).
 
@@ -392,6 +441,7 @@ def scaling_study(
     efficiency: float | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Weak and strong scaling of one part against its unconstrained per-GPU reference.
 
@@ -401,10 +451,11 @@ def scaling_study(
     ``efficiency_vs_reference`` = tokens/s per GPU over :func:`reference_throughput`,
     uncapped; ``limit`` names the overhead term with the largest share of the step there.
     """
-    spec = spec_row(accelerator, specs)
-    arch = model_arch(model, models)
+    inputs = resolve(inputs)
+    spec = spec_row(accelerator, specs, inputs=inputs)
+    arch = model_arch(model, models, inputs=inputs)
     if efficiency is None:
-        efficiency, _ = pretrain_efficiency(accelerator, precision, specs=specs)
+        efficiency, _ = pretrain_efficiency(accelerator, precision, specs=specs, inputs=inputs)
     counts = np.asarray(sorted({int(c) for c in gpu_counts} | {int(cluster_gpus)}), dtype=float)
     ref = reference_throughput(
         spec, arch, precision=precision, seq_len=seq_len, efficiency=efficiency

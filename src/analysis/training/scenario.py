@@ -13,6 +13,8 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.inputs import Inputs, resolve
+from analysis.params import Scenario
 from analysis.training.calibration import resolve_efficiency
 from analysis.training.model import (
     CURVE_GPU_COUNTS,
@@ -30,11 +32,12 @@ from analysis.training.scaling import (
 
 
 def evaluate_training(
-    sc: Any,
+    sc: Scenario,
     *,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fits: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """One row per accelerator in ``sc.accelerators`` for the scenario's training job.
 
@@ -42,13 +45,16 @@ def evaluate_training(
     scaling_efficiency, tokens_per_s_per_gpu, time_to_train_hours, gpu_hours, reason; plus
     efficiency and mfu_source (where the efficiency comes from).
     """
+    inputs = resolve(inputs)
     tr = sc.training
-    specs = _load_specs() if specs is None else specs
+    specs = _load_specs(inputs) if specs is None else specs
     counts = _baseline_counts(tr.cluster_gpus)
     out = []
     for acc in sc.accelerators:
-        spec = spec_row(acc, specs)
-        eff, source = resolve_efficiency(acc, kind="pretrain", precision=tr.precision, fits=fits)
+        spec = spec_row(acc, specs, inputs=inputs)
+        eff, source = resolve_efficiency(
+            acc, kind="pretrain", precision=tr.precision, fits=fits, inputs=inputs
+        )
         df = scaling_curve(
             acc,
             tr.model,
@@ -60,6 +66,7 @@ def evaluate_training(
             specs=specs,
             models=models,
             fits=fits,
+            inputs=inputs,
         )
         at = df.loc[df["n_gpus"] == tr.cluster_gpus]
         row = at.iloc[0]
@@ -68,7 +75,7 @@ def evaluate_training(
         # overhead term that costs the most there
         ref = reference_throughput(
             spec,
-            model_arch(tr.model, models),
+            model_arch(tr.model, models, inputs=inputs),
             precision=tr.precision,
             seq_len=tr.seq_len,
             efficiency=eff,
@@ -97,7 +104,7 @@ def evaluate_training(
     return pd.DataFrame(out)
 
 
-def training_winner(ev: pd.DataFrame) -> dict[str, Any]:
+def training_winner(ev: pd.DataFrame) -> dict[str, str | float]:
     """Shipping winner (shortest time to train) and its margin over the other vendor's best.
 
     ``margin_pct`` = winner's tokens/s per GPU over the best feasible shipping part of the
@@ -131,25 +138,29 @@ WHAT_IFS: tuple[tuple[str, dict[str, float]], ...] = (
 
 
 def what_if_table(
-    sc: Any,
+    sc: Scenario,
     *,
     n_gpus: int | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fits: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Tokens/s per GPU and time to train under each interconnect what-if, per candidate.
 
     Columns: accelerator, vendor, what_if, feasible, tokens_per_s_per_gpu,
     time_to_train_hours, change_pct (throughput vs as shipped), layout.
     """
+    inputs = resolve(inputs)
     tr = sc.training
     n = int(n_gpus or tr.cluster_gpus)
-    specs = _load_specs() if specs is None else specs
+    specs = _load_specs(inputs) if specs is None else specs
     out = []
     for acc in sc.accelerators:
-        spec = spec_row(acc, specs)
-        eff, _ = resolve_efficiency(acc, kind="pretrain", precision=tr.precision, fits=fits)
+        spec = spec_row(acc, specs, inputs=inputs)
+        eff, _ = resolve_efficiency(
+            acc, kind="pretrain", precision=tr.precision, fits=fits, inputs=inputs
+        )
         base = math.nan
         for name, ov in WHAT_IFS:
             df = scaling_curve(
@@ -163,6 +174,7 @@ def what_if_table(
                 spec_overrides=ov,
                 specs=specs,
                 models=models,
+                inputs=inputs,
             )
             r = df.iloc[0]
             thr = float(r["tokens_per_s_per_gpu"])
@@ -184,19 +196,23 @@ def what_if_table(
 
 
 def scaling_curves(
-    sc: Any,
+    sc: Scenario,
     *,
     gpu_counts: tuple[int, ...] = CURVE_GPU_COUNTS,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fits: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Scaling curves (one node to 16,384 GPUs) for every accelerator of the scenario."""
+    inputs = resolve(inputs)
     tr = sc.training
-    specs = _load_specs() if specs is None else specs
+    specs = _load_specs(inputs) if specs is None else specs
     frames = []
     for acc in sc.accelerators:
-        eff, _ = resolve_efficiency(acc, kind="pretrain", precision=tr.precision, fits=fits)
+        eff, _ = resolve_efficiency(
+            acc, kind="pretrain", precision=tr.precision, fits=fits, inputs=inputs
+        )
         df = scaling_curve(
             acc,
             tr.model,
@@ -207,8 +223,9 @@ def scaling_curves(
             efficiency=eff,
             specs=specs,
             models=models,
+            inputs=inputs,
         )
-        spec = spec_row(acc, specs)
+        spec = spec_row(acc, specs, inputs=inputs)
         df.insert(1, "vendor", spec.get("vendor"))
         df.insert(2, "status", spec.get("status"))
         frames.append(df)
@@ -245,13 +262,18 @@ def what_if_matrix(what_ifs: pd.DataFrame) -> pd.DataFrame:
 
 
 def scaling_studies(
-    sc: Any, *, specs: pd.DataFrame | None = None, models: pd.DataFrame | None = None
+    sc: Scenario,
+    *,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """:func:`scaling_study` for every accelerator of the scenario (vendor and status added)."""
+    inputs = resolve(inputs)
     tr = sc.training
     frames = []
     for acc in sc.accelerators:
-        spec = spec_row(acc, specs)
+        spec = spec_row(acc, specs, inputs=inputs)
         df = scaling_study(
             acc,
             tr.model,
@@ -261,6 +283,7 @@ def scaling_studies(
             cluster_gpus=tr.cluster_gpus,
             specs=specs,
             models=models,
+            inputs=inputs,
         )
         df.insert(1, "vendor", spec.get("vendor"))
         df.insert(2, "status", spec.get("status"))
@@ -273,7 +296,7 @@ def key_results(
     summary: pd.DataFrame,
     curves: pd.DataFrame | None = None,
     studies: pd.DataFrame | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The chapter's key results (contracts.md, ``20-training-scaling``).
 
     ``ev`` from :func:`evaluate_training`, ``summary`` from :func:`validation_summary`.

@@ -281,7 +281,10 @@ def evaluate_layouts(
 
         def ring_pass(nbytes: np.ndarray) -> np.ndarray:
             # one reduce-scatter or all-gather pass of nbytes per GPU (ring, per level)
-            return (d_in - 1) / d_in * nbytes / bw_up + (d_out - 1) / d_out * nbytes / d_in / bw_out
+            t: np.ndarray = (d_in - 1) / d_in * nbytes / bw_up + (
+                d_out - 1
+            ) / d_out * nbytes / d_in / bw_out
+            return t
 
         g = BYTES_GRAD * trainable * params_local
         w = BYTES_WEIGHT * params_local

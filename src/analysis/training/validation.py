@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.inputs import Inputs, resolve
 from analysis.training.calibration import _fitted_cached, _predict_tps, estimate_efficiency
 from analysis.training.model import spec_row
 
@@ -24,6 +25,8 @@ def validate_training_model(
     fitted: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """Out-of-sample predictions of every observation under each validation scheme.
 
@@ -35,7 +38,8 @@ def validate_training_model(
     negative when the model is too slow. ``fold_rows`` counts the rows the fold fitted on
     (never including the predicted one).
     """
-    fitted = _fitted_cached() if fitted is None else fitted
+    inputs = resolve(inputs)
+    fitted = _fitted_cached(inputs) if fitted is None else fitted
     folds: list[tuple[str, str, np.ndarray]] = []
     ml = (fitted["origin"] == "mlperf").to_numpy()
     for (v, bm), idx in fitted.loc[ml].groupby(["vendor", "benchmark"]).indices.items():
@@ -58,16 +62,17 @@ def validate_training_model(
             if key not in cache:
                 cache[key] = estimate_efficiency(
                     train,
-                    spec_row(r["accelerator"], specs),
+                    spec_row(r["accelerator"], specs, inputs=inputs),
                     kind=r["kind"],
                     precision=r["precision"],
                     specs=specs,
+                    inputs=inputs,
                 )
             rows.append(i)
             effs.append(cache[key][0])
             meta.append((scheme, fold, len(train), cache[key][1]))
     out = fitted.iloc[rows].reset_index(drop=True)
-    pred = _predict_tps(out, np.asarray(effs), specs, models)
+    pred = _predict_tps(out, np.asarray(effs), specs, models, inputs=inputs)
     out.insert(0, "scheme", [m[0] for m in meta])
     out.insert(1, "fold", [m[1] for m in meta])
     out["fold_rows"] = [m[2] for m in meta]
