@@ -2830,6 +2830,10 @@ def evaluate_tiers(
                 rec["feasible"] = True
             rows.append(rec)
     df = pd.DataFrame(rows)
+    # Deployment options (issue 20): disaggregated / expert-parallel where they serve more.
+    from analysis import deploy_inputs
+
+    df = deploy_inputs.with_options(sc, df, specs=specs, models=models)
     if with_cost:
         from analysis import tco
 
