@@ -59,7 +59,8 @@ BATCH = np.geomspace(1.0, 8192.0, 96)
 #: network, seconds. Assumption: DeepEP / MoRI report tens of microseconds per low-latency
 #: dispatch inside a node and roughly twice that across nodes (register:
 #: A-deploy-a2a-latency).
-A2A_LATENCY_S = {"scaleup": 10.0e-6, "scaleout": 20.0e-6}
+a2a_latency_scaleup_s = 10.0e-6  # register: A-deploy-a2a-latency
+A2A_LATENCY_S = {"scaleup": a2a_latency_scaleup_s, "scaleout": 2.0 * a2a_latency_scaleup_s}
 #: Bytes per element moved by the all-to-all: fp8 dispatch and bf16 combine, averaged.
 A2A_BYTES = 1.5
 #: Decode-worker sizes an operator may run: TP within a server; EP up to the scale-up
