@@ -109,6 +109,35 @@ charts.table(inference.validation_breakdown(checks.validations["round"],
 charts.plot_mlperf_validation(inference.predicted_rows(checks.validations["round"]))
 
 # %% [markdown]
+# ### Disaggregated serving and expert parallelism, checked against InferenceX
+#
+# The deployment options (disaggregated prefill/decode pools, expert parallelism with
+# data-parallel attention, below) have their own calibration: InferenceX's measured
+# DeepSeek-R1 points of both vendors, aggregated and disaggregated (speculative-decoding
+# runs excluded). Each disaggregated configuration (framework, accelerator, precision,
+# prefill and decode layout, pool sizes) is predicted from factors fitted without any of
+# its rows; the error is on tokens/s per GPU at the point's concurrency.
+
+# %%
+from analysis import deploy_inputs, deployment_fit, deployments  # noqa: E402
+
+disagg_summary = deployment_fit.validation_summary(deploy_inputs.validation())
+charts.table(disagg_summary, "inference-disagg-validation", columns={
+    "vendor": "Vendor", "rows": "Points", "configurations": "Configurations",
+    "median_ape_pct": "Median APE (%)", "p90_ape_pct": "90th pct. APE (%)"}, decimals=1)
+
+# %%
+Markdown(deployment_fit.validation_verdict(disagg_summary))
+
+# %%
+#| detail: "Held-out error of the deployment model per accelerator, framework and precision"
+charts.table(deployment_fit.validation_breakdown(deploy_inputs.validation()),
+             "inference-disagg-validation-detail", columns={
+    "vendor": "Vendor", "accelerator": "Accelerator", "framework": "Framework",
+    "precision": "Precision", "rows": "Points", "configurations": "Configurations",
+    "median_ape_pct": "Median APE (%)"}, decimals=1)
+
+# %% [markdown]
 # ### The benchmark rules the calibration uses
 #
 # Latency bounds come from `loadgen/mlperf.conf`; reference output lengths from each
@@ -247,10 +276,39 @@ charts.table(tiers, "inference-tiers", columns={
     "tp": "TP", "tokens_per_s_per_gpu": "Tokens/s per GPU", "concurrency": "Concurrency",
     "tpot_ms": "TPOT (ms)", "ttft_ms": "TTFT (ms)", "gpu_hour_usd": "GPU-hour (USD)",
     "cost_per_mtok_usd": "Cost (USD/M tokens)", "basis": "Basis",
-    "measured_tok_s_gpu": "Measured tokens/s per GPU"},
+    "measured_tok_s_gpu": "Measured tokens/s per GPU", "deployment": "Deployment",
+    "deployment_basis": "Deployment calibrated on"},
     decimals={"tp": 0, "tokens_per_s_per_gpu": 0, "concurrency": 0, "tpot_ms": 1,
               "ttft_ms": 0, "gpu_hour_usd": 2, "cost_per_mtok_usd": 3,
-              "measured_tok_s_gpu": 0})
+              "measured_tok_s_gpu": 0}, wide_text=("deployment",))
+
+# %% [markdown]
+# The deployment each part runs in each tier: aggregated (one engine prefills and decodes,
+# TP within a server, the MLPerf-calibrated model above), disaggregated (separate prefill
+# and decode pools, the prompt's KV cache moved between them, pools sized to balance) or
+# expert-parallel (MoE experts spread over up to the scale-up domain's GPUs: 72 on an
+# NVL72 rack, or across 8-GPU servers over the network). An option is "measured-calibrated"
+# where the part has measured InferenceX points of that kind for this model, "modelled, no
+# measurement" otherwise. The tiers table (details above) names each layout.
+
+# %%
+Markdown(deployments.deployment_note(tiers))
+
+# %%
+#| detail: "Rack-scale candidates per rack and per GPU: price, power and $/GPU-hour"
+racks = deployments.rack_scale_table(data.load_specs(), data.load_table("purchase_prices"),
+                                     data.load_table("facility"), tco.price_rule(sc),
+                                     sc.accelerators)
+charts.table(racks, "inference-rack-scale", columns={
+    "accelerator": "System", "scaleup_domain_gpus": "GPUs per scale-up domain",
+    "rack_price_usd_low": "Rack price, low (USD)", "rack_price_usd_high": "Rack price, high (USD)",
+    "price_per_gpu_usd": "Price per GPU (USD)", "rack_power_kw": "Rack power (kW)",
+    "power_per_gpu_kw": "Power per GPU (kW)", "gpu_hour_usd": "GPU-hour (USD)",
+    "rack_hour_usd": "Rack-hour (USD)"},
+    decimals={"rack_price_usd_low": 0, "rack_price_usd_high": 0, "price_per_gpu_usd": 0,
+              "rack_power_kw": 1, "power_per_gpu_kw": 2, "gpu_hour_usd": 2,
+              "rack_hour_usd": 0}) if len(racks) else Markdown(
+    "No rack-scale candidate (scale-up domain above 8 GPUs) in this scenario.")
 
 # %%
 #| label: fig-inference-tier-table
@@ -296,6 +354,7 @@ Markdown(decision.inference_reading_note(
     sc, checks.summaries["round"].set_index("vendor")["median_ape_pct"].get("overall", float("nan"))))
 
 # %% tags=["key-results"]
-results.show_key_results("30-inference-tiers", inference.key_results(
+results.show_key_results("30-inference-tiers", {**inference.key_results(
     sc, tiers, winners, checks.summaries["system"], checks.summaries["round"],
-    checks.summaries["accelerator"]))
+    checks.summaries["accelerator"]), **deployments.key_results(tiers),
+    **deployment_fit.validation_key_results(disagg_summary)})

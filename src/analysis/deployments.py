@@ -512,3 +512,69 @@ def apply_to_tiers(
 def _bound(v: object) -> float | None:
     """A tier bound from a frame cell: None/NaN = unbounded."""
     return None if v is None or (isinstance(v, float) and np.isnan(v)) else float(v)  # type: ignore[arg-type]
+
+
+def rack_scale_table(
+    specs: pd.DataFrame,
+    purchase_prices: pd.DataFrame,
+    facility: pd.DataFrame,
+    rule: pd.DataFrame,
+    accelerators: Sequence[str],
+) -> pd.DataFrame:
+    """Rack-scale candidates (scale-up domain > 8 GPUs) priced and powered per rack and GPU.
+
+    The rack price is the sourced ``rack_per_gpu`` range x the domain's GPUs; power is
+    ``facility.csv``'s server power per 8 GPUs scaled to the rack; ``gpu_hour_usd`` is the
+    price rule's (``tco.price_rule``) figure, the one every chapter prints. Empty when
+    the scenario has no rack-scale candidate.
+    """
+    dom = specs.set_index("accelerator")["scaleup_domain_gpus"]
+    racks = [a for a in accelerators if a in dom.index and float(dom[a]) > 8]
+    rows = []
+    for acc in racks:
+        n = float(dom[acc])
+        pp = purchase_prices[
+            (purchase_prices["accelerator"] == acc) & (purchase_prices["unit"] == "rack_per_gpu")
+        ]
+        kw = facility[
+            (facility["parameter"] == "server_power_kw") & (facility["accelerator"] == acc)
+        ]
+        lo, hi = (
+            (float(pp["price_usd_low"].min()), float(pp["price_usd_high"].max()))
+            if len(pp)
+            else (np.nan, np.nan)
+        )
+        kw8 = float(kw["value"].iloc[0]) if len(kw) else np.nan
+        gh = rule.set_index("accelerator")["gpu_hour_usd"].get(acc, np.nan)
+        rows.append(
+            {
+                "accelerator": acc,
+                "scaleup_domain_gpus": int(n),
+                "rack_price_usd_low": lo * n,
+                "rack_price_usd_high": hi * n,
+                "price_per_gpu_usd": (lo + hi) / 2.0,
+                "rack_power_kw": kw8 * n / 8.0,
+                "power_per_gpu_kw": kw8 / 8.0,
+                "gpu_hour_usd": float(gh),
+                "rack_hour_usd": float(gh) * n,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def deployment_note(tiers: pd.DataFrame) -> str:
+    """One Markdown line per tier: which deployment option each feasible part runs."""
+    lines = []
+    for (_, name), g in tiers[tiers["feasible"]].groupby(["tier_index", "tier"], sort=True):
+        kinds = g.groupby("deployment_kind")["accelerator"].apply(", ".join)
+        lines.append(f"- **{name}**: " + "; ".join(f"{k}: {v}" for k, v in kinds.items()))
+    return "\n".join(lines)
+
+
+def key_results(tiers: pd.DataFrame) -> dict[str, str]:
+    """``tier{i}_deployment_{ACC}`` and ``tier{i}_deployment_basis_{ACC}`` (contracts.md)."""
+    out = {}
+    for r in tiers.itertuples(index=False):
+        out[f"tier{int(r.tier_index)}_deployment_{r.accelerator}"] = str(r.deployment)
+        out[f"tier{int(r.tier_index)}_deployment_basis_{r.accelerator}"] = str(r.deployment_basis)
+    return out

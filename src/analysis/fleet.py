@@ -316,20 +316,26 @@ def _usd(x: float) -> str:
     return f"${x:,.0f}"
 
 
-def summary_line(res: PlanResult | None) -> str:
-    """One Markdown sentence for the memo: the cheapest plan, its likelihood, the flip."""
-    if res is None:
+def summary_line(keys: Mapping[str, object]) -> str:
+    """One Markdown sentence for the memo from the TCO chapter's ``plan_*`` key results."""
+    if not keys.get("plan_cheapest"):
         return (
             "**Fleet plan**: not priced: a vendor has no feasible, priced shipping candidate "
             "for the training job or the serving tier."
         )
-    cost = res.plans.set_index("plan")["cost_usd"]
-    parts = ", ".join(f"{p} {_usd(cost[p])}" for p in PLANS)
-    return (
-        f"**Fleet plan (one training job + a year of serving in tier {res.tier})**: "
-        f"{res.cheapest} is cheapest (P = {res.p_cheapest:.0%}; median cost a year: {parts}). "
-        f"{res.flip}"
+    costs = ", ".join(
+        f"{p} {_usd(float(keys[f'plan_cost_usd_{_key(p)}']))}"  # type: ignore[arg-type]
+        for p in PLANS
     )
+    return (
+        f"**Fleet plan (the training job plus a year of serving in tier {keys['plan_tier']})**: "
+        f"{keys['plan_cheapest']} is cheapest (P = {float(keys['plan_p_cheapest']):.0%}; "  # type: ignore[arg-type]
+        f"median cost: {costs}). {keys['plan_flip']}"
+    )
+
+
+def _key(plan: str) -> str:
+    return plan.replace("-", "_").lower()
 
 
 def key_results(res: PlanResult | None) -> dict[str, object]:
@@ -339,11 +345,23 @@ def key_results(res: PlanResult | None) -> dict[str, object]:
     out: dict[str, object] = {
         "plan_cheapest": res.cheapest,
         "plan_p_cheapest": res.p_cheapest,
+        "plan_tier": res.tier,
+        "plan_flip": res.flip,
         "plan_serving_tokens_per_year": res.serving_tokens_per_year,
     }
     for r in res.plans.itertuples(index=False):
-        key = r.plan.replace("-", "_").lower()
-        out[f"plan_cost_usd_{key}"] = float(r.cost_usd)
-        out[f"plan_p_cheapest_{key}"] = float(r.p_cheapest)
+        out[f"plan_cost_usd_{_key(r.plan)}"] = float(r.cost_usd)
+        out[f"plan_p_cheapest_{_key(r.plan)}"] = float(r.p_cheapest)
     out["plan_split_extra_usd"] = float(res.split_items["cost_usd"].sum())
     return out
+
+
+def empty_plans() -> pd.DataFrame:
+    """The plan table's columns with no rows (a scenario whose plans cannot be priced)."""
+    cols = ["plan", "training_on", "serving_on", "cost_usd", "cost_usd_p05", "cost_usd_p95"]
+    return pd.DataFrame(columns=[*cols, "p_cheapest"])
+
+
+def empty_items() -> pd.DataFrame:
+    """The split-cost table's columns with no rows."""
+    return pd.DataFrame(columns=["item", "cost_usd", "cost_usd_p05", "cost_usd_p95"])
