@@ -92,16 +92,8 @@ charts.table(claims.select_claims(audit, "contradicted"), "claims-contradicted",
     "claim_id": "Claim", "quote": "Quote", "observed": "What the data shows"},
     wide_text=("quote", "observed"))
 
-# %% [markdown]
-# ### Disaggregation, tested with measurements
-#
-# Two claims (C44, C46) say AMD lacks prefill-decode disaggregation. Besides the vendor
-# documentation the audit cites, InferenceX publishes measured runs: the table counts each
-# vendor's disaggregated DeepSeek-R1 points and, where a part was measured both ways, the
-# gain of disaggregated over aggregated serving at matched interactivity (the best output
-# tokens/s per GPU, prefill GPUs included, under the same TPOT bound).
-
 # %%
+#| detail: "C44/C46 tested with measurements: InferenceX disaggregated points per vendor and the median gain at matched interactivity"
 from analysis import deployment_fit  # noqa: E402
 
 disagg_points = deployment_fit.measured_points(data.load_table("inferencex"))

@@ -108,17 +108,8 @@ charts.table(inference.validation_breakdown(checks.validations["round"],
 #| fig-alt: "Log-log scatter of predicted against measured MLPerf results, coloured by vendor, with a dashed y equals x line; most points lie close to it."
 charts.plot_mlperf_validation(inference.predicted_rows(checks.validations["round"]))
 
-# %% [markdown]
-# ### Disaggregated serving and expert parallelism, checked against InferenceX
-#
-# The deployment options (disaggregated prefill/decode pools, expert parallelism with
-# data-parallel attention, below) have their own calibration: InferenceX's measured
-# DeepSeek-R1 points of both vendors, aggregated and disaggregated (speculative-decoding
-# runs excluded). Each disaggregated configuration (framework, accelerator, precision,
-# prefill and decode layout, pool sizes) is predicted from factors fitted without any of
-# its rows; the error is on tokens/s per GPU at the point's concurrency.
-
 # %%
+#| detail: "Held-out error of the deployment model (disaggregated and expert-parallel serving, calibrated on InferenceX DeepSeek-R1 points without speculative decoding): each disaggregated configuration predicted from factors fitted without its rows"
 from analysis import deploy_inputs, deployment_fit, deployments  # noqa: E402
 
 disagg_summary = deployment_fit.validation_summary(deploy_inputs.validation())
@@ -283,13 +274,9 @@ charts.table(tiers, "inference-tiers", columns={
               "measured_tok_s_gpu": 0}, wide_text=("deployment",))
 
 # %% [markdown]
-# The deployment each part runs in each tier: aggregated (one engine prefills and decodes,
-# TP within a server, the MLPerf-calibrated model above), disaggregated (separate prefill
-# and decode pools, the prompt's KV cache moved between them, pools sized to balance) or
-# expert-parallel (MoE experts spread over up to the scale-up domain's GPUs: 72 on an
-# NVL72 rack, or across 8-GPU servers over the network). An option is "measured-calibrated"
-# where the part has measured InferenceX points of that kind for this model, "modelled, no
-# measurement" otherwise. The tiers table (details above) names each layout.
+# Deployment per tier (the tiers table above names each layout): aggregated (TP within a
+# server), disaggregated (prefill and decode pools sized to balance) or expert-parallel (up
+# to the scale-up domain: 72 GPUs on NVL72, or 8-GPU servers over the network).
 
 # %%
 Markdown(deployments.deployment_note(tiers))

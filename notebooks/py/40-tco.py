@@ -277,21 +277,15 @@ charts.table(sim_rent.tier_summary, "tco-rent-tiers", columns={
 # %% [markdown]
 # ## One vendor or a split fleet
 #
-# The article's advice, priced: *"Training clusters leverage NVIDIA's superior multi-GPU
-# scaling. Inference infrastructure might incorporate AMD's cost-effective serving."* Each
-# plan buys the scenario's training job and a year of serving in the tightest tier (the
-# load the scenario's fleet serves at its utilization). The split runs each workload on its
-# cheaper vendor (or, where one vendor is cheaper for both, the article's split) and pays
-# for what a second vendor brings: a second software stack's engineering and operations
+# The training job plus a year of the tightest tier's serving (what the fleet serves at its
+# utilization). The split runs each workload on its cheaper vendor (else the article's:
+# NVIDIA training, AMD serving) and pays a second stack
 # ([A-split-stack-engineers](90-appendix.ipynb#A-split-stack-engineers),
-# [A-split-ops-engineers](90-appendix.ipynb#A-split-ops-engineers), at
-# [A-engineer-month-cost](90-appendix.ipynb#A-engineer-month-cost)), and the idle training
-# capacity a one-vendor fleet would lend to serving
-# ([A-split-fungibility-recovery](90-appendix.ipynb#A-split-fungibility-recovery)). Same
-# joint draws as above; P(cheapest) is each plan's share of draws.
+# [A-split-ops-engineers](90-appendix.ipynb#A-split-ops-engineers)) and the idle training
+# capacity it can no longer lend to serving
+# ([A-split-fungibility-recovery](90-appendix.ipynb#A-split-fungibility-recovery)).
 
 # %%
-from IPython.display import Markdown  # noqa: E402
 
 from analysis import fleet  # noqa: E402
 
@@ -303,14 +297,11 @@ charts.table(plan.plans if plan else fleet.empty_plans(), "tco-fleet-plans", col
     decimals={"cost_usd": 0, "cost_usd_p05": 0, "cost_usd_p95": 0, "p_cheapest": 3})
 
 # %%
+#| detail: "What the split adds each year, itemized (median and 5-95% range)"
 charts.table(plan.split_items if plan else fleet.empty_items(), "tco-split-costs", columns={
     "item": "What the split adds (a year)", "cost_usd": "Median (USD)",
     "cost_usd_p05": "5th pct. (USD)", "cost_usd_p95": "95th pct. (USD)"}, decimals=0)
 
-# %%
-plan_keys = fleet.key_results(plan)
-Markdown(fleet.summary_line(plan_keys))
-
 # %% tags=["key-results"]
-key = {**tco.key_results(sim, be, sc.cost.mode, claims, sim_rent), **plan_keys}
+key = {**tco.key_results(sim, be, sc.cost.mode, claims, sim_rent), **fleet.key_results(plan)}
 results.show_key_results("40-tco", key)

@@ -564,8 +564,12 @@ def rack_scale_table(
 
 def deployment_note(tiers: pd.DataFrame) -> str:
     """One Markdown line per tier: which deployment option each feasible part runs."""
+    ok = tiers[tiers["feasible"]]
+    kinds = ok["deployment_kind"].to_numpy()
+    if len(kinds) and (kinds == kinds[0]).all():  # one kind everywhere: one line says it
+        return f"Every feasible part runs {ok['deployment_kind'].iloc[0]} in every tier."
     lines = []
-    for (_, name), g in tiers[tiers["feasible"]].groupby(["tier_index", "tier"], sort=True):
+    for (_, name), g in ok.groupby(["tier_index", "tier"], sort=True):
         kinds = g.groupby("deployment_kind")["accelerator"].apply(", ".join)
         lines.append(f"- **{name}**: " + "; ".join(f"{k}: {v}" for k, v in kinds.items()))
     return "\n".join(lines)
