@@ -30,13 +30,11 @@ aggregated, tensor-parallel-within-a-server option stays :mod:`analysis.inferenc
 * **KV transfer**: ISL x the model's KV bytes per token, over the scale-up link when the
   prefill and decode workers share a scale-up domain (an NVL72 rack), else over each
   prefill GPU's scale-out NIC. TTFT = prefill + transfer + one decode step.
-* **Calibration**: two efficiencies per accelerator x precision x option kind (decode
-  eta_d, prefill eta_p), each the median of the closed-form per-row value that makes the
-  step reproduce a measured InferenceX point (TPOT for eta_d, TTFT less transfer and one
-  decode step for eta_p), falling back to the vendor's median. Speculative-decoding rows
-  (MTP) are excluded: one step emits one token per sequence here. The held-out unit of
-  validation is a whole configuration (framework x accelerator x precision x prefill
-  layout x decode layout): every row of it is predicted from factors fitted without it.
+* **Calibration** (:mod:`analysis.deployment_fit`): decode and prefill efficiencies per
+  accelerator x precision x option kind, the medians of closed-form per-point values on
+  measured InferenceX points (speculative decoding excluded), with vendor fallbacks; the
+  model is not used beyond the most sequences per decode GPU its calibration saw.
+  Validation holds out whole configurations.
 * **Labels**: an option is "measured-calibrated" when the accelerator has measured
   points of that option kind for the served model, else "modelled, no measurement"
   (its factors borrowed from the vendor's other parts or other models).
