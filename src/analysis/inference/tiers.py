@@ -12,6 +12,8 @@ import pandas as pd
 
 from analysis import ids, tco
 from analysis.inference.calibration import Calibration, _calibration
+from analysis.inference.deployment_fit import default_calibration as deployment_calibration
+from analysis.inference.deployments import Request, apply_to_tiers
 from analysis.inference.roofline import Deployment, Workload, _models, _specs
 from analysis.inference.serving import _deployment, _frontier, _prepare, tp_choices
 from analysis.inference.validation import validate_against_mlperf, validation_summary
@@ -41,6 +43,12 @@ def evaluate_tiers(
     scenario's mode under :func:`analysis.tco.price_rule` ($/paid GPU-hour; $/M tokens per
     useful GPU-hour), NaN where the part has no price in that mode (e.g. no quote in the
     rental pool).
+
+    Each row also names its deployment (issue 20, :func:`deployments.apply_to_tiers`):
+    ``deployment``, ``deployment_kind`` (aggregated, disaggregated, expert-parallel) and
+    ``deployment_basis``; where a disaggregated or expert-parallel option serves more than
+    the aggregated TP layout, its throughput, latencies, concurrency and decode-worker
+    size (``tp``) replace the aggregated ones.
     """
     specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
     cal = _calibration(calibration, inputs=inputs)
@@ -111,6 +119,16 @@ def evaluate_tiers(
                 rec["feasible"] = True
             rows.append(rec)
     df = pd.DataFrame(rows)
+    # Deployment options (issue 20): disaggregated / expert-parallel where they serve more.
+    req = Request(inf.model, inf.precision, float(inf.isl), float(inf.osl))
+    df = apply_to_tiers(
+        df,
+        req,
+        specs=specs,
+        models=models,
+        calibration=deployment_calibration(inputs),
+        inputs=inputs,
+    )
     if with_cost:
         # The TCO chapter's one price rule, so both chapters print the same figures.
         rule = tco.price_rule(sc)
