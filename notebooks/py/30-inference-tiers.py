@@ -305,6 +305,18 @@ charts.table(
 # Deployment per tier (the tiers table above names each layout): aggregated (TP within a
 # server), disaggregated (prefill and decode pools sized to balance) or expert-parallel (up
 # to the scale-up domain: 72 GPUs on NVL72, or 8-GPU servers over the network).
+#
+# **The measurements bound the model.** Where InferenceX has measured an accelerator at
+# the scenario's model, precision and request lengths in a deployment kind, no modelled
+# layout of that kind may serve more than the best measured point at an equal or tighter
+# p99 TPOT plus the deployment model's held-out error for that vendor (the median APE
+# above); the measured point itself is a candidate (basis "measured"), so a tier shows the
+# better of the bounded model and the measurement. An aggregated row above its stack's
+# measured envelope gives way to the measured point. Beyond the TPOT a sweep reached, the
+# measurements say nothing and the model stands, limited to the concurrency per GPU its
+# calibration saw. Decode workers wider than the widest expert-parallel worker measured
+# (for the accelerator, else its vendor) and prefill workers larger than the largest
+# measured one are not offered.
 
 # %%
 Markdown(deployments.deployment_note(tiers))

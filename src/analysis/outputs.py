@@ -123,7 +123,7 @@ OUTPUT_FIELDS: Mapping[str, Field] = {
     "current_server_price_usd": Field("Server price now", "USD", 0),
     "data_sources": Field("Sources", "", None),
     "deployment": Field("Deployment", "", None),
-    "deployment_basis": Field("Deployment calibrated on", "", None),
+    "deployment_basis": Field("Deployment basis", "", None),
     "deployment_kind": Field("Deployment kind", "", None),
     "derived": Field("Derived", "", None),
     "diff_high": Field("Difference at high", "USD/M tokens", 4),

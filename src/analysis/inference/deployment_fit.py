@@ -581,3 +581,14 @@ def validation(inputs: Inputs | None = None) -> pd.DataFrame:
     return inp.derived(
         "deployment_validation", lambda: validate_by_configuration(implied(inp), "disaggregated")
     ).copy(deep=False)
+
+
+def validated_margins(inputs: Inputs | None = None) -> dict[str, float]:
+    """Per vendor: the held-out median APE of the disaggregated validation, as a fraction.
+
+    How far a modelled option may exceed the measured envelope (envelope.Envelope); a
+    vendor without held-out configurations takes the overall figure.
+    """
+    s = validation_summary(validation(inputs)).set_index("vendor")["median_ape_pct"] / 100.0
+    overall = float(s.get("overall", 0.0))
+    return {v: float(s.get(v, overall)) for v in ("AMD", "NVIDIA")}

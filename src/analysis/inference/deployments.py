@@ -81,6 +81,8 @@ PREFILL_GPUS = (1, 2, 4, 8, 16)
 KINDS = ("disaggregated", "expert-parallel")
 MEASURED = "measured-calibrated"
 MODELLED = "modelled, no measurement"
+#: Basis of an option that is a measured InferenceX point itself (analysis.inference.envelope).
+MEASURED_POINT = "measured"
 
 
 @dataclass(frozen=True)
@@ -301,6 +303,26 @@ class FactorSource(Protocol):
         ...
 
 
+class OptionBound(Protocol):
+    """The measured envelope of one option kind (``envelope.Envelope``)."""
+
+    def cap_at(self, tpot_ms: np.ndarray | float) -> np.ndarray:
+        """The most tokens/s per GPU a modelled point may claim at a p99 TPOT (ms)."""
+        ...
+
+    def best(self, tpot_max: float | None, ttft_max: float | None) -> dict[str, object] | None:
+        """The best measured point meeting the bounds, as an option (None: none)."""
+        ...
+
+
+class LayoutRange(Protocol):
+    """The measured worker sizes (``envelope.LayoutLimits``)."""
+
+    def allows(self, dec: Layout, pre: Layout | None) -> bool:
+        """Whether a (decode, prefill) pair stays within the measured sizes."""
+        ...
+
+
 # --- the operator's choice per tier ---------------------------------------------------------
 
 
@@ -384,34 +406,71 @@ def _label(kind: str, dec: Layout, pre: Layout | None, ratio: float) -> str:
     )
 
 
+def _combos(
+    hw: Mapping[str, float],
+    mp: Mapping[str, float],
+    factors: Mapping[str, Factors],
+    limits: LayoutRange | None,
+) -> list[tuple[str, Layout, Layout | None]]:
+    """(kind, decode, prefill) layouts offered: calibrated kinds, within measured sizes."""
+    combos: list[tuple[str, Layout, Layout | None]] = []
+    for dec in decode_layouts(hw, mp):
+        if "disaggregated" in factors:
+            combos += [("disaggregated", dec, Layout(g, ep=False)) for g in PREFILL_GPUS]
+        if dec.ep and "aggregated" in factors:
+            combos.append(("expert-parallel", dec, None))
+    return [c for c in combos if limits is None or limits.allows(c[1], c[2])]
+
+
+def _measured_best(
+    bounds: Sequence[tuple[float | None, float | None]],
+    envelopes: Mapping[str, OptionBound],
+) -> list[dict[str, object] | None]:
+    """Per tier: the best measured point of any bounded kind (None: none meets the tier)."""
+    best: list[dict[str, object] | None] = [None] * len(bounds)
+    for kind, env in envelopes.items():
+        for ti, (tpot_max, ttft_max) in enumerate(bounds):
+            hit = env.best(tpot_max, ttft_max)
+            if hit is not None and (
+                best[ti] is None
+                or float(hit["tokens_per_s_per_gpu"]) > float(best[ti]["tokens_per_s_per_gpu"])  # type: ignore[index,arg-type]
+            ):
+                best[ti] = {**hit, "kind": kind}
+    return best
+
+
 def best_options(
     hw: Mapping[str, float],
     mp: Mapping[str, float],
     req: Request,
     bounds: Sequence[tuple[float | None, float | None]],
     factors: Mapping[str, Factors],
+    envelopes: Mapping[str, OptionBound] | None = None,
+    limits: LayoutRange | None = None,
 ) -> list[dict[str, object] | None]:
-    """Per tier (TPOT, TTFT bounds in ms, None = unbounded): the best modelled option.
+    """Per tier (TPOT, TTFT bounds in ms, None = unbounded): the best option.
 
     ``factors``: kind ("disaggregated", "aggregated") -> :class:`Factors`; the
-    aggregated factors drive the expert-parallel option (absent = not offered). Returns,
-    per tier, a dict (tokens_per_s_per_gpu, tpot_ms, ttft_ms, concurrency,
-    tokens_per_s_per_user, kind, deployment, basis, tp) or None when no option fits and
-    meets the bounds. Ties go to the first layout (deterministic order).
+    aggregated factors drive the expert-parallel option (absent = not offered).
+    ``envelopes``: option kind -> its measured envelope (:mod:`analysis.inference.envelope`):
+    a modelled layout of that kind may not claim more than its ``cap``, and the best
+    measured point is a candidate itself (basis "measured"). ``limits``: layouts wider than
+    the measured ones are not offered. Returns, per tier, a dict (tokens_per_s_per_gpu,
+    tpot_ms, ttft_ms, concurrency, tokens_per_s_per_user, kind, deployment, basis, tp) or
+    None when no option fits and meets the bounds. Ties go to the first layout
+    (deterministic order), and between a modelled layout and a measured point to the
+    measured point.
     """
-    combos: list[tuple[str, Layout, Layout | None]] = []
-    for dec in decode_layouts(hw, mp):
-        combos += [("disaggregated", dec, Layout(g, ep=False)) for g in PREFILL_GPUS]
-        if dec.ep and "aggregated" in factors:
-            combos.append(("expert-parallel", dec, None))
-    best: list[dict[str, object] | None] = [None] * len(bounds)
-    for kind, dec, pre in combos:
+    envelopes = {k: e for k, e in (envelopes or {}).items() if k in KINDS}
+    best = _measured_best(bounds, envelopes)
+    for kind, dec, pre in _combos(hw, mp, factors, limits):
         f = factors["aggregated" if pre is None else "disaggregated"]
-        if pre is not None and "disaggregated" not in factors:
-            continue
         rows = _option_rows(hw, mp, req, dec, f, pre)
+        within = np.isfinite(rows["tok_s_gpu"])
+        if kind in envelopes:  # not above the measured envelope at the same interactivity
+            within &= rows["tok_s_gpu"] <= envelopes[kind].cap_at(rows["tpot_p99_ms"])
         for ti, (tpot_max, ttft_max) in enumerate(bounds):
-            ok = np.isfinite(rows["tok_s_gpu"])
+            ok = within.copy()
             if tpot_max is not None:
                 ok &= rows["tpot_p99_ms"] <= tpot_max
             if ttft_max is not None:
@@ -447,20 +506,45 @@ def _factors_for(
     return out
 
 
-def _merge(rec: dict[str, object], opt: dict[str, object] | None) -> dict[str, object]:
+def _bounded_aggregated(
+    rec: dict[str, object], env: OptionBound | None
+) -> dict[str, object] | None:
+    """The measured aggregated point replacing ``rec`` when ``rec`` exceeds its envelope."""
+    if env is None or not bool(rec["feasible"]):
+        return None
+    cap = float(env.cap_at(float(rec["tpot_ms"]))[0])  # type: ignore[arg-type]
+    if float(rec["tokens_per_s_per_gpu"]) <= cap:  # type: ignore[arg-type]
+        return None
+    hit = env.best(_bound(rec["tpot_ms_max"]), _bound(rec["ttft_ms_max"]))
+    return None if hit is None else {**hit, "kind": "aggregated"}
+
+
+def _merge(
+    rec: dict[str, object], opt: dict[str, object] | None, agg_env: OptionBound | None = None
+) -> dict[str, object]:
     """A tiers row with its deployment named.
 
     The modelled option replaces the aggregated one when it serves more tokens per GPU
-    (or the aggregated one is infeasible).
+    (or the aggregated one is infeasible). An aggregated row above its stack's measured
+    envelope gives way to the best measured aggregated point first.
     """
     agg_ok = bool(rec["feasible"])
     rec["deployment_kind"] = "aggregated" if agg_ok else ""
     rec["deployment"] = f"aggregated TP{int(rec['tp'])}" if agg_ok else ""
     rec["deployment_basis"] = "MLPerf-calibrated" if agg_ok else ""
+    measured = _bounded_aggregated(rec, agg_env)
+    if measured is not None:
+        rec = _take(rec, measured)
     if opt is None:
         return rec
-    if agg_ok and float(opt["tokens_per_s_per_gpu"]) <= float(rec["tokens_per_s_per_gpu"]):
+    if agg_ok and float(opt["tokens_per_s_per_gpu"]) <= float(rec["tokens_per_s_per_gpu"]):  # type: ignore[arg-type]
         return rec
+    return _take(rec, opt)
+
+
+def _take(rec: dict[str, object], opt: dict[str, object]) -> dict[str, object]:
+    """``rec`` with the figures and names of ``opt``."""
+    rec = dict(rec)
     for k in (
         "tokens_per_s_per_gpu",
         "tpot_ms",
@@ -488,15 +572,20 @@ def apply_to_tiers(
     models: pd.DataFrame,
     calibration: FactorSource,
     inputs: Inputs | None = None,
+    envelopes: Mapping[str, Mapping[str, OptionBound]] | None = None,
+    limits: Mapping[str, LayoutRange] | None = None,
 ) -> pd.DataFrame:
     """``inference.evaluate_tiers`` rows with each accelerator's best deployment option.
 
     Adds ``deployment`` (e.g. "aggregated TP8", "disaggregated: prefill TP8, decode EP32
     + DP attention, 0.31 prefill GPU per decode GPU", "expert-parallel EP16 + DP
     attention"), ``deployment_kind`` and ``deployment_basis`` ("MLPerf-calibrated",
-    "measured-calibrated" or "modelled, no measurement"). Throughput, latencies,
-    concurrency and ``tp`` (the decode worker's GPUs) are the chosen option's.
+    "measured" (an InferenceX point), "measured-calibrated" or "modelled, no
+    measurement"). Throughput, latencies, concurrency and ``tp`` (the decode worker's
+    GPUs) are the chosen option's. ``envelopes`` and ``limits`` (per accelerator, from
+    :mod:`analysis.inference.envelope`) bound the modelled options by the measurements.
     """
+    envelopes, limits = envelopes or {}, limits or {}
     if "deployment" in tiers.columns:
         return tiers  # already chosen (idempotent: callers may pass evaluate_tiers' output)
     spec_by = specs.set_index("accelerator")
@@ -512,10 +601,13 @@ def apply_to_tiers(
             factors = _factors_for(calibration, str(spec["vendor"]), str(acc), req)
             bounds = list(zip(g["tpot_ms_max"], g["ttft_ms_max"], strict=True))
             bounds = [(_bound(a), _bound(b)) for a, b in bounds]
-            opts = best_options(hw, mp, req, bounds, factors)
+            opts = best_options(
+                hw, mp, req, bounds, factors, envelopes.get(str(acc)), limits.get(str(acc))
+            )
         except (KeyError, ValueError):
             pass  # no spec or no support for the precision: the aggregated row's reason stands
-        out += [_merge(rec, o) for rec, o in zip(g.to_dict("records"), opts, strict=True)]
+        agg_env = envelopes.get(str(acc), {}).get("aggregated")
+        out += [_merge(rec, o, agg_env) for rec, o in zip(g.to_dict("records"), opts, strict=True)]
     return pd.DataFrame(out).sort_values(["tier_index"], kind="mergesort").reset_index(drop=True)
 
 
