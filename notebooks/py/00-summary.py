@@ -40,6 +40,12 @@ Markdown(decision.summary_markdown(sc, recs, chapter_results,
 
 # %% tags=["remove-input"]
 #| echo: false
+from analysis import fleet  # noqa: E402
+
+Markdown(fleet.summary_line(chapter_results.get("40-tco", {})))
+
+# %% tags=["remove-input"]
+#| echo: false
 #| label: fig-summary-costs
 #| fig-cap: "AMD/NVIDIA cost ratio per workload: median and 5-95% interval of the joint Monte Carlo draws (below 1 = AMD cheaper)."
 #| fig-alt: "One row per workload: a dot at the median ratio of the cheapest AMD to the cheapest NVIDIA candidate's cost, a line for its 5th-95th percentile and a dashed line at parity."

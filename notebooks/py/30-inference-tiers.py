@@ -115,6 +115,35 @@ charts.table(
 #| fig-alt: "Log-log scatter of predicted against measured MLPerf results, coloured by vendor, with a dashed y equals x line; most points lie close to it."
 charts.plot_mlperf_validation(inference.predicted_rows(checks.validations["round"]))
 
+# %%
+#| detail: "Held-out error of the deployment model (disaggregated and expert-parallel serving, calibrated on InferenceX DeepSeek-R1 points without speculative decoding): each disaggregated configuration predicted from factors fitted without its rows"
+from analysis.inference import deployment_fit, deployments  # noqa: E402
+
+disagg_summary = deployment_fit.validation_summary(deployment_fit.validation())
+charts.table(
+    disagg_summary,
+    "inference-disagg-validation",
+    columns=["vendor", "rows", "configurations", "median_ape_pct", "p90_ape_pct"],
+    labels={"rows": "Points"},
+    decimals=1,
+)
+
+# %%
+Markdown(deployment_fit.validation_verdict(disagg_summary))
+
+# %%
+#| detail: "Held-out error of the deployment model per accelerator, framework and precision"
+charts.table(
+    deployment_fit.validation_breakdown(deployment_fit.validation()),
+    "inference-disagg-validation-detail",
+    columns=[
+        "vendor", "accelerator", "framework", "precision", "rows", "configurations",
+        "median_ape_pct",
+    ],
+    labels={"rows": "Points"},
+    decimals=1,
+)
+
 # %% [markdown]
 # ### The benchmark rules the calibration uses
 #
@@ -267,9 +296,47 @@ charts.table(
     columns=[
         "tier", "accelerator", "status", "feasible", "tp", "tokens_per_s_per_gpu",
         "concurrency", "tpot_ms", "ttft_ms", "gpu_hour_usd", "cost_per_mtok_usd", "basis",
-        "measured_tok_s_gpu",
+        "measured_tok_s_gpu", "deployment", "deployment_basis",
     ],
+    wide_text=("deployment",),
 )
+
+# %% [markdown]
+# Deployment per tier (the tiers table above names each layout): aggregated (TP within a
+# server), disaggregated (prefill and decode pools sized to balance) or expert-parallel (up
+# to the scale-up domain: 72 GPUs on NVL72, or 8-GPU servers over the network).
+#
+# **The measurements bound the model.** Where InferenceX has measured an accelerator at
+# the scenario's model, precision and request lengths in a deployment kind, no modelled
+# layout of that kind may serve more than the best measured point at an equal or tighter
+# p99 TPOT plus the deployment model's held-out error for that vendor (the median APE
+# above); the measured point itself is a candidate (basis "measured"), so a tier shows the
+# better of the bounded model and the measurement. An aggregated row above its stack's
+# measured envelope gives way to the measured point. Beyond the TPOT a sweep reached, the
+# measurements say nothing and the model stands, limited to the concurrency per GPU its
+# calibration saw. Decode workers wider than the widest expert-parallel worker measured
+# (for the accelerator, else its vendor) and prefill workers larger than the largest
+# measured one are not offered.
+
+# %%
+Markdown(deployments.deployment_note(tiers))
+
+# %%
+#| detail: "Rack-scale candidates per rack and per GPU: price, power and $/GPU-hour"
+racks = deployments.rack_scale_table(data.load_specs(), data.load_table("purchase_prices"),
+                                     data.load_table("facility"), tco.price_rule(sc),
+                                     sc.accelerators)
+charts.table(
+    racks,
+    "inference-rack-scale",
+    columns=[
+        "accelerator", "scaleup_domain_gpus", "rack_price_usd_low", "rack_price_usd_high",
+        "price_per_gpu_usd", "rack_power_kw", "power_per_gpu_kw", "gpu_hour_usd",
+        "rack_hour_usd",
+    ],
+    labels={"accelerator": "System"},
+) if len(racks) else Markdown(
+    "No rack-scale candidate (scale-up domain above 8 GPUs) in this scenario.")
 
 # %%
 #| label: fig-inference-tier-table
@@ -320,6 +387,7 @@ Markdown(decision.inference_reading_note(
     sc, checks.summaries["round"].set_index("vendor")["median_ape_pct"].get("overall", float("nan"))))
 
 # %% tags=["key-results"]
-results.show_key_results("30-inference-tiers", inference.key_results(
+results.show_key_results("30-inference-tiers", {**inference.key_results(
     sc, tiers, winners, checks.summaries["system"], checks.summaries["round"],
-    checks.summaries["accelerator"]))
+    checks.summaries["accelerator"]), **deployments.key_results(tiers),
+    **deployment_fit.validation_key_results(disagg_summary)})

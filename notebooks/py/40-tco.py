@@ -320,6 +320,40 @@ charts.table(
     decimals=3,
 )
 
+# %% [markdown]
+# ## One vendor or a split fleet
+#
+# The training job plus a year of the tightest tier's serving (what the fleet serves at its
+# utilization). The split runs each workload on its cheaper vendor (else the article's:
+# NVIDIA training, AMD serving) and pays a second stack
+# ([A-split-stack-engineers](90-appendix.ipynb#A-split-stack-engineers),
+# [A-split-ops-engineers](90-appendix.ipynb#A-split-ops-engineers)) and the idle training
+# capacity it can no longer lend to serving
+# ([A-split-fungibility-recovery](90-appendix.ipynb#A-split-fungibility-recovery)).
+
+# %%
+
+from analysis import fleet  # noqa: E402
+
+plan = fleet.compare_plans(sc, tiers, train, data.load_assumptions(), inputs=inp)
+charts.table(
+    plan.plans if plan else fleet.empty_plans(),
+    "tco-fleet-plans",
+    columns=[
+        "plan", "training_on", "serving_on", "cost_usd", "cost_usd_p05", "cost_usd_p95",
+        "p_cheapest",
+    ],
+)
+
+# %%
+#| detail: "What the split adds each year, itemized (median and 5-95% range)"
+charts.table(
+    plan.split_items if plan else fleet.empty_items(),
+    "tco-split-costs",
+    columns=["item", "cost_usd", "cost_usd_p05", "cost_usd_p95"],
+    labels={"item": "What the split adds (a year)"},
+)
+
 # %% tags=["key-results"]
-key = tco.key_results(sim, be, sc.cost.mode, claims, sim_rent)
+key = {**tco.key_results(sim, be, sc.cost.mode, claims, sim_rent), **fleet.key_results(plan)}
 results.show_key_results("40-tco", key)

@@ -204,6 +204,10 @@ KEYS: tuple[KeySpec, ...] = (
         _k("claims_contradicted", "int", "count", "Claims the data contradicts"),
         _k("claims_mixes_generations", "int", "count", "Claims that compare parts of different generations"),
         _k("claims_unverifiable", "int", "count", "Claims no bundled data can test"),
+        _k("disagg_amd_points", "int", "count", "Measured InferenceX disaggregated points, AMD (speculative decoding excluded)"),
+        _k("disagg_nvidia_points", "int", "count", "The same, NVIDIA"),
+        _k("disagg_gain_pct_AMD", "number", "%", "Median measured gain of disaggregated over aggregated serving at matched TPOT bounds, AMD (None: no part measured both ways)", nullable=True),
+        _k("disagg_gain_pct_NVIDIA", "number", "%", "The same, NVIDIA", nullable=True),
     ),
     *_chapter("20-training-scaling",
         _k("train_hours_{ACC}", "number", "h", "Time to train at the scenario's cluster size (None: infeasible)", nullable=True),
@@ -234,6 +238,15 @@ KEYS: tuple[KeySpec, ...] = (
         _k("mlperf_mape_system_AMD", "number", "%", "Median APE, each system left out, AMD", nullable=True),
         _k("mlperf_mape_system_NVIDIA", "number", "%", "The same, NVIDIA", nullable=True),
         _k("mlperf_mape_system_overall", "number", "%", "The same, both vendors", nullable=True),
+        _k("tier{i}_deployment_{ACC}", "text", "", "Deployment chosen, e.g. `aggregated TP8`, `disaggregated: prefill TP4, decode EP32 + DP attention, ...`, `expert-parallel EP8 + DP attention` (empty text: infeasible)"),
+        _k("tier{i}_deployment_basis_{ACC}", "text", "", "What it stands on: `MLPerf-calibrated`, `measured` (an InferenceX point), `measured-calibrated`, `modelled, no measurement` (empty text: infeasible)"),
+        _k("disagg_mape_AMD", "number", "%", "Held-out median APE of tokens/s per GPU on InferenceX disaggregated configurations (each predicted without its rows), AMD", nullable=True),
+        _k("disagg_mape_NVIDIA", "number", "%", "The same, NVIDIA", nullable=True),
+        _k("disagg_mape_overall", "number", "%", "The same, both vendors", nullable=True),
+        _k("disagg_p90_AMD", "number", "%", "Its 90th-percentile APE, AMD", nullable=True),
+        _k("disagg_p90_NVIDIA", "number", "%", "The same, NVIDIA", nullable=True),
+        _k("disagg_p90_overall", "number", "%", "The same, both vendors", nullable=True),
+        _k("disagg_configurations", "int", "count", "Held-out disaggregated configurations"),
     ),
     *_chapter("35-your-measurements",
         _k("measured_points", "int", "count", "Measured points read"),
@@ -275,6 +288,18 @@ KEYS: tuple[KeySpec, ...] = (
         _k("claim_hw_discount_pct_max", "number", "%", "Largest AMD hardware discount (claims)", required=False, nullable=True),
         _k("claim_rent_p_amd_cheaper_min", "number", "probability", "Lowest P(AMD cheaper) over the tiers when renting (claims)", required=False, nullable=True),
         _k("claim_hidden_costs_exceed_gap_any", "bool", "", "Whether hidden costs exceed the price gap for any pair (claims)", required=False),
+        _k("plan_cheapest", "text", "", "Cheapest fleet plan: `all-AMD`, `all-NVIDIA` or `split` (empty text: a vendor has no feasible, priced candidate)"),
+        _k("plan_p_cheapest", "number", "probability", "Its share of the joint draws", nullable=True),
+        _k("plan_tier", "text", "", "The serving tier the plans price", required=False),
+        _k("plan_flip", "text", "", "The split's extra cost at which the cheapest plan changes (a sentence)", required=False),
+        _k("plan_serving_tokens_per_year", "number", "tokens/year", "The serving load every plan prices", required=False),
+        _k("plan_cost_usd_all_amd", "number", "USD", "All-AMD: the training job plus a year of serving, median", required=False),
+        _k("plan_cost_usd_all_nvidia", "number", "USD", "The same, all-NVIDIA", required=False),
+        _k("plan_cost_usd_split", "number", "USD", "The same, the split (its extra costs included)", required=False),
+        _k("plan_p_cheapest_all_amd", "number", "probability", "P(all-AMD cheapest), joint draws", required=False),
+        _k("plan_p_cheapest_all_nvidia", "number", "probability", "P(all-NVIDIA cheapest)", required=False),
+        _k("plan_p_cheapest_split", "number", "probability", "P(split cheapest)", required=False),
+        _k("plan_split_extra_usd", "number", "USD/year", "The split's second stack (engineering, operations) and lost fungibility, median", required=False),
     ),
     *_chapter("90-appendix",
         _k("assumptions", "int", "count", "Entries of the assumptions register"),
@@ -292,7 +317,9 @@ CHAPTER_NOTES: dict[str, str] = {
     "measurements, the `30-inference-tiers` and `40-tco` keys are those of the corrected "
     "model (`measurements.apply_to_tiers`, `tco.with_throughput_sigmas`).",
     "40-tco": "Per case (`tier{i}`, `train`) the cost ratio and break-evens; buy and rent "
-    "terms are both given whatever the mode.",
+    "terms are both given whatever the mode. The fleet plan (`plan_*`, `analysis.fleet`) "
+    "prices the training job plus a year of serving in tier `plan_tier`; `00-summary` prints "
+    "it with `fleet.summary_line`.",
 }
 
 

@@ -51,6 +51,7 @@ def test_scenario_renders_and_its_summary_matches_the_chapters(
     check_summary_keys_equal_the_chapters(rendered)
     check_html_summary_shows_the_same_numbers(rendered)
     check_measurements_section(rendered)
+    check_plan_comparison(rendered)
 
 
 def _text(fragment: str) -> str:
@@ -170,3 +171,18 @@ def check_measurements_section(scenario_report) -> None:
     page = html.unescape((r.version_dir / "index.html").read_text(encoding="utf-8"))
     assert "Your measurements" in page and "measured (yours)" in page
     assert "model, corrected" in page or ">measured<" in page
+
+
+def check_plan_comparison(scenario_report) -> None:
+    """Issue 20: the memo compares all-AMD, all-NVIDIA and the split, and the TCO chapter
+    itemizes what the split adds (second stack, lost fungibility)."""
+    sc, r, res = scenario_report
+    tco = res["chapters"]["40-tco"]
+    assert tco["plan_cheapest"] in ("all-AMD", "all-NVIDIA", "split"), sc.name
+    summary = _summary_text(r.version_dir, r.chapters)
+    assert "Fleet plan (the training job plus a year of serving" in summary, sc.name
+    for plan in ("all-AMD", "all-NVIDIA", "split"):
+        assert plan in summary, (sc.name, plan)
+    page = html.unescape((r.version_dir / "index.html").read_text(encoding="utf-8"))
+    for item in ("second stack: engineering", "second stack: operations", "lost fungibility"):
+        assert item in page, (sc.name, item)

@@ -30,6 +30,7 @@ MODELLING = (
     "analysis.hardware",
     "analysis.measurements",
     "analysis.inputs",
+    "analysis.fleet",
 )
 FORBIDDEN = ("analysis.data", "analysis.paths", "analysis.report", "analysis.execute")
 #: What a facade ``__init__`` of a modelling package may import besides the rest.

@@ -294,7 +294,11 @@ def _tco_vendor_test(row: Mapping[str, Any], ctx: Context, test: str) -> Outcome
     want = _split(row["subject"])[0]
     wins = sum((p > 0.5) == (want == "AMD") for p in ps.values())
     ok = wins > len(ps) / 2
-    obs = ", ".join(f"{k.removesuffix('_p_amd_cheaper')}: {p:.2f}" for k, p in ps.items())
+    # Reader-facing case names ("tier 0", not the key "tier0").
+    obs = ", ".join(
+        f"{k.removesuffix('_p_amd_cheaper').replace('tier', 'tier ')}: {p:.2f}"
+        for k, p in ps.items()
+    )
     cheapest = [
         str(res[f"{k.removesuffix('_p_amd_cheaper')}_cheapest"])
         for k in ps

@@ -49,6 +49,12 @@ def print_model_validation(console: Console) -> None:
         "FP8/FP4 throughput ratio at matched interactivity (held-out efficiencies)",
         inference_latency.ratio_summary(inference_latency.fp8_fp4_ratio(ix)),
     )
+    _print_frame(
+        console,
+        "Deployment model vs InferenceX disaggregated DeepSeek-R1 (leave one configuration "
+        "out, tokens/s per GPU at the measured concurrency)",
+        inference.deployment_fit.validation_summary(inference.deployment_fit.validation()),
+    )
     summary = training.validation_summary(training.validate_against_mlperf())
     _print_frame(console, "Training model vs MLPerf Training (held-out GPU counts)", summary)
     print_training_validation(console)

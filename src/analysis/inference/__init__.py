@@ -8,7 +8,11 @@ serving shape), :mod:`~analysis.inference.implied` (MLPerf rows as implied effic
 :mod:`~analysis.inference.serving` (the public contract),
 :mod:`~analysis.inference.validation`, :mod:`~analysis.inference.tiers`,
 :mod:`~analysis.inference.latency` and :mod:`~analysis.inference.latency_validation`
-(InferenceX sweeps), :mod:`~analysis.inference.benchmarks`.
+(InferenceX sweeps), :mod:`~analysis.inference.benchmarks`,
+:mod:`~analysis.inference.deployments` (disaggregated and expert-parallel options, issue
+20) and :mod:`~analysis.inference.deployment_fit` (their InferenceX calibration; its
+``validation_*`` and ``key_results`` names stay under the submodule, which this facade
+exports as ``inference.deployment_fit``).
 
 Analytical decisions taken here (the chapter ``30-inference-tiers`` explains them):
 
@@ -127,6 +131,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from analysis import data, params
+from analysis.inference import deployment_fit, deployments
 from analysis.inference.benchmarks import (
     BENCHMARKS,
     GPT_OSS_CONF_URL,
@@ -161,6 +166,15 @@ from analysis.inference.calibration import (
     power_reference,
     row_power_w,
     usable_rows,
+)
+from analysis.inference.deployment_fit import DeploymentCalibration
+from analysis.inference.deployments import (
+    Factors,
+    Layout,
+    Request,
+    apply_to_tiers,
+    deployment_note,
+    rack_scale_table,
 )
 from analysis.inference.implied import (
     _HW_KEYS,
@@ -369,6 +383,15 @@ def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
 
 
 __all__ = [
+    "DeploymentCalibration",
+    "Factors",
+    "Layout",
+    "Request",
+    "apply_to_tiers",
+    "deployment_fit",
+    "deployment_note",
+    "deployments",
+    "rack_scale_table",
     "Deployment",
     "Prepared",
     "Workload",

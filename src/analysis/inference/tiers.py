@@ -12,10 +12,14 @@ import pandas as pd
 
 from analysis import ids, tco
 from analysis.inference.calibration import Calibration, _calibration
+from analysis.inference.deployment_fit import default_calibration as deployment_calibration
+from analysis.inference.deployment_fit import validated_margins
+from analysis.inference.deployments import LayoutRange, OptionBound, Request, apply_to_tiers
+from analysis.inference.envelope import envelopes, layout_limits, measured_layouts
 from analysis.inference.roofline import Deployment, Workload, _models, _specs
 from analysis.inference.serving import _deployment, _frontier, _prepare, tp_choices
 from analysis.inference.validation import validate_against_mlperf, validation_summary
-from analysis.inputs import Inputs
+from analysis.inputs import Inputs, resolve
 from analysis.params import Scenario
 
 
@@ -42,6 +46,12 @@ def evaluate_tiers(
     scenario's mode under :func:`analysis.tco.price_rule` ($/paid GPU-hour; $/M tokens per
     useful GPU-hour), NaN where the part has no price in that mode (e.g. no quote in the
     rental pool).
+
+    Each row also names its deployment (issue 20, :func:`deployments.apply_to_tiers`):
+    ``deployment``, ``deployment_kind`` (aggregated, disaggregated, expert-parallel) and
+    ``deployment_basis``; where a disaggregated or expert-parallel option serves more than
+    the aggregated TP layout, its throughput, latencies, concurrency and decode-worker
+    size (``tp``) replace the aggregated ones.
     """
     specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
     cal = _calibration(calibration, inputs=inputs)
@@ -112,12 +122,48 @@ def evaluate_tiers(
                 rec["feasible"] = True
             rows.append(rec)
     df = pd.DataFrame(rows)
+    # Deployment options (issue 20): disaggregated / expert-parallel where they serve more.
+    req = Request(inf.model, inf.precision, float(inf.isl), float(inf.osl))
+    env, lim = _measured_bounds(req, labels, inputs)
+    df = apply_to_tiers(
+        df,
+        req,
+        specs=specs,
+        models=models,
+        calibration=deployment_calibration(inputs),
+        inputs=inputs,
+        envelopes=env,
+        limits=lim,
+    )
     if with_cost:
         # The TCO chapter's one price rule, so both chapters print the same figures.
         rule = tco.price_rule(sc)
         df["gpu_hour_usd"] = df["accelerator"].map(rule.set_index("accelerator")["gpu_hour_usd"])
         df["cost_per_mtok_usd"] = tco.tier_cost_point(rule, df)
     return df
+
+
+def _measured_bounds(
+    req: Request, labels: dict[str, tuple[str, str]], inputs: Inputs | None
+) -> tuple[dict[str, dict[str, OptionBound]], dict[str, LayoutRange]]:
+    """Per accelerator: the measured envelopes of its options and the measured layout sizes.
+
+    The validation behind the margins runs only when some accelerator has an envelope.
+    """
+    inp = resolve(inputs)
+    layouts = inp.derived("deployment_layouts", lambda: measured_layouts(inp.table("inferencex")))
+    lim: dict[str, LayoutRange] = {
+        acc: layout_limits(layouts, acc, vendor, req.model) for acc, (vendor, _) in labels.items()
+    }
+    zero = {"AMD": 0.0, "NVIDIA": 0.0}
+    found = {acc: envelopes(layouts, acc, req, zero, v) for acc, (v, _) in labels.items()}
+    if not any(found.values()):
+        return {}, lim
+    margins = validated_margins(inp)
+    env: dict[str, dict[str, OptionBound]] = {
+        acc: dict(envelopes(layouts, acc, req, margins, v)) for acc, (v, _) in labels.items()
+    }
+    return env, lim
 
 
 def tier_winners(tiers: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,686 @@
+"""Deployment options of a serving fleet: disaggregated prefill/decode and expert parallelism.
+
+Analytical decisions taken here (the chapter ``30-inference-tiers`` explains them; the
+aggregated, tensor-parallel-within-a-server option stays :mod:`analysis.inference`'s):
+
+* **Three options per accelerator.** *Aggregated* (one engine prefills and decodes, TP
+  within a server: :func:`analysis.inference.evaluate_tiers`); *disaggregated* (separate
+  prefill and decode pools, the prompt's KV cache sent from one to the other); and, for
+  MoE models, *expert-parallel* (aggregated, but the routed experts spread over EP GPUs
+  with data-parallel attention). An operator picks, per tier, the option and layout that
+  serve the most output tokens per second per GPU under the tier's bounds
+  (:func:`best_options`).
+* **Decode step** of a worker of ``g`` GPUs at ``b`` sequences: a per-GPU roofline like
+  the aggregated model's. Tensor parallel (TP g): every weight split g ways, two
+  all-reduces per layer, an MLA latent cache replicated on every rank (what SGLang does
+  without DP attention), GQA KV split by head. Expert parallel (EP g + DP attention): the
+  routed experts split g ways, the dense and attention weights replicated on each GPU,
+  the KV cache split by sequence, and two all-to-alls per layer (dispatch and combine of
+  each token to its k experts, (g-1)/g of them remote) over the scale-up link while the
+  worker fits in one scale-up domain (8 GPUs on a server, 72 on an NVL72 rack) and over
+  the scale-out NIC beyond it. A disaggregated decode worker runs decode tokens only; an
+  aggregated one also carries the prompts joining in steady state (b x ISL/OSL tokens).
+* **Prefill** of one prompt on a prefill worker of ``gp`` GPUs: max(weight bytes / BW,
+  FLOPs / peak) plus attention over the prompt and the layout's communication. A
+  saturated prefill pool runs at the compute roofline: eta_p x peak / FLOPs per token.
+* **Pool ratio**: prefill GPUs per decode GPU chosen so that the prefill pool's token
+  rate equals the decode pool's request rate x ISL (balanced pools, a continuous ratio
+  that a fleet of many workers approximates). Output tokens/s per GPU = the decode
+  pool's rate / (1 + ratio).
+* **KV transfer**: ISL x the model's KV bytes per token, over the scale-up link when the
+  prefill and decode workers share a scale-up domain (an NVL72 rack), else over each
+  prefill GPU's scale-out NIC. TTFT = prefill + transfer + one decode step.
+* **Calibration** (:mod:`analysis.deployment_fit`): decode and prefill efficiencies per
+  accelerator x precision x option kind, the medians of closed-form per-point values on
+  measured InferenceX points (speculative decoding excluded), with vendor fallbacks; the
+  model is not used beyond the most sequences per decode GPU its calibration saw.
+  Validation holds out whole configurations.
+* **Labels**: an option is "measured-calibrated" when the accelerator has measured
+  points of that option kind for the served model, else "modelled, no measurement"
+  (its factors borrowed from the vendor's other parts or other models).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+
+from analysis.inference.roofline import (
+    ACT_BYTES,
+    ALLREDUCE_LATENCY_S,
+    BYTES_PER_PARAM,
+    KV_BYTES,
+    MEMORY_USABLE_FRACTION,
+    P99_Z,
+    STEP_OVERHEAD_S,
+    model_params,
+)
+from analysis.inference.shape import hardware_params
+from analysis.inputs import Inputs
+
+#: Concurrency levels swept per decode worker (geometric 1 ... 8192).
+BATCH = np.geomspace(1.0, 8192.0, 96)
+#: Latency of one all-to-all (dispatch or combine) inside a scale-up domain and across the
+#: network, seconds. Assumption: DeepEP / MoRI report tens of microseconds per low-latency
+#: dispatch inside a node and roughly twice that across nodes (register:
+#: A-deploy-a2a-latency).
+a2a_latency_scaleup_s = 10.0e-6  # register: A-deploy-a2a-latency
+A2A_LATENCY_S = {"scaleup": a2a_latency_scaleup_s, "scaleout": 2.0 * a2a_latency_scaleup_s}
+#: Bytes per element moved by the all-to-all: fp8 dispatch and bf16 combine, averaged.
+A2A_BYTES = 1.5
+#: Decode-worker sizes an operator may run: TP within a server; EP up to the scale-up
+#: domain, and beyond a server over the network (8-GPU parts, as the measured MoRI and
+#: Dynamo runs do up to EP16-EP64).
+WORKER_GPUS = (1, 2, 4, 8, 16, 32, 48, 64, 72)
+#: Prefill-worker sizes (measured disaggregated runs use 1-8 GPUs per prefill worker).
+PREFILL_GPUS = (1, 2, 4, 8, 16)
+KINDS = ("disaggregated", "expert-parallel")
+MEASURED = "measured-calibrated"
+MODELLED = "modelled, no measurement"
+#: Basis of an option that is a measured InferenceX point itself (analysis.inference.envelope).
+MEASURED_POINT = "measured"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One worker layout: ``gpus`` GPUs, expert parallel (``ep``) or tensor parallel."""
+
+    gpus: int
+    ep: bool
+
+    @property
+    def label(self) -> str:
+        """Reader-facing name, e.g. ``EP16 + DP attention`` or ``TP8``."""
+        return f"EP{self.gpus} + DP attention" if self.ep else f"TP{self.gpus}"
+
+
+def _link_bytes_s(hw: Mapping[str, float], gpus: float) -> tuple[float, str]:
+    """Per-GPU one-direction bandwidth (bytes/s) of a ``gpus`` worker, and which fabric."""
+    if gpus <= hw["domain"]:
+        return hw["link_gbps"] * 1e9 / 2.0, "scaleup"
+    return min(hw["link_gbps"] * 1e9 / 2.0, hw["scaleout_gbps"] * 1e9 / 8.0), "scaleout"
+
+
+def _weights(mp: Mapping[str, float], precision: str, lay: Layout) -> tuple[float, float]:
+    """(dense bytes per GPU, routed-expert bytes per GPU) of one worker's resident weights."""
+    bpw = BYTES_PER_PARAM[precision]
+    dense = mp["shared_b"] * 1e9 * bpw
+    routed = mp["routed_b"] * 1e9 * bpw / lay.gpus
+    return (dense if lay.ep else dense / lay.gpus), routed
+
+
+def _kv_per_token(mp: Mapping[str, float], precision: str, lay: Layout) -> float:
+    """KV bytes per token of context held by one GPU of the worker (per sequence it owns)."""
+    kv = mp["kv_tok_bf16"] * KV_BYTES[precision] / 2.0
+    if lay.ep:
+        return kv  # DP attention: each GPU holds its own sequences whole
+    split = 1.0 if mp["mla"] > 0 else min(float(lay.gpus), mp["kv_heads"])
+    return kv / split
+
+
+def _comm(hw: Mapping[str, float], mp: Mapping[str, float], lay: Layout, tokens: np.ndarray):
+    """(scaled seconds, fixed seconds) of one step's communication for ``tokens``."""
+    g = float(lay.gpus)
+    if g <= 1:
+        return np.zeros_like(tokens), 0.0
+    link, fabric = _link_bytes_s(hw, g)
+    layers = mp["layers"]
+    if lay.ep and mp["experts"] > 0:
+        k = mp["route_frac"] * mp["experts"]
+        # Per GPU: its T/g tokens each sent to k experts, (g-1)/g remote, there and back.
+        per_gpu = 2.0 * (tokens / g) * k * mp["hidden"] * A2A_BYTES * (g - 1.0) / g
+        # Latency grows with the number of peers (DeepEP's low-latency kernels: about
+        # 77 us per dispatch at EP8 to 190 us at EP128 across nodes): log2(g) x a step.
+        return layers * per_gpu / link, 2.0 * layers * A2A_LATENCY_S[fabric] * np.log2(g)
+    msg = tokens * mp["hidden"] * ACT_BYTES
+    return (
+        2.0 * layers * 2.0 * (g - 1.0) / g * msg / link,
+        2.0 * layers * ALLREDUCE_LATENCY_S,
+    )
+
+
+def _shape_overhead(
+    hw: Mapping[str, float],
+    mp: Mapping[str, float],
+    seqs_gpu: np.ndarray,
+    touched: np.ndarray,
+    layout: Layout,
+) -> np.ndarray:
+    """Unscaled per-step overheads of the serving shape (:class:`inference.ServingShape`).
+
+    Per step, per MoE layer, per sequence a GPU schedules, and per touched expert a GPU
+    holds (its grouped-GEMM work item: E / g experts per GPU under EP, all E under TP).
+    """
+    moe = mp["routed_b"] > 0
+    experts_gpu = mp["experts"] / (layout.gpus if layout.ep else 1.0)
+    return (
+        STEP_OVERHEAD_S
+        + (mp["layers"] * hw["overhead_layer_s"] if moe else 0.0)
+        + seqs_gpu * hw["overhead_seq_s"]
+        + mp["layers"] * experts_gpu * touched * hw["overhead_expert_s"]
+    )
+
+
+def decode_step(
+    hw: Mapping[str, float],
+    mp: Mapping[str, float],
+    *,
+    precision: str,
+    isl: float,
+    osl: float,
+    layout: Layout,
+    batch: np.ndarray,
+    aggregated: bool,
+) -> dict[str, np.ndarray]:
+    """Decode-step terms of one worker at ``batch`` sequences: ``fixed + scaled / eta``.
+
+    Returns ``fixed``, ``scaled`` (seconds at eta = 1), ``max_batch`` (sequences the
+    worker's memory holds at full context) and ``fits`` (weights plus one sequence fit).
+    ``aggregated`` adds the prompts joining per step (b x ISL / OSL prefill tokens).
+    """
+    b = np.asarray(batch, dtype=float)
+    g = float(layout.gpus)
+    bw = hw["bw_tbps"] * 1e12
+    peak = hw["peak_tflops"] * 1e12
+    attn_peak = hw["attn_peak_tflops"] * 1e12
+    joins = b * isl / osl if aggregated else 0.0 * b
+    tokens = b + joins
+    dense, routed = _weights(mp, precision, layout)
+    touched = np.where(mp["routed_b"] > 0, 1.0 - np.power(1.0 - mp["route_frac"], tokens), 0.0)
+    ctx = isl + osl / 2.0
+    kv_tok = _kv_per_token(mp, precision, layout)
+    # Per GPU: DP attention spreads the sequences over the g GPUs, TP reads its shard of all.
+    seqs_gpu = b / g if layout.ep else b
+    attn_pairs = seqs_gpu * ctx + (joins / g if layout.ep else joins) * isl / 2.0
+    # Dense and routed FLOPs apart: a touched expert's grouped GEMM costs at least the
+    # fitted ``expert_rows`` rows (the aggregated model's serving shape, per vendor).
+    routed_flops = 2.0 * mp["routed_b"] * 1e9 * mp["route_frac"] * tokens
+    lin_c = (2.0 * mp["active_b"] * 1e9 * tokens - routed_flops) / g / peak
+    moe_c = np.maximum(routed_flops, hw["expert_rows"] * 2.0 * mp["routed_b"] * 1e9 * touched) / g
+    attn_c = mp["attn_flops_pair"] * mp["layers"] * attn_pairs / (1.0 if layout.ep else g)
+    comm, comm_fixed = _comm(hw, mp, layout, tokens)
+    scaled = (
+        np.maximum((dense + routed * touched) / bw, lin_c + moe_c / peak)
+        + np.maximum(seqs_gpu * ctx * kv_tok / bw, attn_c / attn_peak)
+        + comm
+    )
+    usable = hw["mem_gb"] * 1e9 * MEMORY_USABLE_FRACTION - dense - routed
+    per_seq = kv_tok * (isl + osl)
+    max_batch = np.floor(max(usable, 0.0) / per_seq) * (g if layout.ep else 1.0)
+    return {
+        "fixed": _shape_overhead(hw, mp, seqs_gpu, touched, layout) + comm_fixed,
+        "scaled": scaled,
+        "max_batch": np.asarray(max_batch),
+        "fits": np.asarray(usable >= per_seq),
+    }
+
+
+def prefill_terms(
+    hw: Mapping[str, float], mp: Mapping[str, float], *, precision: str, isl: float, layout: Layout
+) -> dict[str, float]:
+    """One prompt's prefill on a ``layout`` worker: ``fixed + scaled / eta`` seconds.
+
+    Also ``fits`` (1.0 when its weights and the prompt's KV fit in memory, else 0.0) and
+    ``flops_time_per_token`` (seconds per token per GPU at peak: a saturated prefill
+    pool's compute roofline).
+    """
+    g = float(layout.gpus)
+    dense, routed = _weights(mp, precision, layout)
+    peak = hw["peak_tflops"] * 1e12
+    lin_flops = 2.0 * mp["active_b"] * 1e9
+    attn_flops = mp["attn_flops_pair"] * mp["layers"] * isl / 2.0  # per token, mean
+    comm, comm_fixed = _comm(hw, mp, layout, np.asarray(isl, dtype=float))
+    compute = (lin_flops * isl / peak + attn_flops * isl / (hw["attn_peak_tflops"] * 1e12)) / g
+    usable = hw["mem_gb"] * 1e9 * MEMORY_USABLE_FRACTION
+    return {
+        "fits": float(dense + routed + isl * _kv_per_token(mp, precision, layout) <= usable),
+        "fixed": STEP_OVERHEAD_S + comm_fixed,
+        "scaled": float(max((dense + routed) / (hw["bw_tbps"] * 1e12), compute) + comm),
+        "flops_time_per_token": float(
+            lin_flops / peak + attn_flops / (hw["attn_peak_tflops"] * 1e12)
+        ),
+    }
+
+
+def kv_transfer_s(
+    hw: Mapping[str, float],
+    mp: Mapping[str, float],
+    *,
+    precision: str,
+    isl: float,
+    prefill_gpus: int,
+    same_domain: bool,
+) -> float:
+    """Seconds to move one prompt's KV cache from its prefill worker to its decode worker.
+
+    >>> hw = {"link_gbps": 1800.0, "scaleout_gbps": 400.0}
+    >>> mp = {"kv_tok_bf16": 70272.0}
+    >>> round(kv_transfer_s(hw, mp, precision="fp8", isl=1000, prefill_gpus=1,
+    ...                     same_domain=False) * 1e3, 3)  # 35 MB over a 50 GB/s NIC
+    0.703
+    """
+    nbytes = isl * mp["kv_tok_bf16"] * KV_BYTES[precision] / 2.0
+    per_gpu = hw["link_gbps"] * 1e9 / 2.0 if same_domain else hw["scaleout_gbps"] * 1e9 / 8.0
+    return nbytes / (per_gpu * prefill_gpus)
+
+
+# --- calibrated factors (fitted by analysis.deployment_fit) ------------------------------
+
+
+@dataclass(frozen=True)
+class Factors:
+    """One option's calibrated efficiencies: decode (batch-dependent), prefill, capacity."""
+
+    log_eta_d: float  # log decode efficiency at one sequence per decode GPU
+    #: d log(eta_d) / d log(sequences per decode GPU), / d log(decode worker GPUs), and the
+    #: log-efficiency step of an expert-parallel (DP attention) worker over a TP one
+    slope: tuple[float, float, float]
+    eta_p: float
+    eta_c: float
+    label: str
+    #: the most sequences per decode GPU measured at this level: the model is not used
+    #: beyond the concurrency its calibration saw
+    max_seqs_per_gpu: float = float("inf")
+
+    def eta_d(self, seqs_per_gpu: np.ndarray | float, worker: Layout) -> np.ndarray:
+        """Decode efficiency at ``seqs_per_gpu`` sequences per GPU on a ``worker``."""
+        x = np.log(np.maximum(np.asarray(seqs_per_gpu, dtype=float), 1e-3))
+        b, g, e = self.slope
+        return np.exp(self.log_eta_d + b * x + g * np.log(worker.gpus) + e * float(worker.ep))
+
+
+class FactorSource(Protocol):
+    """What :func:`apply_to_tiers` needs of a calibration (``deployment_fit``'s)."""
+
+    def lookup(
+        self, vendor: str, accelerator: str, precision: str, kind: str, model: str
+    ) -> Factors:
+        """The factors of one option kind for one accelerator and workload."""
+        ...
+
+
+class OptionBound(Protocol):
+    """The measured envelope of one option kind (``envelope.Envelope``)."""
+
+    def cap_at(self, tpot_ms: np.ndarray | float) -> np.ndarray:
+        """The most tokens/s per GPU a modelled point may claim at a p99 TPOT (ms)."""
+        ...
+
+    def best(self, tpot_max: float | None, ttft_max: float | None) -> dict[str, object] | None:
+        """The best measured point meeting the bounds, as an option (None: none)."""
+        ...
+
+
+class LayoutRange(Protocol):
+    """The measured worker sizes (``envelope.LayoutLimits``)."""
+
+    def allows(self, dec: Layout, pre: Layout | None) -> bool:
+        """Whether a (decode, prefill) pair stays within the measured sizes."""
+        ...
+
+
+# --- the operator's choice per tier ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Request:
+    """The served workload: model, precision, token lengths (what a tier bounds)."""
+
+    model: str
+    precision: str
+    isl: float
+    osl: float
+
+
+def decode_layouts(hw: Mapping[str, float], mp: Mapping[str, float]) -> list[Layout]:
+    """Decode workers an operator may run.
+
+    TP within one server (at most 8 GPUs, or the scale-up domain if smaller), and for MoE
+    models EP 8 and up: within the scale-up domain (72 on NVL72) or, on 8-GPU servers,
+    across servers over the network.
+    """
+    tp_max = min(8.0, hw["domain"])
+    out = [Layout(g, ep=False) for g in WORKER_GPUS if g <= tp_max]
+    if mp["experts"] > 0:
+        ep_max = hw["domain"] if hw["domain"] > 8 else max(WORKER_GPUS[:-1])
+        out += [Layout(g, ep=True) for g in WORKER_GPUS if 8 <= g <= ep_max]
+    return out
+
+
+def _option_rows(
+    hw: Mapping[str, float],
+    mp: Mapping[str, float],
+    req: Request,
+    dec: Layout,
+    f: Factors,
+    pre: Layout | None,
+) -> dict[str, np.ndarray]:
+    """Throughput per GPU, p99 TPOT and TTFT over :data:`BATCH` for one layout pair.
+
+    ``pre`` None = aggregated expert-parallel (no prefill pool).
+    """
+    kw = {"precision": req.precision, "isl": req.isl, "osl": req.osl, "layout": dec}
+    agg = pre is None
+    b = BATCH
+    mean = decode_step(hw, mp, batch=b, aggregated=agg, **kw)
+    tail = decode_step(hw, mp, batch=b + P99_Z * np.sqrt(b), aggregated=agg, **kw)
+    eta = f.eta_d(b / dec.gpus, dec)
+    tpot = mean["fixed"] + mean["scaled"] / eta
+    tpot_p99 = tail["fixed"] + tail["scaled"] / eta
+    pf = prefill_terms(hw, mp, precision=req.precision, isl=req.isl, layout=pre or dec)
+    kv = 0.0
+    ratio = 0.0 * b
+    if not agg:
+        kv = kv_transfer_s(
+            hw,
+            mp,
+            precision=req.precision,
+            isl=req.isl,
+            prefill_gpus=pre.gpus,
+            same_domain=pre.gpus + dec.gpus <= hw["domain"],
+        )
+        # Prefill GPUs per decode GPU that keep up with the decode pool's request rate.
+        req_rate_gpu = b / (req.osl * tpot + pf["fixed"]) / dec.gpus
+        ratio = req_rate_gpu * req.isl * pf["flops_time_per_token"] / f.eta_c
+    ok = (b <= mean["max_batch"]) & bool(mean["fits"]) & (b / dec.gpus <= f.max_seqs_per_gpu)
+    ok &= pf["fits"] > 0
+    return {
+        "tok_s_gpu": np.where(ok, b / tpot / dec.gpus / (1.0 + ratio), np.nan),
+        "tpot_ms": tpot * 1e3,
+        "tpot_p99_ms": tpot_p99 * 1e3,
+        "ttft_ms": (pf["fixed"] + pf["scaled"] / f.eta_p + kv + tpot_p99) * 1e3,
+        "ratio": ratio,
+    }
+
+
+def _label(kind: str, dec: Layout, pre: Layout | None, ratio: float) -> str:
+    if pre is None:
+        return f"expert-parallel {dec.label}"
+    return (
+        f"disaggregated: prefill {pre.label}, decode {dec.label}, "
+        f"{ratio:.2f} prefill GPU per decode GPU"
+    )
+
+
+def _combos(
+    hw: Mapping[str, float],
+    mp: Mapping[str, float],
+    factors: Mapping[str, Factors],
+    limits: LayoutRange | None,
+) -> list[tuple[str, Layout, Layout | None]]:
+    """(kind, decode, prefill) layouts offered: calibrated kinds, within measured sizes."""
+    combos: list[tuple[str, Layout, Layout | None]] = []
+    for dec in decode_layouts(hw, mp):
+        if "disaggregated" in factors:
+            combos += [("disaggregated", dec, Layout(g, ep=False)) for g in PREFILL_GPUS]
+        if dec.ep and "aggregated" in factors:
+            combos.append(("expert-parallel", dec, None))
+    return [c for c in combos if limits is None or limits.allows(c[1], c[2])]
+
+
+def _measured_best(
+    bounds: Sequence[tuple[float | None, float | None]],
+    envelopes: Mapping[str, OptionBound],
+) -> list[dict[str, object] | None]:
+    """Per tier: the best measured point of any bounded kind (None: none meets the tier)."""
+    best: list[dict[str, object] | None] = [None] * len(bounds)
+    for kind, env in envelopes.items():
+        for ti, (tpot_max, ttft_max) in enumerate(bounds):
+            hit = env.best(tpot_max, ttft_max)
+            if hit is not None and (
+                best[ti] is None
+                or float(hit["tokens_per_s_per_gpu"]) > float(best[ti]["tokens_per_s_per_gpu"])  # type: ignore[index,arg-type]
+            ):
+                best[ti] = {**hit, "kind": kind}
+    return best
+
+
+def best_options(
+    hw: Mapping[str, float],
+    mp: Mapping[str, float],
+    req: Request,
+    bounds: Sequence[tuple[float | None, float | None]],
+    factors: Mapping[str, Factors],
+    envelopes: Mapping[str, OptionBound] | None = None,
+    limits: LayoutRange | None = None,
+) -> list[dict[str, object] | None]:
+    """Per tier (TPOT, TTFT bounds in ms, None = unbounded): the best option.
+
+    ``factors``: kind ("disaggregated", "aggregated") -> :class:`Factors`; the
+    aggregated factors drive the expert-parallel option (absent = not offered).
+    ``envelopes``: option kind -> its measured envelope (:mod:`analysis.inference.envelope`):
+    a modelled layout of that kind may not claim more than its ``cap``, and the best
+    measured point is a candidate itself (basis "measured"). ``limits``: layouts wider than
+    the measured ones are not offered. Returns, per tier, a dict (tokens_per_s_per_gpu,
+    tpot_ms, ttft_ms, concurrency, tokens_per_s_per_user, kind, deployment, basis, tp) or
+    None when no option fits and meets the bounds. Ties go to the first layout
+    (deterministic order), and between a modelled layout and a measured point to the
+    measured point.
+    """
+    envelopes = {k: e for k, e in (envelopes or {}).items() if k in KINDS}
+    best = _measured_best(bounds, envelopes)
+    for kind, dec, pre in _combos(hw, mp, factors, limits):
+        f = factors["aggregated" if pre is None else "disaggregated"]
+        rows = _option_rows(hw, mp, req, dec, f, pre)
+        within = np.isfinite(rows["tok_s_gpu"])
+        if kind in envelopes:  # not above the measured envelope at the same interactivity
+            within &= rows["tok_s_gpu"] <= envelopes[kind].cap_at(rows["tpot_p99_ms"])
+        for ti, (tpot_max, ttft_max) in enumerate(bounds):
+            ok = within.copy()
+            if tpot_max is not None:
+                ok &= rows["tpot_p99_ms"] <= tpot_max
+            if ttft_max is not None:
+                ok &= rows["ttft_ms"] <= ttft_max
+            if not ok.any():
+                continue
+            i = int(np.argmax(np.where(ok, rows["tok_s_gpu"], -np.inf)))
+            val = float(rows["tok_s_gpu"][i])
+            if best[ti] is None or val > float(best[ti]["tokens_per_s_per_gpu"]):  # type: ignore[arg-type]
+                best[ti] = {
+                    "tokens_per_s_per_gpu": val,
+                    "tpot_ms": float(rows["tpot_ms"][i]),
+                    "ttft_ms": float(rows["ttft_ms"][i]),
+                    "concurrency": float(np.floor(BATCH[i])),
+                    "tokens_per_s_per_user": 1e3 / float(rows["tpot_ms"][i]),
+                    "kind": kind,
+                    "deployment": _label(kind, dec, pre, float(rows["ratio"][i])),
+                    "basis": f.label,
+                    "tp": float(dec.gpus),
+                }
+    return best
+
+
+def _factors_for(
+    cal: FactorSource, vendor: str, accelerator: str, req: Request
+) -> dict[str, Factors]:
+    out = {}
+    for kind in ("disaggregated", "aggregated"):
+        try:
+            out[kind] = cal.lookup(vendor, accelerator, req.precision, kind, req.model)
+        except ValueError:
+            continue
+    return out
+
+
+def _bounded_aggregated(
+    rec: dict[str, object], env: OptionBound | None
+) -> dict[str, object] | None:
+    """The measured aggregated point replacing ``rec`` when ``rec`` exceeds its envelope."""
+    if env is None or not bool(rec["feasible"]):
+        return None
+    cap = float(env.cap_at(float(rec["tpot_ms"]))[0])  # type: ignore[arg-type]
+    if float(rec["tokens_per_s_per_gpu"]) <= cap:  # type: ignore[arg-type]
+        return None
+    hit = env.best(_bound(rec["tpot_ms_max"]), _bound(rec["ttft_ms_max"]))
+    return None if hit is None else {**hit, "kind": "aggregated"}
+
+
+def _merge(
+    rec: dict[str, object], opt: dict[str, object] | None, agg_env: OptionBound | None = None
+) -> dict[str, object]:
+    """A tiers row with its deployment named.
+
+    The modelled option replaces the aggregated one when it serves more tokens per GPU
+    (or the aggregated one is infeasible). An aggregated row above its stack's measured
+    envelope gives way to the best measured aggregated point first.
+    """
+    agg_ok = bool(rec["feasible"])
+    rec["deployment_kind"] = "aggregated" if agg_ok else ""
+    rec["deployment"] = f"aggregated TP{int(rec['tp'])}" if agg_ok else ""
+    rec["deployment_basis"] = "MLPerf-calibrated" if agg_ok else ""
+    measured = _bounded_aggregated(rec, agg_env)
+    if measured is not None:
+        rec = _take(rec, measured)
+    if opt is None:
+        return rec
+    if agg_ok and float(opt["tokens_per_s_per_gpu"]) <= float(rec["tokens_per_s_per_gpu"]):  # type: ignore[arg-type]
+        return rec
+    return _take(rec, opt)
+
+
+def _take(rec: dict[str, object], opt: dict[str, object]) -> dict[str, object]:
+    """``rec`` with the figures and names of ``opt``."""
+    rec = dict(rec)
+    for k in (
+        "tokens_per_s_per_gpu",
+        "tpot_ms",
+        "ttft_ms",
+        "concurrency",
+        "tokens_per_s_per_user",
+        "tp",
+    ):
+        rec[k] = opt[k]
+    rec.update(
+        feasible=True,
+        reason="",
+        deployment_kind=opt["kind"],
+        deployment=opt["deployment"],
+        deployment_basis=opt["basis"],
+    )
+    return rec
+
+
+def apply_to_tiers(
+    tiers: pd.DataFrame,
+    req: Request,
+    *,
+    specs: pd.DataFrame,
+    models: pd.DataFrame,
+    calibration: FactorSource,
+    inputs: Inputs | None = None,
+    envelopes: Mapping[str, Mapping[str, OptionBound]] | None = None,
+    limits: Mapping[str, LayoutRange] | None = None,
+) -> pd.DataFrame:
+    """``inference.evaluate_tiers`` rows with each accelerator's best deployment option.
+
+    Adds ``deployment`` (e.g. "aggregated TP8", "disaggregated: prefill TP8, decode EP32
+    + DP attention, 0.31 prefill GPU per decode GPU", "expert-parallel EP16 + DP
+    attention"), ``deployment_kind`` and ``deployment_basis`` ("MLPerf-calibrated",
+    "measured" (an InferenceX point), "measured-calibrated" or "modelled, no
+    measurement"). Throughput, latencies, concurrency and ``tp`` (the decode worker's
+    GPUs) are the chosen option's. ``envelopes`` and ``limits`` (per accelerator, from
+    :mod:`analysis.inference.envelope`) bound the modelled options by the measurements.
+    """
+    envelopes, limits = envelopes or {}, limits or {}
+    if "deployment" in tiers.columns:
+        return tiers  # already chosen (idempotent: callers may pass evaluate_tiers' output)
+    spec_by = specs.set_index("accelerator")
+    mrow = models.set_index("model").loc[req.model]
+    mp = model_params(mrow)
+    out = []
+    for acc, g in tiers.groupby("accelerator", sort=False):
+        opts: list[dict[str, object] | None] = [None] * len(g)
+        try:
+            spec = spec_by.loc[acc].copy()
+            spec["accelerator"] = acc
+            hw = hardware_params(spec, req.precision, inputs=inputs)
+            factors = _factors_for(calibration, str(spec["vendor"]), str(acc), req)
+            bounds = list(zip(g["tpot_ms_max"], g["ttft_ms_max"], strict=True))
+            bounds = [(_bound(a), _bound(b)) for a, b in bounds]
+            opts = best_options(
+                hw, mp, req, bounds, factors, envelopes.get(str(acc)), limits.get(str(acc))
+            )
+        except (KeyError, ValueError):
+            pass  # no spec or no support for the precision: the aggregated row's reason stands
+        agg_env = envelopes.get(str(acc), {}).get("aggregated")
+        out += [_merge(rec, o, agg_env) for rec, o in zip(g.to_dict("records"), opts, strict=True)]
+    return pd.DataFrame(out).sort_values(["tier_index"], kind="mergesort").reset_index(drop=True)
+
+
+def _bound(v: object) -> float | None:
+    """A tier bound from a frame cell: None/NaN = unbounded."""
+    return None if v is None or (isinstance(v, float) and np.isnan(v)) else float(v)  # type: ignore[arg-type]
+
+
+def rack_scale_table(
+    specs: pd.DataFrame,
+    purchase_prices: pd.DataFrame,
+    facility: pd.DataFrame,
+    rule: pd.DataFrame,
+    accelerators: Sequence[str],
+) -> pd.DataFrame:
+    """Rack-scale candidates (scale-up domain > 8 GPUs) priced and powered per rack and GPU.
+
+    The rack price is the sourced ``rack_per_gpu`` range x the domain's GPUs; power is
+    ``facility.csv``'s server power per 8 GPUs scaled to the rack; ``gpu_hour_usd`` is the
+    price rule's (``tco.price_rule``) figure, the one every chapter prints. Empty when
+    the scenario has no rack-scale candidate.
+    """
+    dom = specs.set_index("accelerator")["scaleup_domain_gpus"]
+    racks = [a for a in accelerators if a in dom.index and float(dom[a]) > 8]
+    rows = []
+    for acc in racks:
+        n = float(dom[acc])
+        pp = purchase_prices[
+            (purchase_prices["accelerator"] == acc) & (purchase_prices["unit"] == "rack_per_gpu")
+        ]
+        kw = facility[
+            (facility["parameter"] == "server_power_kw") & (facility["accelerator"] == acc)
+        ]
+        lo, hi = (
+            (float(pp["price_usd_low"].min()), float(pp["price_usd_high"].max()))
+            if len(pp)
+            else (np.nan, np.nan)
+        )
+        kw8 = float(kw["value"].iloc[0]) if len(kw) else np.nan
+        gh = rule.set_index("accelerator")["gpu_hour_usd"].get(acc, np.nan)
+        rows.append(
+            {
+                "accelerator": acc,
+                "scaleup_domain_gpus": int(n),
+                "rack_price_usd_low": lo * n,
+                "rack_price_usd_high": hi * n,
+                "price_per_gpu_usd": (lo + hi) / 2.0,
+                "rack_power_kw": kw8 * n / 8.0,
+                "power_per_gpu_kw": kw8 / 8.0,
+                "gpu_hour_usd": float(gh),
+                "rack_hour_usd": float(gh) * n,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def deployment_note(tiers: pd.DataFrame) -> str:
+    """One Markdown line per tier: which deployment option each feasible part runs."""
+    ok = tiers[tiers["feasible"]]
+    kinds = ok["deployment_kind"].to_numpy()
+    if len(kinds) and (kinds == kinds[0]).all():  # one kind everywhere: one line says it
+        return f"Every feasible part runs {ok['deployment_kind'].iloc[0]} in every tier."
+    lines = []
+    for (_, name), g in ok.groupby(["tier_index", "tier"], sort=True):
+        kinds = g.groupby("deployment_kind")["accelerator"].apply(", ".join)
+        lines.append(f"- **{name}**: " + "; ".join(f"{k}: {v}" for k, v in kinds.items()))
+    return "\n".join(lines)
+
+
+def key_results(tiers: pd.DataFrame) -> dict[str, str]:
+    """``tier{i}_deployment_{ACC}`` and ``tier{i}_deployment_basis_{ACC}`` (contracts.md)."""
+    out = {}
+    for r in tiers.itertuples(index=False):
+        out[f"tier{int(r.tier_index)}_deployment_{r.accelerator}"] = str(r.deployment)
+        out[f"tier{int(r.tier_index)}_deployment_basis_{r.accelerator}"] = str(r.deployment_basis)
+    return out
