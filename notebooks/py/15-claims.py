@@ -134,9 +134,4 @@ charts.table(
 # %% tags=["key-results"]
 results.show_key_results("15-claims", {
     **claims.key_results(counts),
-    "disagg_amd_points": int(disagg_evidence.set_index("vendor").loc["AMD", "disaggregated_points"]),
-    "disagg_nvidia_points": int(
-        disagg_evidence.set_index("vendor").loc["NVIDIA", "disaggregated_points"]),
-    "disagg_gain_pct_AMD": float(disagg_evidence.set_index("vendor").loc["AMD", "median_gain_pct"]),
-    "disagg_gain_pct_NVIDIA": float(
-        disagg_evidence.set_index("vendor").loc["NVIDIA", "median_gain_pct"])})
+    **deployment_fit.evidence_key_results(disagg_evidence)})

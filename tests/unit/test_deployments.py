@@ -343,3 +343,19 @@ def test_layouts_are_not_wider_than_the_widest_measured():
         amd.decode_ep_gpus
         == layouts.loc[(layouts["vendor"] == "AMD") & layouts["decode_is_ep"], "decode_gpus"].max()
     )
+
+
+def test_evidence_key_results_reads_each_vendor_row() -> None:
+    ev = pd.DataFrame(
+        {
+            "vendor": ["AMD", "NVIDIA"],
+            "disaggregated_points": [3, 7],
+            "median_gain_pct": [-2.5, 10.0],
+        }
+    )
+    assert deployment_fit.evidence_key_results(ev) == {
+        "disagg_amd_points": 3,
+        "disagg_nvidia_points": 7,
+        "disagg_gain_pct_AMD": -2.5,
+        "disagg_gain_pct_NVIDIA": 10.0,
+    }

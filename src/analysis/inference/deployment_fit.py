@@ -544,6 +544,20 @@ def validation_verdict(summary: pd.DataFrame) -> str:
     )
 
 
+def evidence_key_results(evidence: pd.DataFrame) -> dict[str, float | int]:
+    """The claims chapter's key results of :func:`disaggregation_evidence`.
+
+    ``disagg_{amd,nvidia}_points`` and ``disagg_gain_pct_{AMD,NVIDIA}``.
+    """
+    e = evidence.set_index("vendor")
+    out: dict[str, float | int] = {
+        f"disagg_{v.lower()}_points": int(e.at[v, "disaggregated_points"])
+        for v in ("AMD", "NVIDIA")
+    }
+    out |= {f"disagg_gain_pct_{v}": float(e.at[v, "median_gain_pct"]) for v in ("AMD", "NVIDIA")}
+    return out
+
+
 def validation_key_results(summary: pd.DataFrame) -> dict[str, float | int]:
     """``disagg_mape_{AMD,NVIDIA,overall}``, ``disagg_p90_*``, ``disagg_configurations``."""
     s = summary.set_index("vendor")
