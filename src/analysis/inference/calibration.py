@@ -429,6 +429,8 @@ def _fit_arrays(
     ng, nb, ns, nvs = len(grp_names), len(bench_names), len(scen_names), len(vs_names)
     nvw, npc, nvp = len(vw_names), len(pc_names), len(vp_names)
     ref_p = pc_names.index("native") if "native" in pc_names else -1
+    anchored, level = _anchoring(vendors, benches)
+    vw_free = np.array([k[0] in anchored for k in vw_names], dtype=bool)
 
     def _shrink(names: list[Any], codes: np.ndarray, prior: float, ref: str) -> np.ndarray:
         cnt = np.bincount(codes, minlength=len(names)).astype(float)
@@ -439,10 +441,6 @@ def _fit_arrays(
     bs_shrink = _shrink(bs_names, bs, SCENARIO_PRIOR_ROWS, "Offline")
     ref_b = bench_names.index(REFERENCE_BENCHMARK) if REFERENCE_BENCHMARK in bench_names else -1
     ref_s = scen_names.index("Offline") if "Offline" in scen_names else -1
-    vs_count = np.bincount(vs, minlength=nvs).astype(float)
-    vs_shrink = np.where(
-        [k[1] == "Offline" for k in vs_names], 0.0, vs_count / (vs_count + SCENARIO_PRIOR_ROWS)
-    )
     w = np.zeros(nb)
     s = np.zeros(ns)
     d = np.zeros(nvs)
@@ -451,29 +449,62 @@ def _fit_arrays(
     dp = np.zeros(nvp)
     ds = np.zeros(len(bs_names))
     prev = None
+    # Rows of a group without any level-setting row (see :func:`_anchoring`) set nothing.
+    a = _masked_group_median(grp, y, ng, level)
+    fit = np.isfinite(a[grp])
+    w_rows = fit & np.isin(np.array(vendors, dtype=object), list(anchored))
+    w_rows = w_rows | (fit & ~np.isin(bench, np.unique(bench[w_rows])))
+    # A vendor's latency-mode deviation is identified only if it ran a workload in that
+    # scenario that another vendor also ran there: on workloads only it ran, its deviation
+    # and the workloads' are one. Otherwise it keeps the pooled scale.
+    shared = fit & _shared_cells(vendors, bs, fit)
+    vs_rows = fit & np.isin(vs, np.unique(vs[shared]))
+    vs_count = np.bincount(vs[vs_rows], minlength=nvs).astype(float)
+    vs_shrink = np.where(
+        [k[1] == "Offline" for k in vs_names], 0.0, vs_count / (vs_count + SCENARIO_PRIOR_ROWS)
+    )
     for _ in range(iterations):
         other = w[bench] + dw[vw] + s[scen] + d[vs] + ds[bs] + p[pc] + dp[vp]
-        a = _group_median(grp, y - other, ng)
-        r = y - a[grp]
-        w = _group_median(bench, r - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp], nb)
-        w = w - (w[ref_b] if ref_b >= 0 else 0.0)
-        dw = _group_median(vw, r - w[bench] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp], nvw)
-        dw = dw * vw_shrink
+        a = _masked_group_median(grp, y - other, ng, level)
+        r = np.where(fit, y - np.nan_to_num(a[grp]), 0.0)
+        w = _masked_group_median(
+            bench, r - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp], nb, w_rows
+        )
+        w = np.nan_to_num(w - (w[ref_b] if ref_b >= 0 else 0.0))
+        dw = _masked_group_median(
+            vw, r - w[bench] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp], nvw, fit
+        )
+        dw = np.where(vw_free, np.nan_to_num(dw), 0.0) * vw_shrink
         # The scenario scale is what the latency physics (p99 step under Poisson
         # arrivals, chunked-prefill TTFT, the bounds) leaves unexplained of the
         # Server/Interactive efficiency: submitters' latency-mode engine settings, per
         # vendor and per workload (deviations shrunk to the pooled scale), so that a
         # workload whose latency rows sit apart (gpt-oss-120b) does not move its Offline
         # factor.
-        s = _group_median(scen, r - w[bench] - dw[vw] - d[vs] - ds[bs] - p[pc] - dp[vp], ns)
+        s = _masked_group_median(
+            scen, r - w[bench] - dw[vw] - d[vs] - ds[bs] - p[pc] - dp[vp], ns, fit
+        )
+        s = np.nan_to_num(s)
         s = s - (s[ref_s] if ref_s >= 0 else 0.0)
-        d = _group_median(vs, r - w[bench] - dw[vw] - s[scen] - ds[bs] - p[pc] - dp[vp], nvs)
+        d = _masked_group_median(
+            vs, r - w[bench] - dw[vw] - s[scen] - ds[bs] - p[pc] - dp[vp], nvs, vs_rows
+        )
+        d = np.nan_to_num(d)
         d = d * vs_shrink
-        ds = _group_median(bs, r - w[bench] - dw[vw] - s[scen] - d[vs] - p[pc] - dp[vp], len(ds))
+        ds = _masked_group_median(
+            bs, r - w[bench] - dw[vw] - s[scen] - d[vs] - p[pc] - dp[vp], len(ds), fit
+        )
+        ds = np.nan_to_num(ds)
         ds = ds * bs_shrink
-        p = _group_median(pc, r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - dp[vp], npc)
+        p = _masked_group_median(
+            pc, r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - dp[vp], npc, fit
+        )
+        p = np.nan_to_num(p)
         p = p - (p[ref_p] if ref_p >= 0 else 0.0)
-        dp = _group_median(vp, r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc], nvp)
+        dp = _masked_group_median(
+            vp, r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc], nvp, fit
+        )
+        dp = np.nan_to_num(dp)
         dp = dp * vp_shrink
         state = np.concatenate(
             [
@@ -490,38 +521,45 @@ def _fit_arrays(
             break  # converged: scales move by less than 1e-6 in log space
         prev = state
     base = y - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp]
-    a = _group_median(grp, base, ng)
+    a = _masked_group_median(grp, base, ng, level)
     by_acc: dict[tuple[str, str], float] = {}
     acc_rows: dict[tuple[str, str], int] = {}
     if accs is not None and any(x is not None for x in accs):
         acc_names, acc = _codes(list(zip(accs, rounds_, strict=True)))
-        med = _group_median(acc, base, len(acc_names))
-        cnt = np.bincount(acc, minlength=len(acc_names))
+        med = _masked_group_median(acc, base, len(acc_names), fit)
+        cnt = np.bincount(acc[fit], minlength=len(acc_names))
         vendor_of_acc = dict(zip(accs, vendors, strict=True))
         for k, m, c in zip(acc_names, med, cnt, strict=True):
-            if k[0] is not None:
+            if k[0] is not None and c > 0:
                 tdp, top = power_ref.get(k[0], (1.0, 1.0))
                 at_tdp = beta[vendor_of_acc[k[0]]] * np.log(tdp / top)  # from the top bin
                 by_acc[k] = float(np.exp(m + at_tdp))
                 acc_rows[k] = int(c)
     drift, pairs = _drift_per_round(y, vendors, accs, benches, scens, rounds_)
     gen_names, gen = _codes(list(zip(vendors, gens, strict=True)))
-    by_gen = _group_median(gen, base, len(gen_names))
+    by_gen = _masked_group_median(gen, base, len(gen_names), fit)
     ven_names, ven = _codes(vendors)
-    by_vendor = _group_median(ven, base, len(ven_names))
+    by_vendor = _masked_group_median(ven, base, len(ven_names), fit)
+    w_has = np.bincount(bench[w_rows], minlength=nb) > 0
+
+    def _exp(names: list[Any], v: np.ndarray) -> dict[Any, float]:
+        return {k: float(np.exp(x)) for k, x in zip(names, v, strict=True) if np.isfinite(x)}
+
     return Calibration(
-        by_group={k: float(np.exp(v)) for k, v in zip(grp_names, a, strict=True)},
-        by_generation={k: float(np.exp(v)) for k, v in zip(gen_names, by_gen, strict=True)},
-        by_vendor={k: float(np.exp(v)) for k, v in zip(ven_names, by_vendor, strict=True)},
+        by_group=_exp(grp_names, a),
+        by_generation=_exp(gen_names, by_gen),
+        by_vendor=_exp(ven_names, by_vendor),
         scenario_scale={
             k: float(np.exp(v)) for k, v in zip(scen_names, s, strict=True) if k != "Offline"
         },
-        workload_scale={k: float(np.exp(v)) for k, v in zip(bench_names, w, strict=True)},
+        workload_scale=_exp(bench_names, np.where(w_has, w, np.nan)),
         rounds=tuple(sorted(set(rounds_), key=_round_key)),
         by_accelerator=by_acc,
         accelerator_rows=acc_rows,
         group_rows={
-            k: int(c) for k, c in zip(grp_names, np.bincount(grp, minlength=ng), strict=True)
+            k: int(c)
+            for k, c in zip(grp_names, np.bincount(grp[level], minlength=ng), strict=True)
+            if c > 0
         },
         vendor_scenario_scale={
             k: float(np.exp(v)) for k, v in zip(vs_names, d, strict=True) if k[1] != "Offline"
@@ -536,8 +574,8 @@ def _fit_arrays(
         power_ref=power_ref,
         vendor_workload_scale={
             k: float(np.exp(v))
-            for k, v in zip(vw_names, dw, strict=True)
-            if k[1] != REFERENCE_BENCHMARK
+            for k, v, free in zip(vw_names, dw, vw_free, strict=True)
+            if k[1] != REFERENCE_BENCHMARK and free
         },
         precision_scale={
             k: float(np.exp(v)) for k, v in zip(pc_names, p, strict=True) if k != "native"
@@ -546,6 +584,54 @@ def _fit_arrays(
             k: float(np.exp(v)) for k, v in zip(vp_names, dp, strict=True) if k[1] != "native"
         },
     )
+
+
+def _masked_group_median(
+    codes: np.ndarray, values: np.ndarray, n_groups: int, mask: np.ndarray
+) -> np.ndarray:
+    """:func:`_group_median` over the rows where ``mask`` holds; NaN for a group without any."""
+    mask = np.asarray(mask, dtype=bool) & np.isfinite(values)
+    out = np.full(n_groups, np.nan)
+    if not mask.any():
+        return out
+    sub_names, sub = _codes(codes[mask].tolist())
+    out[np.asarray(sub_names, dtype=np.intp)] = _group_median(sub, values[mask], len(sub_names))
+    return out
+
+
+def _shared_cells(vendors: Sequence[str], cells: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per row: whether more than one vendor has a ``mask`` row in its cell (codes)."""
+    v_names, v = _codes(list(vendors))
+    m = np.asarray(mask, dtype=bool)
+    n_cells = int(cells.max()) + 1 if len(cells) else 0
+    seen = np.zeros((n_cells, len(v_names)), dtype=bool)
+    seen[cells[m], v[m]] = True
+    shared: np.ndarray = seen.sum(axis=1)[cells] > 1
+    return shared
+
+
+def _anchoring(vendors: Sequence[str], benches: Sequence[str]) -> tuple[set[str], np.ndarray]:
+    """Vendors whose level the fit can pin to the reference workload, and the rows that set levels.
+
+    A vendor x generation x round level is on the llama2-70b basis only through rows whose
+    workload scale is known relative to llama2-70b: the reference itself, or a workload that
+    some vendor with reference rows also ran (the scale is then that vendor's measured
+    ratio). A vendor without reference rows (a vendor x workload holdout of llama2-70b) has
+    its levels set only by such bridge workloads at their pooled scale, its own deviation
+    being unidentifiable; its rows of a workload no anchored vendor ran set no level (their
+    scale and the level would trade off freely). Every row sets levels when no vendor has
+    reference rows (nothing to anchor to).
+
+    Returns (anchored vendors, per-row mask of level-setting rows).
+    """
+    v = np.asarray(vendors, dtype=object)
+    b = np.asarray(benches, dtype=object)
+    anchored = set(v[b == REFERENCE_BENCHMARK].tolist())
+    if not anchored:
+        return set(v.tolist()), np.ones(len(v), dtype=bool)
+    from_anchored = np.isin(v, list(anchored))
+    level: np.ndarray = from_anchored | np.isin(b, np.unique(b[from_anchored]))
+    return anchored, level
 
 
 @cache
