@@ -356,7 +356,8 @@ def test_power_reference_is_the_generations_top_bin():
 def test_power_exponent_is_paired_within_cells_and_shrunk():
     cal = inference.fit_efficiency(_power_rows(0.7))
     assert cal.power_pairs == {"AMD": 2}
-    want = 0.7 * 2 / (2 + inference.POWER_PRIOR_PAIRS)
+    prior = inference.POWER_PRIOR_EXPONENT
+    want = prior + (0.7 - prior) * 2 / (2 + inference.POWER_PRIOR_PAIRS)
     assert cal.power_exponent["AMD"] == pytest.approx(want)
     # Group factors are top-bin equivalents; each part is moved to its own TDP.
     assert cal.power_factor("AMD", "MI325X") == 1.0
@@ -368,12 +369,10 @@ def test_power_exponent_is_paired_within_cells_and_shrunk():
     # The part's own factor (stored at its TDP) is what it measured.
     assert cal.by_accelerator[("MI300X", "v5.1")] == pytest.approx(0.5 * 0.75**0.7)
     assert cal.by_accelerator[("MI325X", "v5.1")] == pytest.approx(0.5)
-    # No power difference: no exponent.
+    # No power difference measured: the exponent moves from the DVFS prior towards 0.
     flat = inference.fit_efficiency(_power_rows(0.0))
-    assert flat.power_exponent["AMD"] == pytest.approx(0.0)
-    assert flat.eta("AMD", "CDNA 3", accelerator="MI300X")[0] == pytest.approx(
-        flat.eta("AMD", "CDNA 3", accelerator="MI325X")[0]
-    )
+    assert flat.power_exponent["AMD"] == pytest.approx(prior * 10 / 12)
+    assert 0.0 < flat.power_exponent["AMD"] < prior
 
 
 def test_unmeasured_lower_bin_is_predicted_below_its_top_bin():
@@ -382,7 +381,8 @@ def test_unmeasured_lower_bin_is_predicted_below_its_top_bin():
     cal = inference.fit_efficiency(rows)
     beta = cal.power_exponent["AMD"]
     only_top = inference.fit_efficiency(rows[rows["accelerator"] == "MI325X"])
-    assert only_top.power_exponent == {"AMD": 0.0}  # no pair in the data: no effect
+    # No pair in the data: the physics prior (clock ~ power^(1/3)).
+    assert only_top.power_exponent == {"AMD": inference.POWER_PRIOR_EXPONENT}
     held_out = dataclasses.replace(only_top, power_exponent={"AMD": beta})
     top = held_out.eta("AMD", "CDNA 3", accelerator="MI325X")[0]
     assert held_out.eta("AMD", "CDNA 3", accelerator="MI300X")[0] == pytest.approx(top * 0.75**beta)
@@ -610,3 +610,75 @@ def test_deployment_value_says_whether_it_is_bounded():
     w = inference.Workload("llama2-70b", "fp8", 1024, 256)
     with pytest.raises(dataclasses.FrozenInstanceError):
         w.isl = 2048  # type: ignore[misc]
+
+
+def _bridge_rows(nvidia_llama: bool) -> pd.DataFrame:
+    """AMD runs llama2-70b and mixtral; NVIDIA mixtral, llama3.1-405b (and llama2-70b)."""
+    rows = [
+        ("AMD", "CDNA 3", "llama2-70b-99", 0.5),
+        ("AMD", "CDNA 3", "mixtral-8x7b", 0.25),  # AMD's measured mixtral scale: 0.5
+        ("NVIDIA", "Hopper", "mixtral-8x7b", 0.3),
+        ("NVIDIA", "Hopper", "llama3.1-405b", 0.05),
+        ("NVIDIA", "Hopper", "llama3.1-405b", 0.06),
+        ("NVIDIA", "Hopper", "llama3.1-405b", 0.07),
+    ]
+    if nvidia_llama:
+        rows.append(("NVIDIA", "Hopper", "llama2-70b-99", 0.75))
+    return pd.DataFrame(
+        {
+            "vendor": [r[0] for r in rows],
+            "generation": [r[1] for r in rows],
+            "round": ["v5.1"] * len(rows),
+            "benchmark": [r[2] for r in rows],
+            "scenario": ["Offline"] * len(rows),
+            "eta": [r[3] for r in rows],
+        }
+    )
+
+
+def test_a_vendor_without_the_reference_workload_is_levelled_through_a_bridge():
+    # NVIDIA has no llama2-70b rows (a vendor x workload holdout): its level comes from
+    # mixtral, which AMD also ran, at AMD's measured mixtral scale (0.3 / 0.5 = 0.6), not
+    # from the median of workloads only NVIDIA ran (405B, whose scale is then its own).
+    cal = inference.fit_efficiency(_bridge_rows(nvidia_llama=False))
+    assert cal.by_group[("NVIDIA", "Hopper", "v5.1")] == pytest.approx(0.6)
+    assert cal.workload_scale["mixtral-8x7b"] == pytest.approx(0.5)
+    assert cal.workload_scale["llama3.1-405b"] == pytest.approx(0.06 / 0.6)
+    assert ("NVIDIA", "mixtral-8x7b") not in cal.vendor_workload_scale  # unidentifiable
+    # With its own llama2-70b rows NVIDIA is anchored to them, whatever its other rows.
+    own = inference.fit_efficiency(_bridge_rows(nvidia_llama=True))
+    assert own.by_group[("NVIDIA", "Hopper", "v5.1")] == pytest.approx(0.75, rel=0.1)
+    assert ("NVIDIA", "mixtral-8x7b") in own.vendor_workload_scale
+
+
+def test_a_group_with_only_unbridged_rows_sets_no_level():
+    # NVIDIA's v6.0 rows are all of a workload no anchored vendor ran: that round's level
+    # and the workload's scale are one number, so the group is left to the round rule.
+    rows = _bridge_rows(nvidia_llama=False)
+    extra = rows.iloc[[3]].assign(round="v6.0", eta=0.2)
+    cal = inference.fit_efficiency(pd.concat([rows, extra], ignore_index=True))
+    assert ("NVIDIA", "Hopper", "v6.0") not in cal.by_group
+    assert cal.by_group[("NVIDIA", "Hopper", "v5.1")] == pytest.approx(0.6)
+
+
+def test_precision_scale_is_measured_inside_groups_with_native_rows():
+    # CDNA 4 serves fp4 (native) and fp8 in one round: the fp8 class scale is their ratio.
+    # Blackwell's only rows are fp8 (a preview round): its level takes the measured scale,
+    # and its own rows do not move that scale.
+    rows = pd.DataFrame(
+        {
+            "vendor": ["AMD", "AMD", "NVIDIA"],
+            "generation": ["CDNA 4", "CDNA 4", "Blackwell"],
+            "round": ["v6.0", "v6.0", "v4.1"],
+            "benchmark": ["llama2-70b-99"] * 3,
+            "scenario": ["Offline"] * 3,
+            "precision_class": ["native", "one above native", "one above native"],
+            "eta": [0.4, 0.6, 0.9],
+        }
+    )
+    cal = inference.fit_efficiency(rows)
+    assert cal.precision_scale["one above native"] == pytest.approx(1.5)
+    assert cal.by_group[("NVIDIA", "Blackwell", "v4.1")] == pytest.approx(0.9 / 1.5)
+    assert ("NVIDIA", "one above native") not in {
+        k for k, v in cal.vendor_precision_scale.items() if v != 1.0
+    }

@@ -101,7 +101,11 @@ def mlperf():
 
 @pytest.mark.parametrize(
     ("scheme", "key"),
-    [("round", "v5.1"), ("workload", "AMD | llama2-70b"), ("accelerator", "MI355X")],
+    [
+        ("round", "v5.1"),
+        ("workload", "AMD | llama2-70b"),
+        ("accelerator", "MI355X"),
+    ],
 )
 def test_held_out_measurements_do_not_move_their_predictions(mlperf, scheme, key):
     base = inference.validate_against_mlperf(scheme, mlperf=mlperf)
@@ -112,12 +116,12 @@ def test_held_out_measurements_do_not_move_their_predictions(mlperf, scheme, key
     elif scheme == "accelerator":
         mask = mlperf["accelerator"] == key
     else:
-        mask = (mlperf["vendor"] == "AMD") & mlperf["benchmark"].astype(str).str.startswith(
-            "llama2-70b"
-        )
+        mask = (mlperf["vendor"] == key.split(" | ")[0]) & mlperf["benchmark"].astype(
+            str
+        ).str.startswith("llama2-70b")
     moved = mlperf.copy()
     for col in ("result", "result_per_accelerator"):
-        moved.loc[mask, col] = moved.loc[mask, col].astype(float) * 0.5
+        moved.loc[mask, col] = moved.loc[mask, col].astype(float) * 0.8
     again = inference.validate_against_mlperf(scheme, mlperf=moved)
     keys = ["round", "accelerator", "benchmark", "scenario", "submitter", "system", "precision"]
     a = held.set_index(keys)["predicted"]

@@ -295,8 +295,14 @@ DRIFT_PRIOR_PAIRS = 10.0
 #: Prior pair count of the power exponent (see :func:`_power_exponent`): a vendor's median
 #: elasticity of eta to board power, measured on n pairs of parts of one silicon generation
 #: at different power in the same round, benchmark and scenario, gets weight n / (n + 10)
-#: against a prior of no power effect. Fixed a priori, the same rule as the drift's.
+#: against the physics prior :data:`POWER_PRIOR_EXPONENT`. Fixed a priori, the drift's rule.
 POWER_PRIOR_PAIRS = 10.0
+
+#: Prior of the power exponent: dynamic power P ~ C V^2 f with the voltage rising with the
+#: clock (V ~ f) in the DVFS range gives P ~ f^3, so a board held at lower power sustains a
+#: clock, and a compute-bound throughput, ~ P^(1/3). Physics, not fitted: a vendor with
+#: few pairs (an accelerator holdout) keeps it rather than no power effect at all.
+POWER_PRIOR_EXPONENT = 1.0 / 3.0
 
 #: Levels a base factor can come from, most specific first.
 FACTOR_LEVELS = ("accelerator", "generation", "older generation", "vendor")
@@ -431,6 +437,8 @@ def _fit_arrays(
     ref_p = pc_names.index("native") if "native" in pc_names else -1
     anchored, level = _anchoring(vendors, benches)
     vw_free = np.array([k[0] in anchored for k in vw_names], dtype=bool)
+    within, class_ok = _precision_contrasts(grp, pc, ref_p, level)
+    level = level & class_ok[pc]
 
     def _shrink(names: list[Any], codes: np.ndarray, prior: float, ref: str) -> np.ndarray:
         cnt = np.bincount(codes, minlength=len(names)).astype(float)
@@ -454,6 +462,8 @@ def _fit_arrays(
     fit = np.isfinite(a[grp])
     w_rows = fit & np.isin(np.array(vendors, dtype=object), list(anchored))
     w_rows = w_rows | (fit & ~np.isin(bench, np.unique(bench[w_rows])))
+    p_rows = fit & within
+    vp_free = np.bincount(vp[p_rows], minlength=nvp) > 0
     # A vendor's latency-mode deviation is identified only if it ran a workload in that
     # scenario that another vendor also ran there: on workloads only it ran, its deviation
     # and the workloads' are one. Otherwise it keeps the pooled scale.
@@ -497,14 +507,14 @@ def _fit_arrays(
         ds = np.nan_to_num(ds)
         ds = ds * bs_shrink
         p = _masked_group_median(
-            pc, r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - dp[vp], npc, fit
+            pc, r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - dp[vp], npc, p_rows
         )
         p = np.nan_to_num(p)
         p = p - (p[ref_p] if ref_p >= 0 else 0.0)
         dp = _masked_group_median(
-            vp, r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc], nvp, fit
+            vp, r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc], nvp, p_rows
         )
-        dp = np.nan_to_num(dp)
+        dp = np.where(vp_free, np.nan_to_num(dp), 0.0)
         dp = dp * vp_shrink
         state = np.concatenate(
             [
@@ -610,6 +620,27 @@ def _shared_cells(vendors: Sequence[str], cells: np.ndarray, mask: np.ndarray) -
     return shared
 
 
+def _precision_contrasts(
+    grp: np.ndarray, pc: np.ndarray, ref_p: int, level: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rows that measure a precision class's scale, and per class whether one is measured.
+
+    A class's scale (:meth:`Calibration.precision`) is the contrast with the native format
+    inside one vendor x generation x round group: only rows of groups that also hold
+    level-setting native rows measure it (a group whose rows are all above native, e.g.
+    B200's fp8-only preview round, has its level and its class scale in one number). A
+    class without such rows sets no level (``class_ok`` False); native always does.
+    """
+    if ref_p < 0:
+        return np.zeros(len(grp), dtype=bool), np.ones(int(pc.max()) + 1, dtype=bool)
+    native = pc == ref_p
+    has_native = np.bincount(grp[native & level], minlength=int(grp.max()) + 1) > 0
+    within: np.ndarray = has_native[grp] & level
+    class_ok: np.ndarray = np.bincount(pc[within], minlength=int(pc.max()) + 1) > 0
+    class_ok[ref_p] = True
+    return within, class_ok
+
+
 def _anchoring(vendors: Sequence[str], benches: Sequence[str]) -> tuple[set[str], np.ndarray]:
     """Vendors whose level the fit can pin to the reference workload, and the rows that set levels.
 
@@ -657,13 +688,15 @@ def _paired_slopes(
     x: np.ndarray,
     y: np.ndarray,
     prior_pairs: float,
+    prior: float = 0.0,
 ) -> tuple[dict[str, float], dict[str, int]]:
-    """Per-vendor median within-cell slope d y / d x, shrunk towards 0, and its pair count.
+    """Per-vendor median within-cell slope d y / d x, shrunk towards ``prior``, and pairs.
 
     Rows are grouped by (vendor, cell, x) with their median y; within a cell, levels
     adjacent in x give one slope each; per vendor the median slope gets weight
-    n / (n + ``prior_pairs``) against a prior of no effect. A cell with one level gives
-    no pair. The rule behind :func:`_drift_per_round` and :func:`_power_exponent`.
+    n / (n + ``prior_pairs``) against the prior slope (0: no effect). A cell with one
+    level gives no pair. The rule behind :func:`_drift_per_round` and
+    :func:`_power_exponent`.
     """
     vendor_names = sorted(set(vendors))
     xr = np.round(np.asarray(x, dtype=float), 9)
@@ -678,7 +711,9 @@ def _paired_slopes(
     owner = np.array([names[i][0] for i in order[1:]], dtype=object)[same]
     slopes = {v: slope[owner == v] for v in vendor_names}
     shrunk = {
-        v: float(np.median(sl)) * len(sl) / (len(sl) + prior_pairs) if len(sl) else 0.0
+        v: prior + (float(np.median(sl)) - prior) * len(sl) / (len(sl) + prior_pairs)
+        if len(sl)
+        else prior
         for v, sl in slopes.items()
     }
     return shrunk, {v: len(sl) for v, sl in slopes.items()}
@@ -731,8 +766,8 @@ def _power_exponent(
     confounded with software, workload or latency bounds: each distinct board power in a
     cell (a part's TDP, or a stated power cap) is one level with its median log eta; levels
     adjacent in power give a slope d log eta / d log power. Per vendor: the median slope,
-    shrunk towards no effect by n / (n + ``POWER_PRIOR_PAIRS``) pairs. Parts of one silicon
-    at equal power (H100 and H200) form no pair.
+    shrunk towards :data:`POWER_PRIOR_EXPONENT` by n / (n + ``POWER_PRIOR_PAIRS``) pairs.
+    Parts of one silicon at equal power (H100 and H200) form no pair.
     """
     return _paired_slopes(
         vendors,
@@ -740,6 +775,7 @@ def _power_exponent(
         np.asarray(log_power, dtype=float),
         y,
         POWER_PRIOR_PAIRS,
+        POWER_PRIOR_EXPONENT,
     )
 
 
