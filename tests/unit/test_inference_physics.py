@@ -104,6 +104,7 @@ def mlperf():
     [
         ("round", "v5.1"),
         ("workload", "AMD | llama2-70b"),
+        ("workload", "NVIDIA | llama2-70b"),
         ("accelerator", "MI355X"),
     ],
 )

@@ -313,7 +313,10 @@ def implied_efficiency(
     ``osl``, ``measured`` (tokens/s per accelerator) and ``eta`` (NaN where no eta in
     ``ETA_BRACKET`` reproduces it, e.g. a latency bound the model cannot meet, or
     speculative decoding beyond 3x the roofline; ``eta_note`` says which). Solved in closed
-    form for all rows at once (see :func:`_needed_eta`).
+    form for all rows at once (see :func:`_needed_eta`). ``reread_stack`` names the
+    (round, software, published precision) stack of a row that could be re-read one format
+    lower (:data:`PRECISION_REREAD`; "" if none) and ``above_published`` says whether the
+    row exceeds the roofline at its published precision (what triggers its stack's re-read).
     """
     if mlperf is None:
         mlperf = resolve(inputs).table("mlperf_inference")
@@ -358,7 +361,7 @@ def implied_efficiency(
     # A run above the roofline at its published precision used a lower one (v4.1 NVIDIA
     # TensorRT runs publish fp16 weights but ran FP8). The same software stack in the same
     # round with the same published precision ran the same way: re-read all its rows.
-    lower = {"bf16": "fp8", "fp8": "fp4"}
+    lower = PRECISION_REREAD
     software = df["software"] if "software" in df else pd.Series([None] * len(df))
     above = (df["eta"] > 1.0) | df["eta_note"].str.startswith("above")
     stack = list(zip(df["round"], software, df["precision"], strict=True))
@@ -367,13 +370,21 @@ def implied_efficiency(
         for k, ok, sup in zip(stack, above, supported, strict=True)
         if ok and sup and k[2] in lower
     }
-    redo = np.array(
+    rereadable = np.array(
         [
-            sup and k in stacks and _supports(spec_by[a], lower[k[2]])
+            sup and k[2] in lower and _supports(spec_by[a], lower[k[2]])
             for k, sup, a in zip(stack, supported, df["accelerator"], strict=True)
         ],
         dtype=bool,
     )
+    # What the held-out validation needs to take the decision per fold (from the fold's
+    # own training rows): each re-readable row's stack and whether it is above the roofline
+    # at its published precision.
+    df["reread_stack"] = [
+        " | ".join(str(x) for x in k) if ok else "" for k, ok in zip(stack, rereadable, strict=True)
+    ]
+    df["above_published"] = above.to_numpy(dtype=bool) & supported
+    redo = rereadable & np.array([k in stacks for k in stack], dtype=bool)
     idx = np.flatnonzero(redo)
     if len(idx):
         sub = df.iloc[idx].copy()
@@ -411,6 +422,10 @@ def implied_efficiency(
     ]
     return df
 
+
+#: The format a run published at a precision is re-read at when its software stack's runs
+#: in that round exceed the published precision's roofline (see :func:`implied_efficiency`).
+PRECISION_REREAD: dict[str, str] = {"bf16": "fp8", "fp8": "fp4"}
 
 #: A board-power cap stated in an MLPerf accelerator name, e.g. "(Power Cap 1000 W)".
 POWER_CAP_PATTERN = re.compile(r"power\s*cap\s*(\d+(?:\.\d+)?)\s*w", re.IGNORECASE)

@@ -18,10 +18,15 @@ from analysis.inference.calibration import (
     _log_power_rel,
     power_reference,
     row_power_w,
-    usable_rows,
 )
-from analysis.inference.implied import _predict_terms, _terms_for_rows, implied_efficiency
-from analysis.inference.roofline import _models, _specs
+from analysis.inference.implied import (
+    PRECISION_REREAD,
+    _predict_terms,
+    _solve_rows,
+    _terms_for_rows,
+    implied_efficiency,
+)
+from analysis.inference.roofline import ETA_PLAUSIBLE_MAX, _models, _specs, precision_class
 from analysis.inputs import Inputs
 
 #: ``workload_fallback`` of a held-out prediction whose benchmark has no calibration data in
@@ -87,6 +92,90 @@ def _row_etas(rows: Mapping[str, Any], cal: Calibration) -> tuple[np.ndarray, li
 HOLDOUT_SCHEMES = ("system", "round", "accelerator", "workload")
 
 
+def _holdout_keys(rows: pd.DataFrame, scheme: str) -> np.ndarray:
+    """The fold key of each row under ``scheme`` (see :func:`validate_against_mlperf`)."""
+    if scheme == "system":
+        out: np.ndarray = (
+            rows["round"] + " | " + rows["submitter"] + " | " + rows["system"]
+        ).to_numpy()
+        return out
+    if scheme == "workload":
+        # A vendor x workload cell held out whole: the case of a workload a vendor never
+        # submitted (Llama 3.1 8B, 405B, DeepSeek-R1 for AMD). Its workload factor can only
+        # come from the pooled (other vendor's) value.
+        return np.array(
+            [
+                f"{v} | {benchmark_def(b).benchmark}"
+                for v, b in zip(rows["vendor"], rows["benchmark"], strict=True)
+            ],
+            dtype=object,
+        )
+    keys: np.ndarray = rows[scheme].astype(str).to_numpy()
+    return keys
+
+
+def _with_readings(
+    rows: pd.DataFrame,
+    specs: pd.DataFrame,
+    models: pd.DataFrame,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """``rows`` plus, for each re-readable row, its other reading (published or one lower).
+
+    :func:`implied_efficiency` re-reads a whole software stack one format lower when any of
+    its runs in the round exceeds the published format's roofline: a decision taken on
+    measurements, so a fold must take it on its own training rows (a held-out llama2-70b
+    cell otherwise decides how its stack's mixtral rows are read). A held-out row keeps the
+    reading of :func:`implied_efficiency`, the precision it is taken to have run at (the
+    query, not a fitted term). Each row gets ``row_id`` (its index in ``rows``),
+    ``as_read`` (that reading) and ``lower_reading`` (read below its published precision);
+    rows without an efficiency in a reading are dropped.
+    """
+    rows = rows.assign(row_id=np.arange(len(rows)), as_read=True)
+    if "reread_stack" not in rows:
+        rows = rows.assign(reread_stack="", above_published=False)
+    cand = rows[(rows["reread_stack"] != "") & rows["eta"].notna()].copy()
+    cand["as_read"] = False
+    if len(cand):
+        spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
+        now_lower = cand["precision"] != cand["precision_published"]
+        cand["precision"] = np.where(
+            now_lower,
+            cand["precision_published"],
+            [PRECISION_REREAD[p] for p in cand["precision_published"]],
+        )
+        eta, notes = _solve_rows(
+            _terms_for_rows(cand, specs, models, inputs=inputs), cand["measured"]
+        )
+        cand["eta"] = eta
+        cand["eta_note"] = notes
+        cand["precision_class"] = [
+            precision_class(spec_by[a], p)
+            for a, p in zip(cand["accelerator"], cand["precision"], strict=True)
+        ]
+        rows = pd.concat([rows, cand], ignore_index=True)
+    rows = rows[rows["eta"].notna()].reset_index(drop=True)
+    rows["lower_reading"] = rows["precision"] != rows["precision_published"]
+    return rows
+
+
+def _active_readings(rows: pd.DataFrame, train_all: np.ndarray) -> np.ndarray:
+    """Per reading row: whether it is the reading a fold with these training rows uses.
+
+    A stack is re-read one format lower when one of the fold's training rows (``train_all``,
+    over the rows before :func:`_with_readings`) exceeds its published roofline; rows that
+    cannot be re-read keep their one reading.
+    """
+    orig = rows.drop_duplicates("row_id").set_index("row_id")
+    trig_mask = orig["above_published"].to_numpy(dtype=bool) & train_all[orig.index.to_numpy()]
+    stacks = set(orig["reread_stack"].to_numpy()[trig_mask].tolist()) - {""}
+    lower = rows["reread_stack"].isin(list(stacks)).to_numpy()
+    cand = (rows["reread_stack"] != "").to_numpy()
+    active: np.ndarray = ~cand | (rows["lower_reading"].to_numpy(dtype=bool) == lower)
+    return active
+
+
 def validate_against_mlperf(
     scheme: str = "system",
     *,
@@ -125,25 +214,14 @@ def validate_against_mlperf(
         _default_implied(inputs=inputs)
         if defaults
         else implied_efficiency(mlperf, specs, models, inputs=inputs)
-    )
-    rows = usable_rows(rows).reset_index(drop=True)
-    if scheme == "system":
-        keys = (rows["round"] + " | " + rows["submitter"] + " | " + rows["system"]).to_numpy()
-    elif scheme == "workload":
-        # A vendor x workload cell held out whole: the case of a workload a vendor never
-        # submitted (Llama 3.1 8B, 405B, DeepSeek-R1 for AMD). Its workload factor can only
-        # come from the pooled (other vendor's) value.
-        keys = np.array(
-            [
-                f"{v} | {benchmark_def(b).benchmark}"
-                for v, b in zip(rows["vendor"], rows["benchmark"], strict=True)
-            ],
-            dtype=object,
-        )
-    else:
-        keys = rows[scheme].astype(str).to_numpy()
+    ).reset_index(drop=True)
+    keys_all = _holdout_keys(rows, scheme)
+    rows = _with_readings(rows, specs, models, inputs=inputs)
+    keys = _holdout_keys(rows, scheme)
     terms = _terms_for_rows(rows, specs, models, inputs=inputs)
-    y = np.log(rows["eta"].to_numpy(dtype=float))
+    eta_all = rows["eta"].to_numpy(dtype=float)
+    plausible = np.isfinite(eta_all) & (eta_all > 0) & (eta_all <= ETA_PLAUSIBLE_MAX)
+    y = np.log(np.where(plausible, eta_all, 1.0))
     ref = power_reference(specs, inputs=inputs)
     watts = row_power_w(rows, ref)
     log_power = _log_power_rel(rows["accelerator"].tolist(), watts, ref)
@@ -160,9 +238,12 @@ def validate_against_mlperf(
     levels = np.full(len(rows), "", dtype=object)
     fallback = np.full(len(rows), "", dtype=object)
     order = []
-    for key in sorted(set(keys)):
-        test = np.flatnonzero(keys == key)
-        train = keys != key
+    as_read = rows["as_read"].to_numpy(dtype=bool)
+    for key in sorted(set(keys[plausible & as_read])):
+        test = np.flatnonzero(plausible & as_read & (keys == key))
+        train = plausible & (keys != key) & _active_readings(rows, keys_all != key)
+        if not len(test):
+            continue
         cal = _fit_arrays(
             y[train],
             *(
