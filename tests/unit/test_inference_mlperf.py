@@ -43,7 +43,7 @@ def test_leave_one_system_out_error(validation):
 
 def test_leave_one_round_out_meets_the_target(round_validation):
     # Issue 4's acceptance: each MLPerf round predicted from the others, median APE at most
-    # 15 % per vendor (AMD 9.8, NVIDIA 15.2 with the bundled data).
+    # 15 % per vendor (AMD 7.7, NVIDIA 14.3 with the bundled data).
     df = round_validation
     summary = inference.validation_summary(df).set_index("vendor")
     assert df["holdout"].str.startswith("round: ").all()
@@ -67,9 +67,10 @@ def test_leave_one_round_out_meets_the_target(round_validation):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 16 bar (12 % per vendor) not met: measured 9.9 % AMD / 15.0 % NVIDIA; "
-    "NVIDIA DeepSeek-R1 (-37 % Offline, -46 % Server signed) and Llama 3.1 405B "
-    "Interactive (+38 %) carry it",
+    reason="issue 16 bar (12 % per vendor) not met: measured 7.7 % AMD / 14.3 % NVIDIA; "
+    "DeepSeek-R1's roughly 2x software gain from v5.1 to v6.0 (+80 % Offline / +240 % "
+    "Server signed in the v5.1 fold, -30..-60 % in the v6.0 fold) and Blackwell Ultra's "
+    "v6.0 level carried from six v5.1 GB300 rows carry it",
 )
 def test_leave_one_round_out_meets_the_issue_16_bar(round_validation):
     summary = inference.validation_summary(round_validation).set_index("vendor")
@@ -79,7 +80,7 @@ def test_leave_one_round_out_meets_the_issue_16_bar(round_validation):
 
 def test_leave_one_workload_out_meets_the_per_vendor_bar(workload_validation):
     # Issue 16: a workload a vendor never submitted, predicted from the pooled workload
-    # factor; median APE at most 15 % per vendor (AMD 10.5, NVIDIA 14.1).
+    # factor; median APE at most 15 % per vendor (AMD 9.8, NVIDIA 10.0).
     df = workload_validation
     assert df["holdout"].str.startswith("workload: ").all()
     summary = inference.validation_summary(df).set_index("vendor")
@@ -89,13 +90,23 @@ def test_leave_one_workload_out_meets_the_per_vendor_bar(workload_validation):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 16 bar (AMD/NVIDIA ratio error <= 10 %) not met: measured 23.6 % "
-    "median over 85 matched pairs (main: 25.6 % over 81); a held-out vendor x workload "
-    "cell's level moves with its vendor's other workloads, the ratio with both",
+    reason="issue 16 bar (AMD/NVIDIA ratio error <= 10 %) not met: measured 21.3 % "
+    "median over 85 matched pairs; with a vendor's llama2-70b held out its level comes "
+    "only through mixtral / gpt-oss-120b at the other vendor's scale, and the vendors' "
+    "gpt-oss-120b/llama2-70b ratios differ by 20-40 % (Blackwell Ultra +40 %, CDNA 4 -15 %)",
 )
 def test_leave_one_workload_out_meets_the_ratio_bar(workload_validation):
     summary = inference.validation_summary(workload_validation).set_index("vendor")
     assert summary.loc["overall", "ratio_median_err_pct"] <= WORKLOAD_RATIO_TARGET_PCT
+
+
+def test_leave_one_accelerator_out_ratio_does_not_regress(accelerator_validation):
+    # Issue 16: the accelerator holdout's AMD/NVIDIA ratio error must not get worse than
+    # the 22.8 % it had before the issue (20.1 % now: the power exponent's DVFS prior).
+    summary = inference.validation_summary(accelerator_validation).set_index("vendor")
+    assert summary.loc["overall", "ratio_median_err_pct"] <= 22.8
+    for vendor in ("AMD", "NVIDIA"):
+        assert summary.loc[vendor, "median_ape_pct"] <= inference.MAPE_TARGET_PCT
 
 
 def test_drift_is_measured_and_shown_in_the_trend():

@@ -59,12 +59,15 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` explains the
   1400 W), so efficiency scales as (board power / the generation's top-bin TDP) ** beta.
   beta is measured per vendor, paired within vendor x generation x round x benchmark x
   scenario (parts at different power, or a run with a power cap stated in its MLPerf
-  accelerator name), the median slope shrunk towards no effect by
-  n / (n + ``POWER_PRIOR_PAIRS`` = 10) pairs, like the drift: today about 0.36 for AMD
-  (10 pairs) and 0.09 for NVIDIA (25; NVIDIA's datasheet peaks already differ between its
-  bins). MLPerf v6.0 holds a direct test: one MI355X system at 1400 W and capped at
-  1000 W, elasticity 0.52-0.59 (:func:`power_cap_runs`). All group factors are fitted as
-  top-bin equivalents and moved to each part's power (:meth:`Calibration.power_factor`),
+  accelerator name), the median slope shrunk by n / (n + ``POWER_PRIOR_PAIRS`` = 10)
+  pairs towards the DVFS prior ``POWER_PRIOR_EXPONENT`` = 1/3 (P ~ C V^2 f with V ~ f,
+  so a compute-bound clock ~ P^(1/3)): today about 0.53 for AMD (10 pairs) and 0.21 for
+  NVIDIA (29; NVIDIA's datasheet peaks already differ between its bins). A fold with few
+  pairs (an accelerator holdout) keeps the prior instead of no power effect (leave one
+  accelerator out, AMD: 16.8 % -> 10.0 %). MLPerf v6.0 holds a direct test: one MI355X
+  system at 1400 W and capped at 1000 W, elasticity 0.52-0.59 (:func:`power_cap_runs`).
+  All group factors are fitted as top-bin equivalents and moved to each part's power
+  (:meth:`Calibration.power_factor`),
   so a part predicted from its sister parts, or a generation from the one before,
   carries the power difference.
 * **Per-accelerator factors**: the roofline omits other part-specific effects (sustained
@@ -99,20 +102,28 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` explains the
 * **The calibrated model** uses each accelerator's latest-round factor as above (today's
   software); announced parts use their vendor's newest generation's factor. A latency-
   bounded query uses the Server scale.
-* **Validation** uses three schemes, each fold predicting with exactly the rule above
+* **Validation** uses four schemes, each fold predicting with exactly the rule above
   (nothing from the held-out rows: drift, power exponent, factors and scales are refitted
   per fold): leave one **round** out (issue 4's definition and the headline: median APE
-  10.0 % AMD / 14.7 % NVIDIA; 15.1 / 14.6 before the power exponent), leave one
-  **accelerator** out (its factor from sister parts of its vendor x generation; 17.6 %
-  AMD / 12.2 % NVIDIA), and leave one system out (round, submitter, system; about 5-6 %
-  per vendor). A held-out row
+  7.7 % AMD / 14.3 % NVIDIA, AMD/NVIDIA ratio 12.1 %), leave one vendor x **workload**
+  out (9.8 % / 10.0 %, ratio 21.3 %), leave one **accelerator** out (its factor from
+  sister parts of its vendor x generation; 10.0 % / 11.8 %, ratio 20.1 %), and leave one
+  system out (round, submitter, system; 3.5 % / 6.1 %). A held-out row
   whose benchmark has no calibration data in its fold (gpt-oss-120b, first run in v6.0:
   21 rows when v6.0 is held out) is **not predicted** (NaN, ``workload_fallback`` =
   :data:`NO_WORKLOAD_DATA`) and counted as ``unpredicted`` by ``validation_summary``: the
   family scale borrowed from other models missed those rows by 5-6x, a guess rather than
   a calibrated prediction, so scoring it would measure the guess, and dropping it silently
   would hide it. ``validation_fallbacks`` counts the factor level each held-out prediction
-  used. ``key_results`` reports the round scheme as ``mlperf_mape_*``, with the
+  used. A fold whose training rows hold no llama2-70b of a vendor (the vendor x workload
+  holdout of the reference) levels that vendor only through **bridge workloads** another
+  vendor ran (mixtral, gpt-oss-120b) at that vendor's measured scale; its own workload and
+  latency-mode deviations are then unidentifiable and left at the pooled values, and its
+  rows of workloads only it ran set no level (their scale and the level would trade off
+  freely). Likewise a precision class's scale is read only inside groups that also hold
+  native rows. The precision re-read of a software stack (:func:`implied_efficiency`) is
+  decided per fold from the fold's training rows. ``key_results`` reports the round
+  scheme as ``mlperf_mape_*``, with the
   accelerator and system schemes alongside. The implied efficiencies and model terms of
   every MLPerf row are computed once; each fold only refits the medians (vectorized group
   medians) and predicts its rows.
