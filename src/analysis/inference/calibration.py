@@ -6,7 +6,7 @@ workload, precision, power).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -473,48 +473,39 @@ def _fit_arrays(
     vs_shrink = np.where(
         [k[1] == "Offline" for k in vs_names], 0.0, vs_count / (vs_count + SCENARIO_PRIOR_ROWS)
     )
+    med_a = _median_by(grp, ng, level, empty=np.nan)
+    med_w = _median_by(bench, nb, w_rows)
+    med_dw = _median_by(vw, nvw, fit)
+    med_s = _median_by(scen, ns, fit)
+    med_d = _median_by(vs, nvs, vs_rows)
+    med_ds = _median_by(bs, len(ds), fit)
+    med_p = _median_by(pc, npc, p_rows)
+    med_dp = _median_by(vp, nvp, p_rows)
     for _ in range(iterations):
         other = w[bench] + dw[vw] + s[scen] + d[vs] + ds[bs] + p[pc] + dp[vp]
-        a = _masked_group_median(grp, y - other, ng, level)
+        a = med_a(y - other)
         r = np.where(fit, y - np.nan_to_num(a[grp]), 0.0)
-        w = _masked_group_median(
-            bench, r - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp], nb, w_rows
+        w = med_w(r - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp])
+        w = w - (w[ref_b] if ref_b >= 0 else 0.0)
+        dw = np.where(
+            vw_free, med_dw(r - w[bench] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp]), 0.0
         )
-        w = np.nan_to_num(w - (w[ref_b] if ref_b >= 0 else 0.0))
-        dw = _masked_group_median(
-            vw, r - w[bench] - s[scen] - d[vs] - ds[bs] - p[pc] - dp[vp], nvw, fit
-        )
-        dw = np.where(vw_free, np.nan_to_num(dw), 0.0) * vw_shrink
+        dw = dw * vw_shrink
         # The scenario scale is what the latency physics (p99 step under Poisson
         # arrivals, chunked-prefill TTFT, the bounds) leaves unexplained of the
         # Server/Interactive efficiency: submitters' latency-mode engine settings, per
         # vendor and per workload (deviations shrunk to the pooled scale), so that a
         # workload whose latency rows sit apart (gpt-oss-120b) does not move its Offline
         # factor.
-        s = _masked_group_median(
-            scen, r - w[bench] - dw[vw] - d[vs] - ds[bs] - p[pc] - dp[vp], ns, fit
-        )
-        s = np.nan_to_num(s)
+        s = med_s(r - w[bench] - dw[vw] - d[vs] - ds[bs] - p[pc] - dp[vp])
         s = s - (s[ref_s] if ref_s >= 0 else 0.0)
-        d = _masked_group_median(
-            vs, r - w[bench] - dw[vw] - s[scen] - ds[bs] - p[pc] - dp[vp], nvs, vs_rows
-        )
-        d = np.nan_to_num(d)
-        d = d * vs_shrink
-        ds = _masked_group_median(
-            bs, r - w[bench] - dw[vw] - s[scen] - d[vs] - p[pc] - dp[vp], len(ds), fit
-        )
-        ds = np.nan_to_num(ds)
-        ds = ds * bs_shrink
-        p = _masked_group_median(
-            pc, r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - dp[vp], npc, p_rows
-        )
-        p = np.nan_to_num(p)
+        d = med_d(r - w[bench] - dw[vw] - s[scen] - ds[bs] - p[pc] - dp[vp]) * vs_shrink
+        ds = med_ds(r - w[bench] - dw[vw] - s[scen] - d[vs] - p[pc] - dp[vp]) * bs_shrink
+        p = med_p(r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - dp[vp])
         p = p - (p[ref_p] if ref_p >= 0 else 0.0)
-        dp = _masked_group_median(
-            vp, r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc], nvp, p_rows
+        dp = np.where(
+            vp_free, med_dp(r - w[bench] - dw[vw] - s[scen] - d[vs] - ds[bs] - p[pc]), 0.0
         )
-        dp = np.where(vp_free, np.nan_to_num(dp), 0.0)
         dp = dp * vp_shrink
         state = np.concatenate(
             [
@@ -596,16 +587,42 @@ def _fit_arrays(
     )
 
 
+def _median_by(
+    codes: np.ndarray, n_groups: int, mask: np.ndarray, empty: float = 0.0
+) -> Callable[[np.ndarray], np.ndarray]:
+    """:func:`_group_median` over the ``mask`` rows, prepared once for many calls.
+
+    The returned function maps per-row values to per-group medians, ``empty`` for a group
+    without rows in ``mask``.
+    """
+    rows = np.flatnonzero(np.asarray(mask, dtype=bool))
+    present, sub = np.unique(codes[rows], return_inverse=True)
+    full = len(present) == n_groups
+
+    def median(values: np.ndarray) -> np.ndarray:
+        m = _group_median(sub, values[rows], len(present))
+        if full:
+            return m
+        out = np.full(n_groups, empty)
+        out[present] = m
+        return out
+
+    return median
+
+
 def _masked_group_median(
     codes: np.ndarray, values: np.ndarray, n_groups: int, mask: np.ndarray
 ) -> np.ndarray:
     """:func:`_group_median` over the rows where ``mask`` holds; NaN for a group without any."""
     mask = np.asarray(mask, dtype=bool) & np.isfinite(values)
+    cnt = np.bincount(codes[mask], minlength=n_groups)
+    if cnt.all():  # every group has rows: the plain median
+        return _group_median(codes[mask], values[mask], n_groups)
     out = np.full(n_groups, np.nan)
     if not mask.any():
         return out
-    sub_names, sub = _codes(codes[mask].tolist())
-    out[np.asarray(sub_names, dtype=np.intp)] = _group_median(sub, values[mask], len(sub_names))
+    present, sub = np.unique(codes[mask], return_inverse=True)
+    out[present] = _group_median(sub, values[mask], len(present))
     return out
 
 

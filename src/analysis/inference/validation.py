@@ -160,20 +160,50 @@ def _with_readings(
     return rows
 
 
-def _active_readings(rows: pd.DataFrame, train_all: np.ndarray) -> np.ndarray:
-    """Per reading row: whether it is the reading a fold with these training rows uses.
+@dataclass(frozen=True)
+class _Readings:
+    """Which reading row (:func:`_with_readings`) a fold uses, from its training rows.
 
-    A stack is re-read one format lower when one of the fold's training rows (``train_all``,
-    over the rows before :func:`_with_readings`) exceeds its published roofline; rows that
-    cannot be re-read keep their one reading.
+    A stack is re-read one format lower when one of the fold's training rows exceeds its
+    published roofline; rows that cannot be re-read keep their one reading.
     """
-    orig = rows.drop_duplicates("row_id").set_index("row_id")
-    trig_mask = orig["above_published"].to_numpy(dtype=bool) & train_all[orig.index.to_numpy()]
-    stacks = set(orig["reread_stack"].to_numpy()[trig_mask].tolist()) - {""}
-    lower = rows["reread_stack"].isin(list(stacks)).to_numpy()
-    cand = (rows["reread_stack"] != "").to_numpy()
-    active: np.ndarray = ~cand | (rows["lower_reading"].to_numpy(dtype=bool) == lower)
-    return active
+
+    row_id: np.ndarray  #: per reading row: the row of ``implied_efficiency`` it reads
+    stack: np.ndarray  #: per reading row: its stack code (-1: not re-readable)
+    lower: np.ndarray  #: per reading row: read below its published precision
+    trigger_stack: np.ndarray  #: per original row: the stack code it triggers (-1: none)
+
+    @classmethod
+    def of(cls, rows: pd.DataFrame, implied: pd.DataFrame) -> _Readings:
+        """From the reading rows and the :func:`implied_efficiency` rows they read.
+
+        Triggers come from every implied row, also those without an efficiency (a run
+        above the model's bracket still says its stack ran a lower format).
+        """
+        names = sorted(set(rows["reread_stack"]) - {""})
+        code = {k: i for i, k in enumerate(names)}
+        stack = np.array([code.get(k, -1) for k in rows["reread_stack"]], dtype=np.intp)
+        own = implied.get("reread_stack", pd.Series([""] * len(implied)))
+        trigger = np.array([code.get(k, -1) for k in own], dtype=np.intp)
+        if "above_published" in implied:
+            trigger[~implied["above_published"].to_numpy(dtype=bool)] = -1
+        else:
+            trigger[:] = -1
+        return cls(
+            rows["row_id"].to_numpy(dtype=np.intp),
+            stack,
+            rows["lower_reading"].to_numpy(dtype=bool),
+            trigger,
+        )
+
+    def active(self, train_all: np.ndarray) -> np.ndarray:
+        """Per reading row: whether the fold (``train_all``: per implied row) uses it."""
+        fired = self.trigger_stack[train_all & (self.trigger_stack >= 0)]
+        on = np.zeros(int(self.stack.max()) + 2, dtype=bool)
+        on[fired] = True
+        lower_on = np.where(self.stack >= 0, on[self.stack], False)
+        active: np.ndarray = (self.stack < 0) | (self.lower == lower_on)
+        return active
 
 
 def validate_against_mlperf(
@@ -216,6 +246,7 @@ def validate_against_mlperf(
         else implied_efficiency(mlperf, specs, models, inputs=inputs)
     ).reset_index(drop=True)
     keys_all = _holdout_keys(rows, scheme)
+    implied = rows
     rows = _with_readings(rows, specs, models, inputs=inputs)
     keys = _holdout_keys(rows, scheme)
     terms = _terms_for_rows(rows, specs, models, inputs=inputs)
@@ -239,9 +270,10 @@ def validate_against_mlperf(
     fallback = np.full(len(rows), "", dtype=object)
     order = []
     as_read = rows["as_read"].to_numpy(dtype=bool)
+    readings = _Readings.of(rows, implied)
     for key in sorted(set(keys[plausible & as_read])):
         test = np.flatnonzero(plausible & as_read & (keys == key))
-        train = plausible & (keys != key) & _active_readings(rows, keys_all != key)
+        train = plausible & (keys != key) & readings.active(keys_all != key)
         if not len(test):
             continue
         cal = _fit_arrays(
