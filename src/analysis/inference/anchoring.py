@@ -97,8 +97,8 @@ def _anchoring(
     vendor's measured ratio). A vendor without reference rows (a vendor x workload
     holdout of llama2-70b) has its levels set only by such bridge workloads at their
     pooled scale, its own deviation being unidentifiable; its rows of a workload no
-    anchored vendor ran set no level (their scale and the level would trade off freely). Every row sets levels when no vendor has
-    reference rows (nothing to anchor to).
+    anchored vendor ran set no level (their scale and the level would trade off freely).
+    Every row sets levels when no vendor has reference rows (nothing to anchor to).
 
     Returns (anchored vendors, per-row mask of level-setting rows).
     """
