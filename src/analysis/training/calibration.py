@@ -383,11 +383,69 @@ def _fp8_equivalent(
         for a, p, v in zip(ok["accelerator"], ok["precision"], ok["vendor"], strict=True)
     ]
     ok["x"] = np.log(ok["efficiency"].to_numpy() / np.asarray(factors))
+    moe = ok["moe"] if "moe" in ok else pd.Series(False, index=ok.index)
+    ok["family"] = np.where(moe.to_numpy(dtype=bool), "MoE", "dense")
     # one cell per accelerator x model x kind x origin: many submissions of one cell (H100
     # LoRA has dozens) must not outweigh a cell with one published row
     return ok.groupby(
-        ["vendor", "generation", "kind", "accelerator", "model", "origin"], as_index=False
+        ["vendor", "generation", "kind", "family", "accelerator", "model", "origin"],
+        as_index=False,
     )["x"].mean()
+
+
+#: Backfitting rounds of the part and workload effects (converged to 1e-6 well before).
+_BACKFIT_ROUNDS = 25
+
+
+def workload_effects(cells: pd.DataFrame, k: float = SHRINK_CELLS) -> dict[str, Any]:
+    """Cross-vendor workload effects on log efficiency, with the parts' levels removed.
+
+    A workload is a model x kind (``llama3.1-405b`` pre-training, ``llama2-70b`` LoRA); its
+    effect is the mean over its cells of ``x - part level``, shrunk toward its family x kind
+    mean (dense or MoE, pre-training or LoRA) with ``k`` pseudo-cells; the part levels are
+    the means of ``x - effect`` over each part's cells. Both are found by backfitting (they
+    are additive, so the sum is identified, not the split). Returns ``effect`` (per
+    workload), ``family`` (per family x kind), ``kind`` (per kind) and ``resid`` (``x``
+    less its workload effect, per cell).
+    """
+    x = cells["x"].to_numpy(dtype=float)
+    w_key = list(zip(cells["model"], cells["kind"], strict=True))
+    f_key = list(zip(cells["family"], cells["kind"], strict=True))
+    w_codes, w_uni = pd.factorize(pd.Series(w_key, dtype=object))
+    f_codes, f_uni = pd.factorize(pd.Series(f_key, dtype=object))
+    a_codes, _ = pd.factorize(cells["accelerator"])
+    k_codes, k_uni = pd.factorize(cells["kind"])
+    eff = np.zeros(len(w_uni))
+    fam = np.zeros(len(f_uni))
+    kind_m = np.zeros(len(k_uni))
+
+    def mean_by(codes: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
+        out: np.ndarray = np.bincount(codes, v, n) / np.maximum(np.bincount(codes, None, n), 1)
+        return out
+
+    for _ in range(_BACKFIT_ROUNDS):
+        part = mean_by(a_codes, x - eff[w_codes], int(a_codes.max()) + 1)
+        dev = x - part[a_codes]
+        kind_m = mean_by(k_codes, dev, len(k_uni))
+        fam = mean_by(f_codes, dev, len(f_uni))
+        n_w = np.bincount(w_codes, None, len(w_uni))
+        target = np.zeros(len(w_uni))
+        target[w_codes] = fam[f_codes]
+        eff = (np.bincount(w_codes, dev, len(w_uni)) + k * target) / (n_w + k)
+    return {
+        "effect": {tuple(key): float(e) for key, e in zip(w_uni, eff, strict=True)},
+        "family": {tuple(key): float(e) for key, e in zip(f_uni, fam, strict=True)},
+        "kind": {str(key): float(e) for key, e in zip(k_uni, kind_m, strict=True)},
+        "resid": x - eff[w_codes],
+    }
+
+
+def _target_effect(fx: Mapping[str, Any], model: str | None, kind: str, family: str) -> float:
+    # the workload's own effect; an unseen one takes its family x kind mean, then the kind's
+    for key, table in (((model, kind), "effect"), ((family, kind), "family")):
+        if key in fx[table]:
+            return float(fx[table][key])
+    return float(fx["kind"].get(kind, 0.0))
 
 
 def estimate_efficiency(
@@ -396,47 +454,64 @@ def estimate_efficiency(
     *,
     kind: str,
     precision: str,
+    model: str | None = None,
+    moe: bool | None = None,
     specs: pd.DataFrame | None = None,
     inputs: Inputs | None = None,
 ) -> tuple[float, str]:
-    """Efficiency (fraction of ``precision`` peak) for a part from fitted rows, and its source.
+    """Efficiency (fraction of ``precision`` peak) for a part and workload, and its source.
 
-    In FP8-equivalent log efficiency: the part's own cells shrunk toward its vendor x
-    generation mean, that toward the vendor's mean, that toward the mean of all cells
-    (:data:`SHRINK_CELLS` pseudo-cells at each level); cells of the other kind count with
-    :data:`OTHER_KIND_WEIGHT` after the measured pre-training/LoRA offset (the mean gap of the
-    vendor x generation groups that have both). Then converted to ``precision`` with
-    :func:`precision_factor` and the vendor's :func:`measured_speedups`.
+    In FP8-equivalent log efficiency, two additive parts. The *workload effect*
+    (:func:`workload_effects`: ``model`` x ``kind``, measured across vendors and shrunk
+    toward its dense/MoE family; an unseen model takes its family's mean, ``model=None``
+    the dense family's). The *part level*: each cell less its workload effect, the part's
+    cells shrunk toward its vendor x generation mean, that toward the vendor's mean, that
+    toward the mean of all cells (:data:`SHRINK_CELLS` pseudo-cells at each level; cells of
+    the other kind count :data:`OTHER_KIND_WEIGHT`). Last, the part's own cells of the same
+    workload are shrunk toward level + effect. Then converted to ``precision`` with
+    :func:`precision_factor` and the vendor's :func:`measured_speedups`. ``moe`` (default:
+    from the model table when ``model`` is given) picks the family of an unseen model.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown workload kind {kind!r}; allowed: 'pretrain', 'lora'")
-    cells = _fp8_equivalent(fitted, specs, inputs=resolve(inputs))
+    inputs = resolve(inputs)
+    cells = _fp8_equivalent(fitted, specs, inputs=inputs)
     if cells.empty:
         raise ValueError("no fitted training rows to estimate an efficiency from")
+    if moe is None:
+        moe = model is not None and model_arch(model, inputs=inputs).get("experts", 1.0) > 1
+    family = "MoE" if moe else "dense"
     vendor, gen = spec.get("vendor"), generation_of(spec)
-    by = cells.groupby(["vendor", "generation", "kind"])["x"].mean().unstack("kind")
-    gaps = (by.get("pretrain") - by.get("lora")).dropna() if set(KINDS) <= set(by) else []
-    offset = float(np.mean(gaps)) if len(gaps) else 0.0
-    sign = np.where(cells["kind"] == kind, 0.0, np.where(kind == "pretrain", 1.0, -1.0))
-    x_adj = cells["x"].to_numpy() + sign * offset
-    w = np.where(cells["kind"] == kind, 1.0, OTHER_KIND_WEIGHT)
     k = SHRINK_CELLS
+    fx = workload_effects(cells, k)
+    x_adj = fx["resid"]
+    w = np.where(cells["kind"] == kind, 1.0, OTHER_KIND_WEIGHT)
     m0 = float(np.average(x_adj, weights=w))
     mv_mask = (cells["vendor"] == vendor).to_numpy()
     m_v = (np.sum(w[mv_mask] * x_adj[mv_mask]) + k * m0) / (w[mv_mask].sum() + k)
     g_mask = mv_mask & (cells["generation"] == gen).to_numpy()
     m_g = (np.sum(w[g_mask] * x_adj[g_mask]) + k * m_v) / (w[g_mask].sum() + k)
-    # the part itself last: MI325X is an MI300X with more HBM and power, and runs faster
+    # the part itself: MI325X is an MI300X with more HBM and power, and runs faster
     a_mask = g_mask & (cells["accelerator"] == spec.get("accelerator")).to_numpy()
-    x = (np.sum(w[a_mask] * x_adj[a_mask]) + k * m_g) / (w[a_mask].sum() + k)
+    level = (np.sum(w[a_mask] * x_adj[a_mask]) + k * m_g) / (w[a_mask].sum() + k)
+    effect = _target_effect(fx, model, kind, family)
+    own = a_mask & (cells["model"] == model).to_numpy() & (cells["kind"] == kind).to_numpy()
+    x_cells = cells["x"].to_numpy(dtype=float)
+    x = (np.sum(x_cells[own]) + k * (level + effect)) / (own.sum() + k)
     speed, speed_note = measured_speedups(fitted, str(vendor), inputs=inputs)
     e = math.exp(x) * precision_factor(spec, precision, speed)
     n_own = int((g_mask & (cells["kind"] == kind).to_numpy()).sum())
     n_oth = int(g_mask.sum()) - n_own
     n_v = int(mv_mask.sum())
+    seen = (model, kind) in fx["effect"]
+    work = (
+        f"{model} {kind} effect {effect:+.2f} ({'measured' if seen else family + ' mean'})"
+        if model is not None
+        else f"dense {kind} mean effect {effect:+.2f}"
+    )
     source = (
         f"{vendor} {gen} {kind}: {n_own} own cells, {n_oth} of the other kind, shrunk to "
-        f"{n_v} {vendor} cells; {speed_note}"
+        f"{n_v} {vendor} cells; {work}, {int(own.sum())} own cells of it; {speed_note}"
     )
     return min(MAX_EFFICIENCY, e), source
 
@@ -459,11 +534,15 @@ def pretrain_efficiency(
     precision: str,
     *,
     kind: str = "pretrain",
+    model: str | None = None,
     fitted: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
     inputs: Inputs | None = None,
 ) -> tuple[float, str]:
-    """Pooled efficiency for a part's pre-training (or LoRA) at ``precision``, and its source."""
+    """Pooled efficiency for a part's pre-training (or LoRA) at ``precision``, and its source.
+
+    With ``model`` the workload effect is that model's (:func:`estimate_efficiency`).
+    """
     inputs = resolve(inputs)
     fitted = _fitted_cached(inputs) if fitted is None else fitted
     return estimate_efficiency(
@@ -471,6 +550,7 @@ def pretrain_efficiency(
         spec_row(accelerator, specs, inputs=inputs),
         kind=kind,
         precision=precision,
+        model=model,
         specs=specs,
         inputs=inputs,
     )
