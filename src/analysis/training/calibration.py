@@ -311,7 +311,7 @@ def fit_row_efficiencies(
 
 
 def measured_speedups(
-    obs: pd.DataFrame, vendor: str, *, inputs: Inputs | None = None
+    obs: pd.DataFrame, vendor: str, *, family: str | None = None, inputs: Inputs | None = None
 ) -> tuple[dict[str, float], str]:
     """Realized GEMM speedup over FP8 per precision for ``vendor``, and where it comes from.
 
@@ -321,9 +321,12 @@ def measured_speedups(
     ``(eff_p x peak_p) / (eff_fp8 x peak_fp8)``, so the precision-independent parts of the
     step (communication, bubble, MoE token permutation) do not dilute it; otherwise the raw
     throughput ratio. Dense pairs are used where the vendor has any (a dense step is almost
-    all GEMM, the cleanest measurement); only without them the MoE pairs. A vendor without
-    pairs takes NVIDIA's speedup (AMD's FP8/BF16 scaled by :data:`AMD_FP8_SPEEDUP_RELATIVE`);
-    without any pairs, the registered assumptions.
+    all GEMM, the cleanest measurement); only without them the MoE pairs. With ``family``
+    ("dense" or "MoE") only that family's pairs count: an MoE step's compute term holds
+    routing and grouped-GEMM work that speeds up less with precision, so MoE pairs would
+    understate a dense model's speedup (and dense pairs overstate an MoE model's). A vendor
+    without pairs takes NVIDIA's speedup (AMD's FP8/BF16 scaled by
+    :data:`AMD_FP8_SPEEDUP_RELATIVE`); without any pairs, the registered assumptions.
     """
     inputs = resolve(inputs)
     pub = obs.loc[obs["origin"] == "published"].copy()
@@ -347,6 +350,8 @@ def measured_speedups(
     def pick(r: pd.Series, who: str) -> tuple[pd.Series, str]:
         r = r[r.index.get_level_values("vendor") == who]
         fam = r.index.get_level_values("family")
+        if family is not None:
+            return r[fam == family], family
         dense = r[fam == "dense"]
         return (dense, "dense") if len(dense) else (r, "MoE")
 
@@ -377,18 +382,23 @@ def _fp8_equivalent(
 ) -> pd.DataFrame:
     # log efficiency converted to FP8-relative terms with each vendor's speedups
     ok = fitted.loc[np.isfinite(fitted["efficiency"])].copy()
-    speed = {v: measured_speedups(fitted, v, inputs=inputs)[0] for v in ok["vendor"].unique()}
-    factors = [
-        precision_factor(spec_row(a, specs, inputs=inputs), p, speed[v])
-        for a, p, v in zip(ok["accelerator"], ok["precision"], ok["vendor"], strict=True)
-    ]
-    ok["x"] = np.log(ok["efficiency"].to_numpy() / np.asarray(factors))
     moe = ok["moe"] if "moe" in ok else pd.Series(False, index=ok.index)
     ok["family"] = np.where(moe.to_numpy(dtype=bool), "MoE", "dense")
+    speed = {
+        (v, f): measured_speedups(fitted, v, family=f, inputs=inputs)[0]
+        for v, f in set(zip(ok["vendor"], ok["family"], strict=True))
+    }
+    factors = [
+        precision_factor(spec_row(a, specs, inputs=inputs), p, speed[(v, f)])
+        for a, p, v, f in zip(
+            ok["accelerator"], ok["precision"], ok["vendor"], ok["family"], strict=True
+        )
+    ]
+    ok["x"] = np.log(ok["efficiency"].to_numpy() / np.asarray(factors))
     # one cell per accelerator x model x kind x origin: many submissions of one cell (H100
     # LoRA has dozens) must not outweigh a cell with one published row
     return ok.groupby(
-        ["vendor", "generation", "kind", "family", "accelerator", "model", "origin"],
+        ["vendor", "generation", "kind", "family", "accelerator", "model", "origin", "precision"],
         as_index=False,
     )["x"].mean()
 
@@ -415,17 +425,24 @@ def workload_effects(cells: pd.DataFrame, k: float = SHRINK_CELLS) -> dict[str, 
     f_codes, f_uni = pd.factorize(pd.Series(f_key, dtype=object))
     a_codes, _ = pd.factorize(cells["accelerator"])
     k_codes, k_uni = pd.factorize(cells["kind"])
+    p_codes, p_uni = pd.factorize(cells["precision"])
     eff = np.zeros(len(w_uni))
     fam = np.zeros(len(f_uni))
     kind_m = np.zeros(len(k_uni))
+    prec = np.zeros(len(p_uni))
+    anchor = np.asarray([p == MLPERF_PRECISION for p in p_uni])
 
     def mean_by(codes: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
         out: np.ndarray = np.bincount(codes, v, n) / np.maximum(np.bincount(codes, None, n), 1)
         return out
 
     for _ in range(_BACKFIT_ROUNDS):
-        part = mean_by(a_codes, x - eff[w_codes], int(a_codes.max()) + 1)
-        dev = x - part[a_codes]
+        part = mean_by(a_codes, x - eff[w_codes] - prec[p_codes], int(a_codes.max()) + 1)
+        # precision: what the peak-ratio conversion left, shrunk toward none, FP8 the anchor
+        dev_p = x - part[a_codes] - eff[w_codes]
+        n_p = np.bincount(p_codes, None, len(p_uni))
+        prec = np.where(anchor, 0.0, np.bincount(p_codes, dev_p, len(p_uni)) / (n_p + k))
+        dev = x - part[a_codes] - prec[p_codes]
         kind_m = mean_by(k_codes, dev, len(k_uni))
         fam = mean_by(f_codes, dev, len(f_uni))
         n_w = np.bincount(w_codes, None, len(w_uni))
@@ -436,7 +453,8 @@ def workload_effects(cells: pd.DataFrame, k: float = SHRINK_CELLS) -> dict[str, 
         "effect": {tuple(key): float(e) for key, e in zip(w_uni, eff, strict=True)},
         "family": {tuple(key): float(e) for key, e in zip(f_uni, fam, strict=True)},
         "kind": {str(key): float(e) for key, e in zip(k_uni, kind_m, strict=True)},
-        "resid": x - eff[w_codes],
+        "precision": {str(key): float(e) for key, e in zip(p_uni, prec, strict=True)},
+        "resid": x - eff[w_codes] - prec[p_codes],
     }
 
 
@@ -494,11 +512,11 @@ def estimate_efficiency(
     # the part itself: MI325X is an MI300X with more HBM and power, and runs faster
     a_mask = g_mask & (cells["accelerator"] == spec.get("accelerator")).to_numpy()
     level = (np.sum(w[a_mask] * x_adj[a_mask]) + k * m_g) / (w[a_mask].sum() + k)
-    effect = _target_effect(fx, model, kind, family)
+    effect = _target_effect(fx, model, kind, family) + fx["precision"].get(precision, 0.0)
     own = a_mask & (cells["model"] == model).to_numpy() & (cells["kind"] == kind).to_numpy()
     x_cells = cells["x"].to_numpy(dtype=float)
     x = (np.sum(x_cells[own]) + k * (level + effect)) / (own.sum() + k)
-    speed, speed_note = measured_speedups(fitted, str(vendor), inputs=inputs)
+    speed, speed_note = measured_speedups(fitted, str(vendor), family=family, inputs=inputs)
     e = math.exp(x) * precision_factor(spec, precision, speed)
     n_own = int((g_mask & (cells["kind"] == kind).to_numpy()).sum())
     n_oth = int(g_mask.sum()) - n_own
