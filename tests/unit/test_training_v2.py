@@ -172,6 +172,7 @@ def test_workload_effects_recover_an_additive_part_and_workload_split() -> None:
             "model": ["dense-m", "moe-m", "dense-m", "moe-m"],
             "kind": ["pretrain"] * 4,
             "family": ["dense", "MoE", "dense", "MoE"],
+            "precision": ["fp8"] * 4,
             "x": np.log([0.5, 0.25, 0.4, 0.2]),
         }
     )
