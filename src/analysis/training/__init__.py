@@ -51,7 +51,6 @@ from analysis.training.calibration import (
     _load_published,
     _predict_tps,
     estimate_efficiency,
-    workload_effects,
     fit_row_efficiencies,
     fitted_observations,
     generation_of,
@@ -61,6 +60,7 @@ from analysis.training.calibration import (
     pretrain_efficiency,
     resolve_efficiency,
     training_observations,
+    workload_effects,
 )
 from analysis.training.mlperf import (
     _FIT_POINTS,
