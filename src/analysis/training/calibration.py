@@ -50,10 +50,14 @@ def resolve_efficiency(
     *,
     kind: str = "lora",
     precision: str = "bf16",
+    model: str | None = None,
     fits: pd.DataFrame | None = None,
     inputs: Inputs | None = None,
 ) -> tuple[float, str]:
     """Compute efficiency (fraction of ``precision`` peak) for an accelerator, and its source.
+
+    Without ``fits`` it is the pooled v2 estimate (:func:`pretrain_efficiency`) for
+    ``model``'s workload (``None``: the dense family's mean).
 
     ``kind="lora"`` (the default, used for every scenario) takes the accelerator's
     ``llama2_70b_lora`` fit: the one benchmark both vendors submitted, on one node, by many
@@ -67,7 +71,7 @@ def resolve_efficiency(
     if kind not in {"pretrain", "lora"}:
         raise ValueError(f"unknown workload kind {kind!r}; allowed: 'pretrain', 'lora'")
     if fits is None:
-        return pretrain_efficiency(accelerator, precision, kind=kind, inputs=inputs)
+        return pretrain_efficiency(accelerator, precision, kind=kind, model=model, inputs=inputs)
     fits = fits.loc[np.isfinite(fits["efficiency"])]
     pre = fits.loc[fits["benchmark"].isin(PRETRAIN_BENCHMARKS)]
     lor = fits.loc[fits["benchmark"] == "llama2_70b_lora"]
