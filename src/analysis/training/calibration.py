@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -411,7 +411,17 @@ def _fp8_equivalent(
 _BACKFIT_ROUNDS = 25
 
 
-def workload_effects(cells: pd.DataFrame, k: float = SHRINK_CELLS) -> dict[str, Any]:
+class WorkloadEffects(TypedDict):
+    """What :func:`workload_effects` returns (log-efficiency effects and residuals)."""
+
+    effect: dict[tuple[str, str], float]
+    family: dict[tuple[str, str], float]
+    kind: dict[str, float]
+    precision: dict[str, float]
+    resid: np.ndarray
+
+
+def workload_effects(cells: pd.DataFrame, k: float = SHRINK_CELLS) -> WorkloadEffects:
     """Cross-vendor workload effects on log efficiency, with the parts' levels removed.
 
     A workload is a model x kind (``llama3.1-405b`` pre-training, ``llama2-70b`` LoRA); its
@@ -454,20 +464,21 @@ def workload_effects(cells: pd.DataFrame, k: float = SHRINK_CELLS) -> dict[str, 
         target[w_codes] = fam[f_codes]
         eff = (np.bincount(w_codes, dev, len(w_uni)) + k * target) / (n_w + k)
     return {
-        "effect": {tuple(key): float(e) for key, e in zip(w_uni, eff, strict=True)},
-        "family": {tuple(key): float(e) for key, e in zip(f_uni, fam, strict=True)},
+        "effect": {(str(a), str(b)): float(e) for (a, b), e in zip(w_uni, eff, strict=True)},
+        "family": {(str(a), str(b)): float(e) for (a, b), e in zip(f_uni, fam, strict=True)},
         "kind": {str(key): float(e) for key, e in zip(k_uni, kind_m, strict=True)},
         "precision": {str(key): float(e) for key, e in zip(p_uni, prec, strict=True)},
         "resid": x - eff[w_codes] - prec[p_codes],
     }
 
 
-def _target_effect(fx: Mapping[str, Any], model: str | None, kind: str, family: str) -> float:
+def _target_effect(fx: WorkloadEffects, model: str | None, kind: str, family: str) -> float:
     # the workload's own effect; an unseen one takes its family x kind mean, then the kind's
-    for key, table in (((model, kind), "effect"), ((family, kind), "family")):
-        if key in fx[table]:
-            return float(fx[table][key])
-    return float(fx["kind"].get(kind, 0.0))
+    if model is not None and (model, kind) in fx["effect"]:
+        return fx["effect"][(model, kind)]
+    if (family, kind) in fx["family"]:
+        return fx["family"][(family, kind)]
+    return fx["kind"].get(kind, 0.0)
 
 
 def estimate_efficiency(
