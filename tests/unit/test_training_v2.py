@@ -161,3 +161,38 @@ def test_summary_and_ratio_tables(pred: pd.DataFrame) -> None:
     r = training.ratio_error_summary(training.ratio_errors(pred))
     assert len(r) >= 1 and r["pairs"].min() >= 1
     assert all(math.isfinite(v) for v in r["median_abs_ratio_err_pct"])
+
+
+def test_workload_effects_recover_an_additive_part_and_workload_split() -> None:
+    # two parts x two workloads, x = part + workload exactly: the effects' difference and
+    # each cell's residual (x less its effect) are the additive parts
+    cells = pd.DataFrame(
+        {
+            "accelerator": ["A", "A", "B", "B"],
+            "model": ["dense-m", "moe-m", "dense-m", "moe-m"],
+            "kind": ["pretrain"] * 4,
+            "family": ["dense", "MoE", "dense", "MoE"],
+            "precision": ["fp8"] * 4,
+            "x": np.log([0.5, 0.25, 0.4, 0.2]),
+        }
+    )
+    fx = training.workload_effects(cells, k=0.0)
+    gap = fx["effect"][("moe-m", "pretrain")] - fx["effect"][("dense-m", "pretrain")]
+    assert gap == pytest.approx(math.log(0.5), abs=1e-6)
+    resid = fx["resid"]
+    assert resid[0] - resid[2] == pytest.approx(math.log(0.5 / 0.4), abs=1e-6)
+    assert resid[1] - resid[3] == pytest.approx(math.log(0.5 / 0.4), abs=1e-6)
+
+
+def test_held_out_moe_rows_take_their_model_effect_from_another_source(pred: pd.DataFrame) -> None:
+    # DeepSeek-V3 is published by Megatron Bridge and NeMo AutoModel: holding one source out
+    # leaves the other's cells, so the MoE rows are not predicted at the dense efficiency
+    pub = pred.loc[pred["scheme"] == training.VALIDATION_SCHEMES[2]]
+    ds = pub.loc[pub["model"] == "deepseek-r1"]
+    assert set(ds["source"]) >= {"nvidia-megatron-bridge-perf", "nvidia-automodel-perf"}
+    assert ds["efficiency_from"].str.contains("deepseek-r1 pretrain effect").all()
+    assert ds["efficiency_from"].str.contains("(measured)", regex=False).all()
+    dense = pub.loc[~pub["moe"] & (pub["precision"] == "fp8")]
+    assert ds.loc[ds["precision"] == "fp8", "predicted_efficiency"].max() < (
+        dense["predicted_efficiency"].median()
+    )

@@ -60,6 +60,7 @@ from analysis.training.calibration import (
     pretrain_efficiency,
     resolve_efficiency,
     training_observations,
+    workload_effects,
 )
 from analysis.training.mlperf import (
     _FIT_POINTS,
@@ -313,6 +314,7 @@ __all__ = [
     "clear_caches",
     "cost_to_train_usd",
     "estimate_efficiency",
+    "workload_effects",
     "evaluate_layouts",
     "evaluate_training",
     "ffn_width",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -50,10 +50,14 @@ def resolve_efficiency(
     *,
     kind: str = "lora",
     precision: str = "bf16",
+    model: str | None = None,
     fits: pd.DataFrame | None = None,
     inputs: Inputs | None = None,
 ) -> tuple[float, str]:
     """Compute efficiency (fraction of ``precision`` peak) for an accelerator, and its source.
+
+    Without ``fits`` it is the pooled v2 estimate (:func:`pretrain_efficiency`) for
+    ``model``'s workload (``None``: the dense family's mean).
 
     ``kind="lora"`` (the default, used for every scenario) takes the accelerator's
     ``llama2_70b_lora`` fit: the one benchmark both vendors submitted, on one node, by many
@@ -67,7 +71,7 @@ def resolve_efficiency(
     if kind not in {"pretrain", "lora"}:
         raise ValueError(f"unknown workload kind {kind!r}; allowed: 'pretrain', 'lora'")
     if fits is None:
-        return pretrain_efficiency(accelerator, precision, kind=kind, inputs=inputs)
+        return pretrain_efficiency(accelerator, precision, kind=kind, model=model, inputs=inputs)
     fits = fits.loc[np.isfinite(fits["efficiency"])]
     pre = fits.loc[fits["benchmark"].isin(PRETRAIN_BENCHMARKS)]
     lor = fits.loc[fits["benchmark"] == "llama2_70b_lora"]
@@ -311,7 +315,7 @@ def fit_row_efficiencies(
 
 
 def measured_speedups(
-    obs: pd.DataFrame, vendor: str, *, inputs: Inputs | None = None
+    obs: pd.DataFrame, vendor: str, *, family: str | None = None, inputs: Inputs | None = None
 ) -> tuple[dict[str, float], str]:
     """Realized GEMM speedup over FP8 per precision for ``vendor``, and where it comes from.
 
@@ -321,9 +325,12 @@ def measured_speedups(
     ``(eff_p x peak_p) / (eff_fp8 x peak_fp8)``, so the precision-independent parts of the
     step (communication, bubble, MoE token permutation) do not dilute it; otherwise the raw
     throughput ratio. Dense pairs are used where the vendor has any (a dense step is almost
-    all GEMM, the cleanest measurement); only without them the MoE pairs. A vendor without
-    pairs takes NVIDIA's speedup (AMD's FP8/BF16 scaled by :data:`AMD_FP8_SPEEDUP_RELATIVE`);
-    without any pairs, the registered assumptions.
+    all GEMM, the cleanest measurement); only without them the MoE pairs. With ``family``
+    ("dense" or "MoE") only that family's pairs count: an MoE step's compute term holds
+    routing and grouped-GEMM work that speeds up less with precision, so MoE pairs would
+    understate a dense model's speedup (and dense pairs overstate an MoE model's). A vendor
+    without pairs takes NVIDIA's speedup (AMD's FP8/BF16 scaled by
+    :data:`AMD_FP8_SPEEDUP_RELATIVE`); without any pairs, the registered assumptions.
     """
     inputs = resolve(inputs)
     pub = obs.loc[obs["origin"] == "published"].copy()
@@ -347,6 +354,8 @@ def measured_speedups(
     def pick(r: pd.Series, who: str) -> tuple[pd.Series, str]:
         r = r[r.index.get_level_values("vendor") == who]
         fam = r.index.get_level_values("family")
+        if family is not None:
+            return r[fam == family], family
         dense = r[fam == "dense"]
         return (dense, "dense") if len(dense) else (r, "MoE")
 
@@ -377,17 +386,99 @@ def _fp8_equivalent(
 ) -> pd.DataFrame:
     # log efficiency converted to FP8-relative terms with each vendor's speedups
     ok = fitted.loc[np.isfinite(fitted["efficiency"])].copy()
-    speed = {v: measured_speedups(fitted, v, inputs=inputs)[0] for v in ok["vendor"].unique()}
+    moe = ok["moe"] if "moe" in ok else pd.Series(False, index=ok.index)
+    ok["family"] = np.where(moe.to_numpy(dtype=bool), "MoE", "dense")
+    speed = {
+        (v, f): measured_speedups(fitted, v, family=f, inputs=inputs)[0]
+        for v, f in set(zip(ok["vendor"], ok["family"], strict=True))
+    }
     factors = [
-        precision_factor(spec_row(a, specs, inputs=inputs), p, speed[v])
-        for a, p, v in zip(ok["accelerator"], ok["precision"], ok["vendor"], strict=True)
+        precision_factor(spec_row(a, specs, inputs=inputs), p, speed[(v, f)])
+        for a, p, v, f in zip(
+            ok["accelerator"], ok["precision"], ok["vendor"], ok["family"], strict=True
+        )
     ]
     ok["x"] = np.log(ok["efficiency"].to_numpy() / np.asarray(factors))
     # one cell per accelerator x model x kind x origin: many submissions of one cell (H100
     # LoRA has dozens) must not outweigh a cell with one published row
     return ok.groupby(
-        ["vendor", "generation", "kind", "accelerator", "model", "origin"], as_index=False
+        ["vendor", "generation", "kind", "family", "accelerator", "model", "origin", "precision"],
+        as_index=False,
     )["x"].mean()
+
+
+#: Backfitting rounds of the part and workload effects (converged to 1e-6 well before).
+_BACKFIT_ROUNDS = 25
+
+
+class WorkloadEffects(TypedDict):
+    """What :func:`workload_effects` returns (log-efficiency effects and residuals)."""
+
+    effect: dict[tuple[str, str], float]
+    family: dict[tuple[str, str], float]
+    kind: dict[str, float]
+    precision: dict[str, float]
+    resid: np.ndarray
+
+
+def workload_effects(cells: pd.DataFrame, k: float = SHRINK_CELLS) -> WorkloadEffects:
+    """Cross-vendor workload effects on log efficiency, with the parts' levels removed.
+
+    A workload is a model x kind (``llama3.1-405b`` pre-training, ``llama2-70b`` LoRA); its
+    effect is the mean over its cells of ``x - part level``, shrunk toward its family x kind
+    mean (dense or MoE, pre-training or LoRA) with ``k`` pseudo-cells; the part levels are
+    the means of ``x - effect`` over each part's cells. Both are found by backfitting (they
+    are additive, so the sum is identified, not the split). Returns ``effect`` (per
+    workload), ``family`` (per family x kind), ``kind`` (per kind) and ``resid`` (``x``
+    less its workload effect, per cell).
+    """
+    x = cells["x"].to_numpy(dtype=float)
+    w_key = list(zip(cells["model"], cells["kind"], strict=True))
+    f_key = list(zip(cells["family"], cells["kind"], strict=True))
+    w_codes, w_uni = pd.factorize(pd.Series(w_key, dtype=object))
+    f_codes, f_uni = pd.factorize(pd.Series(f_key, dtype=object))
+    a_codes, _ = pd.factorize(cells["accelerator"])
+    k_codes, k_uni = pd.factorize(cells["kind"])
+    p_codes, p_uni = pd.factorize(cells["precision"])
+    eff = np.zeros(len(w_uni))
+    fam = np.zeros(len(f_uni))
+    kind_m = np.zeros(len(k_uni))
+    prec = np.zeros(len(p_uni))
+    anchor = np.asarray([p == MLPERF_PRECISION for p in p_uni])
+
+    def mean_by(codes: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
+        out: np.ndarray = np.bincount(codes, v, n) / np.maximum(np.bincount(codes, None, n), 1)
+        return out
+
+    for _ in range(_BACKFIT_ROUNDS):
+        part = mean_by(a_codes, x - eff[w_codes] - prec[p_codes], int(a_codes.max()) + 1)
+        # precision: what the peak-ratio conversion left, shrunk toward none, FP8 the anchor
+        dev_p = x - part[a_codes] - eff[w_codes]
+        n_p = np.bincount(p_codes, None, len(p_uni))
+        prec = np.where(anchor, 0.0, np.bincount(p_codes, dev_p, len(p_uni)) / (n_p + k))
+        dev = x - part[a_codes] - prec[p_codes]
+        kind_m = mean_by(k_codes, dev, len(k_uni))
+        fam = mean_by(f_codes, dev, len(f_uni))
+        n_w = np.bincount(w_codes, None, len(w_uni))
+        target = np.zeros(len(w_uni))
+        target[w_codes] = fam[f_codes]
+        eff = (np.bincount(w_codes, dev, len(w_uni)) + k * target) / (n_w + k)
+    return {
+        "effect": {(str(a), str(b)): float(e) for (a, b), e in zip(w_uni, eff, strict=True)},
+        "family": {(str(a), str(b)): float(e) for (a, b), e in zip(f_uni, fam, strict=True)},
+        "kind": {str(key): float(e) for key, e in zip(k_uni, kind_m, strict=True)},
+        "precision": {str(key): float(e) for key, e in zip(p_uni, prec, strict=True)},
+        "resid": x - eff[w_codes] - prec[p_codes],
+    }
+
+
+def _target_effect(fx: WorkloadEffects, model: str | None, kind: str, family: str) -> float:
+    # the workload's own effect; an unseen one takes its family x kind mean, then the kind's
+    if model is not None and (model, kind) in fx["effect"]:
+        return fx["effect"][(model, kind)]
+    if (family, kind) in fx["family"]:
+        return fx["family"][(family, kind)]
+    return fx["kind"].get(kind, 0.0)
 
 
 def estimate_efficiency(
@@ -396,47 +487,64 @@ def estimate_efficiency(
     *,
     kind: str,
     precision: str,
+    model: str | None = None,
+    moe: bool | None = None,
     specs: pd.DataFrame | None = None,
     inputs: Inputs | None = None,
 ) -> tuple[float, str]:
-    """Efficiency (fraction of ``precision`` peak) for a part from fitted rows, and its source.
+    """Efficiency (fraction of ``precision`` peak) for a part and workload, and its source.
 
-    In FP8-equivalent log efficiency: the part's own cells shrunk toward its vendor x
-    generation mean, that toward the vendor's mean, that toward the mean of all cells
-    (:data:`SHRINK_CELLS` pseudo-cells at each level); cells of the other kind count with
-    :data:`OTHER_KIND_WEIGHT` after the measured pre-training/LoRA offset (the mean gap of the
-    vendor x generation groups that have both). Then converted to ``precision`` with
-    :func:`precision_factor` and the vendor's :func:`measured_speedups`.
+    In FP8-equivalent log efficiency, two additive parts. The *workload effect*
+    (:func:`workload_effects`: ``model`` x ``kind``, measured across vendors and shrunk
+    toward its dense/MoE family; an unseen model takes its family's mean, ``model=None``
+    the dense family's). The *part level*: each cell less its workload effect, the part's
+    cells shrunk toward its vendor x generation mean, that toward the vendor's mean, that
+    toward the mean of all cells (:data:`SHRINK_CELLS` pseudo-cells at each level; cells of
+    the other kind count :data:`OTHER_KIND_WEIGHT`). Last, the part's own cells of the same
+    workload are shrunk toward level + effect. Then converted to ``precision`` with
+    :func:`precision_factor` and the vendor's :func:`measured_speedups`. ``moe`` (default:
+    from the model table when ``model`` is given) picks the family of an unseen model.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown workload kind {kind!r}; allowed: 'pretrain', 'lora'")
-    cells = _fp8_equivalent(fitted, specs, inputs=resolve(inputs))
+    inputs = resolve(inputs)
+    cells = _fp8_equivalent(fitted, specs, inputs=inputs)
     if cells.empty:
         raise ValueError("no fitted training rows to estimate an efficiency from")
+    if moe is None:
+        moe = model is not None and model_arch(model, inputs=inputs).get("experts", 1.0) > 1
+    family = "MoE" if moe else "dense"
     vendor, gen = spec.get("vendor"), generation_of(spec)
-    by = cells.groupby(["vendor", "generation", "kind"])["x"].mean().unstack("kind")
-    gaps = (by.get("pretrain") - by.get("lora")).dropna() if set(KINDS) <= set(by) else []
-    offset = float(np.mean(gaps)) if len(gaps) else 0.0
-    sign = np.where(cells["kind"] == kind, 0.0, np.where(kind == "pretrain", 1.0, -1.0))
-    x_adj = cells["x"].to_numpy() + sign * offset
-    w = np.where(cells["kind"] == kind, 1.0, OTHER_KIND_WEIGHT)
     k = SHRINK_CELLS
+    fx = workload_effects(cells, k)
+    x_adj = fx["resid"]
+    w = np.where(cells["kind"] == kind, 1.0, OTHER_KIND_WEIGHT)
     m0 = float(np.average(x_adj, weights=w))
     mv_mask = (cells["vendor"] == vendor).to_numpy()
     m_v = (np.sum(w[mv_mask] * x_adj[mv_mask]) + k * m0) / (w[mv_mask].sum() + k)
     g_mask = mv_mask & (cells["generation"] == gen).to_numpy()
     m_g = (np.sum(w[g_mask] * x_adj[g_mask]) + k * m_v) / (w[g_mask].sum() + k)
-    # the part itself last: MI325X is an MI300X with more HBM and power, and runs faster
+    # the part itself: MI325X is an MI300X with more HBM and power, and runs faster
     a_mask = g_mask & (cells["accelerator"] == spec.get("accelerator")).to_numpy()
-    x = (np.sum(w[a_mask] * x_adj[a_mask]) + k * m_g) / (w[a_mask].sum() + k)
-    speed, speed_note = measured_speedups(fitted, str(vendor), inputs=inputs)
+    level = (np.sum(w[a_mask] * x_adj[a_mask]) + k * m_g) / (w[a_mask].sum() + k)
+    effect = _target_effect(fx, model, kind, family) + fx["precision"].get(precision, 0.0)
+    own = a_mask & (cells["model"] == model).to_numpy() & (cells["kind"] == kind).to_numpy()
+    x_cells = cells["x"].to_numpy(dtype=float)
+    x = (np.sum(x_cells[own]) + k * (level + effect)) / (own.sum() + k)
+    speed, speed_note = measured_speedups(fitted, str(vendor), family=family, inputs=inputs)
     e = math.exp(x) * precision_factor(spec, precision, speed)
     n_own = int((g_mask & (cells["kind"] == kind).to_numpy()).sum())
     n_oth = int(g_mask.sum()) - n_own
     n_v = int(mv_mask.sum())
+    seen = (model, kind) in fx["effect"]
+    work = (
+        f"{model} {kind} effect {effect:+.2f} ({'measured' if seen else family + ' mean'})"
+        if model is not None
+        else f"dense {kind} mean effect {effect:+.2f}"
+    )
     source = (
         f"{vendor} {gen} {kind}: {n_own} own cells, {n_oth} of the other kind, shrunk to "
-        f"{n_v} {vendor} cells; {speed_note}"
+        f"{n_v} {vendor} cells; {work}, {int(own.sum())} own cells of it; {speed_note}"
     )
     return min(MAX_EFFICIENCY, e), source
 
@@ -459,11 +567,15 @@ def pretrain_efficiency(
     precision: str,
     *,
     kind: str = "pretrain",
+    model: str | None = None,
     fitted: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
     inputs: Inputs | None = None,
 ) -> tuple[float, str]:
-    """Pooled efficiency for a part's pre-training (or LoRA) at ``precision``, and its source."""
+    """Pooled efficiency for a part's pre-training (or LoRA) at ``precision``, and its source.
+
+    With ``model`` the workload effect is that model's (:func:`estimate_efficiency`).
+    """
     inputs = resolve(inputs)
     fitted = _fitted_cached(inputs) if fitted is None else fitted
     return estimate_efficiency(
@@ -471,6 +583,7 @@ def pretrain_efficiency(
         spec_row(accelerator, specs, inputs=inputs),
         kind=kind,
         precision=precision,
+        model=model,
         specs=specs,
         inputs=inputs,
     )

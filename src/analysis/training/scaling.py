@@ -328,7 +328,7 @@ def throughput_details(
     source = "given"
     if efficiency is None:
         efficiency, source = pretrain_efficiency(
-            accelerator, precision, fitted=fitted, specs=specs, inputs=inputs
+            accelerator, precision, model=model, fitted=fitted, specs=specs, inputs=inputs
         )
     res = evaluate_layouts(
         spec,
@@ -455,7 +455,9 @@ def scaling_study(
     spec = spec_row(accelerator, specs, inputs=inputs)
     arch = model_arch(model, models, inputs=inputs)
     if efficiency is None:
-        efficiency, _ = pretrain_efficiency(accelerator, precision, specs=specs, inputs=inputs)
+        efficiency, _ = pretrain_efficiency(
+            accelerator, precision, model=model, specs=specs, inputs=inputs
+        )
     counts = np.asarray(sorted({int(c) for c in gpu_counts} | {int(cluster_gpus)}), dtype=float)
     ref = reference_throughput(
         spec, arch, precision=precision, seq_len=seq_len, efficiency=efficiency

@@ -53,7 +53,7 @@ def evaluate_training(
     for acc in sc.accelerators:
         spec = spec_row(acc, specs, inputs=inputs)
         eff, source = resolve_efficiency(
-            acc, kind="pretrain", precision=tr.precision, fits=fits, inputs=inputs
+            acc, kind="pretrain", precision=tr.precision, model=tr.model, fits=fits, inputs=inputs
         )
         df = scaling_curve(
             acc,
@@ -159,7 +159,7 @@ def what_if_table(
     for acc in sc.accelerators:
         spec = spec_row(acc, specs, inputs=inputs)
         eff, _ = resolve_efficiency(
-            acc, kind="pretrain", precision=tr.precision, fits=fits, inputs=inputs
+            acc, kind="pretrain", precision=tr.precision, model=tr.model, fits=fits, inputs=inputs
         )
         base = math.nan
         for name, ov in WHAT_IFS:
@@ -211,7 +211,7 @@ def scaling_curves(
     frames = []
     for acc in sc.accelerators:
         eff, _ = resolve_efficiency(
-            acc, kind="pretrain", precision=tr.precision, fits=fits, inputs=inputs
+            acc, kind="pretrain", precision=tr.precision, model=tr.model, fits=fits, inputs=inputs
         )
         df = scaling_curve(
             acc,

@@ -246,9 +246,14 @@ def evaluate_layouts(
         # ---- MoE all-to-all (dispatch + combine, forward and backward) over EP ranks,
         # inside the scale-up domain when the EP group fits there, else over scale-out
         if moe:
+            # the EP group's peers inside the caller's scale-up domain take the local links,
+            # the rest the network, concurrently: the slower share sets the time
             ep_inside = ep * tp * cp <= domain
-            bw_ep = np.where(ep_inside, bw_up, bw_out)
-            t_a2a = 4.0 * (L / pp) * m * s_loc * h * 2.0 * k_act / tp * (ep - 1) / ep / bw_ep
+            ep_local = np.clip(np.floor(domain / (tp * cp)), 1.0, ep)
+            a2a_bytes = 4.0 * (L / pp) * m * s_loc * h * 2.0 * k_act / tp
+            t_a2a = a2a_bytes * np.maximum(
+                (ep_local - 1.0) / ep / bw_up, (ep - ep_local) / ep / bw_out
+            )
         else:
             ep_inside = np.ones_like(tp, dtype=bool)
             t_a2a = np.zeros_like(t_tp)

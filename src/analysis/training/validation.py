@@ -55,16 +55,18 @@ def validate_training_model(
     rows, effs, meta = [], [], []
     for scheme, fold, held in folds:
         train = fitted.drop(index=fitted.index[held])
-        cache: dict[tuple[str, str, str], tuple[float, str]] = {}
+        cache: dict[tuple[str, str, str, str], tuple[float, str]] = {}
         for i in held:
             r = fitted.iloc[i]
-            key = (r["accelerator"], r["kind"], r["precision"])
+            key = (r["accelerator"], r["kind"], r["precision"], r["model"])
             if key not in cache:
                 cache[key] = estimate_efficiency(
                     train,
                     spec_row(r["accelerator"], specs, inputs=inputs),
                     kind=r["kind"],
                     precision=r["precision"],
+                    model=r["model"],
+                    moe=bool(r["moe"]),
                     specs=specs,
                     inputs=inputs,
                 )

@@ -368,7 +368,12 @@ MLPERF_TRAINING = Table(
 
 
 #: Sources of ``published_training`` (one hold-out group each in the validation).
-PUBLISHED_TRAINING_SOURCES: tuple[str, ...] = ("meta-llama3-herd", "nvidia-megatron-bridge-perf")
+PUBLISHED_TRAINING_SOURCES: tuple[str, ...] = (
+    "meta-llama3-herd",
+    "nvidia-automodel-perf",
+    "nvidia-megatron-bridge-perf",
+    "nvidia-nemo-framework-perf",
+)
 
 
 def _check_published_tokens(df: pd.DataFrame) -> list[str]:
@@ -394,7 +399,10 @@ PUBLISHED_TRAINING = Table(
         "document date and access date. Transcribed by hand from the sources (numbers as "
         "published; nothing estimated). NVIDIA: Megatron Bridge performance summary archive "
         "(NeMo 25.11 and 26.02 containers; Llama 3 8B/70B, Llama 3.1 405B, DeepSeek-V3, "
-        "GPT-OSS 120B on DGX H100, B200, B300, GB200, GB300). Meta: The Llama 3 Herd of Models "
+        "GPT-OSS 120B on DGX H100, B200, B300, GB200, GB300); NeMo Framework performance summary "
+        "(NeMo 25.02 and 25.04 containers: Mixtral 8x7B at FP8 on DGX B200 and GB200); NeMo "
+        "AutoModel performance summary (PyTorch backend, 2026-04-17: DeepSeek-V3, GPT-OSS 120B "
+        "and Llama 3 70B at BF16 on DGX H100). Meta: The Llama 3 Herd of Models "
         "(Grattafiori et al. 2024), Table 4, the 8K-context stage of the 405B run on 8,192 and "
         "16,384 H100 (tokens/s per GPU DERIVED from the published TFLOPs/GPU with the model's "
         "FLOPs per token; see `tokens_derived`). AMD: no absolute per-GPU pre-training "
