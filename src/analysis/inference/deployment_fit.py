@@ -29,7 +29,8 @@ Analytical decisions taken here (the physics is in :mod:`analysis.deployments`):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -51,10 +52,14 @@ from analysis.inputs import Inputs, resolve
 PREFILL_QUANTILE = 0.75
 #: Covariates of the per-vendor efficiency regression (fit_slopes): x1 log batch per GPU,
 #: x2 log decode-worker size, x3 expert-parallel worker.
-SLOPE_COVARIATES = ("x3",)
+SLOPE_COVARIATES = ("x1", "x3")
 #: Batch multiples searched when a measured point is predicted at its own TPOT.
 MATCH_SCALES = np.geomspace(1.0 / 256.0, 256.0, 161)
 CAPACITY_QUANTILE = 0.9
+#: Relative mismatch beyond which a disaggregated row's throughput is not its pools' sum.
+POOL_SPLIT_TOLERANCE = 0.02
+#: Fixed decode time per layer per step searched by fit_layer_overhead, seconds.
+LAYER_OVERHEADS_S = np.linspace(0.0, 150e-6, 31)
 
 
 # --- measured points: layouts, implied efficiencies, calibration ----------------------------
@@ -97,13 +102,35 @@ def measured_points(inferencex: pd.DataFrame) -> pd.DataFrame:
     df["kind"] = np.where(df["disagg"].astype(int) == 1, "disaggregated", "aggregated")
     for col in ("median_tpot_ms", "median_ttft_ms", "tput_per_gpu", "conc"):
         df = df[pd.to_numeric(df[col], errors="coerce") > 0]
-    return df.reset_index(drop=True)
+    return df[_pools_add_up(df)].reset_index(drop=True)
+
+
+def _pools_add_up(df: pd.DataFrame) -> pd.Series:
+    """False for disaggregated rows whose throughput is not their pools' weighted sum.
+
+    InferenceX's disaggregated ``tput_per_gpu`` is (input x prefill GPUs + output x decode
+    GPUs) / all GPUs; the GB200 one-node runs of 2025-12-01/05 (worker counts 0, the
+    node's GPUs counted in both pools) match neither that nor any other split (data
+    README), so their GPUs, and the throughput per GPU, are unknown.
+    """
+    n_pre = pd.to_numeric(df["num_prefill_gpu"], errors="coerce")
+    n_dec = pd.to_numeric(df["num_decode_gpu"], errors="coerce")
+    inp = pd.to_numeric(df["input_tput_per_gpu"], errors="coerce")
+    out = pd.to_numeric(df["output_tput_per_gpu"], errors="coerce")
+    split = (inp * n_pre + out * n_dec) / (n_pre + n_dec)
+    off = (split / df["tput_per_gpu"].astype(float) - 1.0).abs() > POOL_SPLIT_TOLERANCE
+    return ~((df["kind"] == "disaggregated") & off.fillna(False))
 
 
 def _row_terms(
-    row: pd.Series, hw: Mapping[str, float], mp: Mapping[str, float]
+    row: pd.Series, hw: Mapping[str, float], mp: Mapping[str, float], decoding: float = 1.0
 ) -> dict[str, float]:
-    """Model terms of one measured point at its own layout and concurrency."""
+    """Model terms of one measured point at its own layout and concurrency.
+
+    ``decoding``: the fraction of the point's concurrency in the decode batch (the rest
+    waits for or is in prefill); the ``d_`` terms are at that batch, the ``grid_`` ones
+    at :data:`MATCH_SCALES` x the concurrency per worker.
+    """
     dec = _layout(
         row["decode_tp"], row["decode_ep"], row["decode_dp_attention"], row["num_decode_gpu"]
     )
@@ -123,7 +150,7 @@ def _row_terms(
         isl=float(row["isl"]),
         osl=float(row["osl"]),
         layout=dec,
-        batch=float(row["conc"]) / workers * np.concatenate([[1.0], MATCH_SCALES]),
+        batch=float(row["conc"]) / workers * np.concatenate([[decoding], MATCH_SCALES]),
         aggregated=not disagg,
     )
     pf = prefill_terms(
@@ -149,6 +176,7 @@ def _row_terms(
         "ft": pf["flops_time_per_token"],
         "worker_gpus": float(dec.gpus),
         "seqs_per_gpu": float(row["conc"]) / (n_dec if disagg else total),
+        "decoding": decoding,
         "worker_ep": float(dec.ep),
         "prefill_gpus": float(row["num_prefill_gpu"]) if disagg else np.nan,
         "d_fixed": float(step["fixed"][0]),
@@ -158,7 +186,21 @@ def _row_terms(
         "p_fixed": pf["fixed"] + kv,
         "p_scaled": pf["scaled"],
         "total_gpus": total,
+        "layers": mp["layers"],
     }
+
+
+def decoding_fraction(osl: float, tpot: float, ttft: float) -> float:
+    """The share of a closed loop's requests in the decode batch (Little's law).
+
+    A request spends ``ttft`` in the prefill queue and prefill and ``osl x tpot``
+    decoding; at a steady concurrency the decode batch holds that share of it. A
+    prefill-bound run (TTFT of minutes) decodes far fewer sequences than its concurrency.
+
+    >>> round(decoding_fraction(1024, 0.032, 155.0), 3)
+    0.174
+    """
+    return osl * tpot / (osl * tpot + ttft)
 
 
 def implied_efficiencies(
@@ -182,9 +224,9 @@ def implied_efficiencies(
         spec["accelerator"] = row["accelerator"]
         hw = hardware_params(spec, str(row["precision"]), inputs=inputs)
         mp = model_params(model_by.loc[row["model"]])
-        t = _row_terms(row, hw, mp)
         tpot = float(row["median_tpot_ms"]) / 1e3
         ttft = float(row["median_ttft_ms"]) / 1e3 - tpot
+        t = _row_terms(row, hw, mp, decoding_fraction(float(row["osl"]), tpot, ttft + tpot))
         rate = (
             float(row["tput_per_gpu"]) * t["total_gpus"] / (float(row["isl"]) + float(row["osl"]))
         )
@@ -213,6 +255,8 @@ class DeploymentCalibration:
     eta: pd.DataFrame
     #: (vendor, kind) -> slopes of log eta_d on log batch per GPU and log worker size
     slopes: Mapping[tuple[str, str], tuple[float, float, float]]
+    #: (vendor, kind) -> fixed decode time per layer per step (fit_layer_overhead), s
+    layer_overheads: Mapping[tuple[str, str], float] = field(default_factory=dict)
 
     def _pick(self, level: str, **keys: str) -> pd.DataFrame:
         e = self.eta[self.eta["level"] == level]
@@ -249,6 +293,9 @@ class DeploymentCalibration:
                 slope = self.slopes.get(
                     (vendor, kind), self.slopes.get((vendor, "aggregated"), (0.0, 0.0, 0.0))
                 )
+                extra = self.layer_overheads.get(
+                    (vendor, kind), self.layer_overheads.get((vendor, "aggregated"), 0.0)
+                )
                 return Factors(
                     float(r["log_eta_d"]),
                     slope,
@@ -256,6 +303,7 @@ class DeploymentCalibration:
                     float(r["eta_c"]),
                     label,
                     float(r["max_seqs_per_gpu"]),
+                    extra,
                 )
         raise ValueError(f"no calibrated deployment efficiency for vendor {vendor}")
 
@@ -268,8 +316,9 @@ _LEVELS = {
 
 
 def _batch_x(df: pd.DataFrame) -> pd.Series:
-    """log(sequences in flight per decode GPU) of measured points."""
-    return np.log(df["conc"].astype(float) / df["num_decode_gpu"].astype(float).clip(lower=1.0))
+    """log(sequences decoding per decode GPU) of measured points (:func:`decoding_fraction`)."""
+    seqs = df["conc"].astype(float) * df["decoding"].astype(float)
+    return np.log(seqs / df["num_decode_gpu"].astype(float).clip(lower=1.0))
 
 
 def fit_slopes(implied: pd.DataFrame) -> dict[tuple[str, str], tuple[float, float, float]]:
@@ -297,8 +346,50 @@ def fit_slopes(implied: pd.DataFrame) -> dict[tuple[str, str], tuple[float, floa
     return out
 
 
+def _eta_at(implied: pd.DataFrame, overhead: np.ndarray | float) -> np.ndarray:
+    """Per-row decode efficiency with ``overhead`` s per layer added to the fixed part.
+
+    NaN where the measured TPOT is below the fixed part (the row is not fitted).
+    """
+    tpot = implied["median_tpot_ms"].to_numpy(dtype=float) / 1e3
+    fixed = implied["d_fixed"].to_numpy(dtype=float) + implied["layers"].to_numpy() * overhead
+    rest = tpot - fixed
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rest > 0, implied["d_scaled"].to_numpy(dtype=float) / rest, np.nan)
+
+
+def _tpot_spread(implied: pd.DataFrame, overhead: float) -> float:
+    """Median |log error| of TPOT when each stack takes its median efficiency (in sample)."""
+    eta = pd.Series(np.log(_eta_at(implied, overhead)), index=implied.index)
+    level = eta.groupby([implied[k] for k in _LEVELS["stack"]]).transform("median")
+    fixed = implied["d_fixed"] + implied["layers"] * overhead
+    pred = fixed + implied["d_scaled"] / np.exp(level)
+    err = np.log(pred / (implied["median_tpot_ms"].astype(float) / 1e3))
+    return float(np.nanmedian(np.abs(err.to_numpy(dtype=float))))
+
+
+def fit_layer_overhead(implied: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """Per vendor x kind: the fixed decode time per layer that best fits the stacks' TPOT.
+
+    The roofline's fixed part (step overhead, collective latencies) misses the kernel
+    launches and synchronization of every layer: at one or two sequences per GPU the
+    measured TPOT sits far above the weight reads. One time per layer per vendor x kind
+    (searched over :data:`LAYER_OVERHEADS_S`), chosen so that each stack's median
+    efficiency reproduces its points' TPOT best: the efficiency then scales the
+    batch-dependent part alone.
+    """
+    out = {}
+    for (vendor, kind), g in implied.groupby(["vendor", "kind"]):
+        errs = [_tpot_spread(g, float(o)) for o in LAYER_OVERHEADS_S]
+        out[(str(vendor), str(kind))] = float(LAYER_OVERHEADS_S[int(np.nanargmin(errs))])
+    return out
+
+
 def fit_calibration(implied: pd.DataFrame) -> DeploymentCalibration:
     """Group medians of :func:`implied_efficiencies` (NaN rows ignored per factor)."""
+    overheads = fit_layer_overhead(implied)
+    per_row = [overheads[(v, k)] for v, k in implied[["vendor", "kind"]].itertuples(index=False)]
+    implied = implied.assign(eta_d=_eta_at(implied, np.asarray(per_row, dtype=float)))
     slopes = fit_slopes(implied)
     ok = implied.dropna(subset=["eta_d"]).copy()
     slope = np.array([slopes[(v, k)] for v, k in ok[["vendor", "kind"]].itertuples(index=False)])
@@ -332,11 +423,68 @@ def fit_calibration(implied: pd.DataFrame) -> DeploymentCalibration:
             for v, k in eta.loc[miss, ["vendor", "kind"]].itertuples(index=False)
         ]
     order = ["level", *_LEVELS["stack"]]
-    return DeploymentCalibration(eta=eta.sort_values(order).reset_index(drop=True), slopes=slopes)
+    return DeploymentCalibration(
+        eta=eta.sort_values(order).reset_index(drop=True), slopes=slopes, layer_overheads=overheads
+    )
 
 
-def _point_factors(r: object, cal: DeploymentCalibration) -> Factors:
+class PointRow(Protocol):
+    """One row of :func:`implied_efficiencies` as ``itertuples`` yields it."""
+
+    vendor: str
+    accelerator: str
+    precision: str
+    kind: str
+    model: str
+    framework: str
+    conc: float
+    isl: float
+    osl: float
+    num_decode_gpu: float
+    median_tpot_ms: float
+    worker_gpus: float
+    worker_ep: float
+    prefill_gpus: float
+    ft: float
+    total_gpus: float
+    layers: float
+    d_fixed: float
+    d_scaled: float
+    grid_fixed: np.ndarray
+    grid_scaled: np.ndarray
+    p_fixed: float
+    p_scaled: float
+
+
+def _point_factors(r: PointRow, cal: DeploymentCalibration) -> Factors:
     return cal.lookup(r.vendor, r.accelerator, r.precision, r.kind, r.model, framework=r.framework)
+
+
+#: The grid's batch multiples at or below the concurrency (a decode batch never exceeds it).
+_BELOW = MATCH_SCALES <= 1.0 + 1e-9
+
+
+def _consistent_decode(r: PointRow, f: Factors, cap: float) -> tuple[float, float]:
+    """(TPOT s, requests/s) at the decode batch that the concurrency and the prefill sustain.
+
+    At decode batch B (a share s of the concurrency C) the step takes TPOT(B); the
+    closed loop serves rate = min(C / (OSL x TPOT + TTFT), prefill capacity) and by
+    Little's law decodes rate x OSL x TPOT sequences: the batch is the fixed point
+    s = rate x OSL x TPOT / C (the first grid crossing; s = 1 when none).
+    """
+    worker = Layout(gpus=int(r.worker_gpus), ep=bool(r.worker_ep))
+    conc, osl = float(r.conc), float(r.osl)
+    share = MATCH_SCALES[_BELOW]
+    bpg = conc / max(float(r.num_decode_gpu), 1.0) * share
+    tpot = r.grid_fixed[_BELOW] + r.layers * f.layer_overhead_s + r.grid_scaled[_BELOW] / f.eta_d(bpg, worker)
+    ttft = r.p_fixed + r.p_scaled / f.eta_p + tpot
+    rate = np.minimum(conc / (osl * tpot + ttft), cap)
+    gap = np.log(share) - np.log(rate * osl * tpot / conc)
+    j = int(np.argmax(gap >= 0.0)) if (gap >= 0.0).any() else len(gap) - 1
+    if j == 0:
+        return float(tpot[0]), float(rate[0])
+    w = gap[j] / (gap[j] - gap[j - 1]) if gap[j] > gap[j - 1] else 0.0
+    return float(w * tpot[j - 1] + (1 - w) * tpot[j]), float(w * rate[j - 1] + (1 - w) * rate[j])
 
 
 def predict_points(
@@ -344,29 +492,35 @@ def predict_points(
 ) -> np.ndarray:
     """Predicted tokens/s per GPU (input + output, InferenceX's ``tput_per_gpu``) per row.
 
-    ``matched=True`` (a harder test: errors in TPOT become errors in batch): at the point's measured
-    TPOT, the model's throughput of the same layout (the batch whose modelled step takes
-    that TPOT). ``matched=False`` (the headline): at the point's concurrency. Both by Little's law,
+    ``matched=False`` (the headline): at the point's concurrency, the decode batch that
+    the closed loop sustains (:func:`_consistent_decode`: requests waiting for a busy
+    prefill pool do not decode). ``matched=True`` (a harder test: errors in TPOT become
+    errors in batch): at the point's measured TPOT, the model's throughput of the same
+    layout (the batch whose modelled step takes that TPOT). Both by Little's law,
     requests/s = concurrency / (OSL x TPOT + TTFT), capped by the prefill pool.
     """
     out = np.full(len(implied), np.nan)
     for i, r in enumerate(implied.itertuples(index=False)):
         f = _point_factors(r, cal)
-        worker = Layout(gpus=int(r.worker_gpus), ep=bool(r.worker_ep))
-        bpg = float(r.conc) / max(r.num_decode_gpu, 1)
+        cap = (
+            r.prefill_gpus * f.eta_c / (float(r.isl) * r.ft)
+            if r.kind == "disaggregated"  # the prefill pool's capacity caps the request rate
+            else np.inf
+        )
         if matched:
-            tpots = r.grid_fixed + r.grid_scaled / f.eta_d(bpg * MATCH_SCALES, worker)
+            worker = Layout(gpus=int(r.worker_gpus), ep=bool(r.worker_ep))
+            bpg = float(r.conc) / max(r.num_decode_gpu, 1)
+            tpots = r.grid_fixed + r.layers * f.layer_overhead_s + r.grid_scaled / f.eta_d(
+                bpg * MATCH_SCALES, worker
+            )
             tpot = float(r.median_tpot_ms) / 1e3
             if not tpots[0] <= tpot <= tpots[-1]:
                 continue  # the layout cannot reach the measured TPOT in the model
             conc = float(r.conc) * float(np.exp(np.interp(tpot, tpots, np.log(MATCH_SCALES))))
+            ttft = r.p_fixed + r.p_scaled / f.eta_p + tpot
+            rate = min(conc / (float(r.osl) * tpot + ttft), cap)
         else:
-            tpot = r.d_fixed + r.d_scaled / float(f.eta_d(bpg, worker))
-            conc = float(r.conc)
-        ttft = r.p_fixed + r.p_scaled / f.eta_p + tpot
-        rate = conc / (float(r.osl) * tpot + ttft)
-        if r.kind == "disaggregated":  # the prefill pool's capacity caps the request rate
-            rate = min(rate, r.prefill_gpus * f.eta_c / (float(r.isl) * r.ft))
+            _, rate = _consistent_decode(r, f, cap)
         out[i] = rate * (float(r.isl) + float(r.osl)) / r.total_gpus
     return out
 

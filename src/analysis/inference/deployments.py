@@ -133,9 +133,10 @@ def _comm(hw: Mapping[str, float], mp: Mapping[str, float], lay: Layout, tokens:
         k = mp["route_frac"] * mp["experts"]
         # Per GPU: its T/g tokens each sent to k experts, (g-1)/g remote, there and back.
         per_gpu = 2.0 * (tokens / g) * k * mp["hidden"] * A2A_BYTES * (g - 1.0) / g
-        # Latency grows with the number of peers (DeepEP's low-latency kernels: about
-        # 77 us per dispatch at EP8 to 190 us at EP128 across nodes): log2(g) x a step.
-        return layers * per_gpu / link, 2.0 * layers * A2A_LATENCY_S[fabric] * np.log2(g)
+        # One latency per dispatch and per combine: the low-latency kernels (DeepEP, MoRI)
+        # write to every peer at once, so it does not grow with the number of peers
+        # (InferenceX's low-concurrency GB200 TPOT is flat from TP4 / EP4 to EP16).
+        return layers * per_gpu / link, 2.0 * layers * A2A_LATENCY_S[fabric]
     msg = tokens * mp["hidden"] * ACT_BYTES
     return (
         2.0 * layers * 2.0 * (g - 1.0) / g * msg / link,
@@ -285,6 +286,9 @@ class Factors:
     #: the most sequences per decode GPU measured at this level: the model is not used
     #: beyond the concurrency its calibration saw
     max_seqs_per_gpu: float = float("inf")
+    #: fitted fixed time per layer per decode step (kernel launches, synchronization)
+    #: beyond the roofline's fixed part
+    layer_overhead_s: float = 0.0
 
     def eta_d(self, seqs_per_gpu: np.ndarray | float, worker: Layout) -> np.ndarray:
         """Decode efficiency at ``seqs_per_gpu`` sequences per GPU on a ``worker``."""
@@ -369,8 +373,9 @@ def _option_rows(
     mean = decode_step(hw, mp, batch=b, aggregated=agg, **kw)
     tail = decode_step(hw, mp, batch=b + P99_Z * np.sqrt(b), aggregated=agg, **kw)
     eta = f.eta_d(b / dec.gpus, dec)
-    tpot = mean["fixed"] + mean["scaled"] / eta
-    tpot_p99 = tail["fixed"] + tail["scaled"] / eta
+    extra = mp["layers"] * f.layer_overhead_s
+    tpot = mean["fixed"] + extra + mean["scaled"] / eta
+    tpot_p99 = tail["fixed"] + extra + tail["scaled"] / eta
     pf = prefill_terms(hw, mp, precision=req.precision, isl=req.isl, layout=pre or dec)
     kv = 0.0
     ratio = 0.0 * b
