@@ -6,31 +6,41 @@ Analytical decisions taken here (the physics is in :mod:`analysis.deployments`):
   excluded: one step emits one token per sequence in the model), aggregated and
   disaggregated, each at its own layout (prefill and decode workers from the tp / ep /
   dp-attention columns) and concurrency.
-* **Factors**: per row, the decode efficiency that reproduces its median TPOT, and the
-  prefill efficiency that reproduces its median TTFT less transfer and one decode step
-  (closed form, like the aggregated model's calibration). A stack's factor is the median
-  of its rows (accelerator x framework x precision x kind x model), falling back to the
-  accelerator (any framework), then the vendor. One free factor per vendor x kind: the
-  log-efficiency step of an expert-parallel (DP attention) decode worker over a TP one,
-  fitted within stacks (the roofline misses the all-to-all's overlap with compute). The
-  prefill factor is the upper quartile of the rows' (TTFT mixes queueing into it), and a
-  prefill pool's capacity the upper decile of the rows' lower bounds (the pool served at
-  least the measured request rate). Batch and worker-size slopes were tried and dropped
-  (``SLOPE_COVARIATES``): they moved the held-out error by under one point and
-  extrapolated beyond the measured concurrencies.
+* **Excluded points**: disaggregated rows whose ``tput_per_gpu`` is not the pools' weighted sum
+  of input and output throughput (the GB200 one-node runs of 2025-12, see the data
+  README) are dropped: their GPU count, and so their throughput per GPU, is unknown.
+* **Decode batch**: a closed loop of C requests decodes only the share
+  OSL x TPOT / (OSL x TPOT + TTFT) of them (Little's law, :func:`decoding_fraction`):
+  in a prefill-bound run (TTFT of minutes) most requests wait for prefill. The fit uses
+  the measured share; the prediction solves for the batch the loop sustains.
+* **Factors**: per row, the decode efficiency that reproduces its median TPOT at that
+  decode batch, and the prefill efficiency that reproduces its median TTFT less
+  transfer and one decode step (closed form, like the aggregated model's calibration).
+  A stack's factor is the median of its rows (accelerator x framework x precision x
+  kind x model), falling back to the accelerator (any framework), then the vendor.
+  Per vendor x kind: a fixed time per layer per decode step (:func:`fit_layer_overhead`:
+  launches and synchronization, what a step costs at one sequence beyond its weight
+  reads), and two slopes fitted within stacks: of log efficiency on log sequences per
+  decode GPU and the step of an expert-parallel (DP attention) worker over a TP one
+  (the roofline misses the all-to-all's overlap with compute). The prefill factor is
+  the upper quartile of the rows' (TTFT mixes queueing into it), and a prefill pool's
+  capacity the upper decile of the rows' lower bounds (the pool served at least the
+  measured request rate). A worker-size slope was tried and dropped
+  (``SLOPE_COVARIATES``): it moved the held-out error by under one point.
 * **Prediction**: InferenceX's ``tput_per_gpu`` (input + output tokens/s per GPU of all
   the configuration's GPUs) by Little's law at the point's concurrency: requests/s =
-  concurrency / (OSL x TPOT + TTFT), capped by the prefill pool's capacity.
+  concurrency / (OSL x TPOT + TTFT), capped by the prefill pool's capacity, at the
+  decode batch consistent with that rate.
 * **Validation** holds out whole configurations (framework x accelerator x precision x
   kind x prefill layout x decode layout x pool sizes): every row of one is predicted from
-  factors refitted without any of its rows (the vendor step included).
+  factors refitted without any of its rows (per-layer time and slopes included).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypedDict, cast
 
 import numpy as np
 import pandas as pd
@@ -44,6 +54,12 @@ from analysis.inference.deployments import (
     kv_transfer_s,
     prefill_terms,
 )
+from analysis.inference.disaggregation import (  # re-exported: the claims chapter's names
+    disaggregation_evidence as disaggregation_evidence,
+)
+from analysis.inference.disaggregation import disaggregation_gains as disaggregation_gains
+from analysis.inference.disaggregation import disaggregation_verdict as disaggregation_verdict
+from analysis.inference.disaggregation import evidence_key_results as evidence_key_results
 from analysis.inference.roofline import model_params
 from analysis.inference.shape import hardware_params
 from analysis.inputs import Inputs, resolve
@@ -122,9 +138,28 @@ def _pools_add_up(df: pd.DataFrame) -> pd.Series:
     return ~((df["kind"] == "disaggregated") & off.fillna(False))
 
 
+class RowTerms(TypedDict):
+    """Model terms of one measured point (:func:`_row_terms`)."""
+
+    ft: float
+    worker_gpus: float
+    seqs_per_gpu: float
+    decoding: float
+    worker_ep: float
+    prefill_gpus: float
+    d_fixed: float
+    d_scaled: float
+    grid_fixed: np.ndarray
+    grid_scaled: np.ndarray
+    p_fixed: float
+    p_scaled: float
+    total_gpus: float
+    layers: float
+
+
 def _row_terms(
     row: pd.Series, hw: Mapping[str, float], mp: Mapping[str, float], decoding: float = 1.0
-) -> dict[str, float]:
+) -> RowTerms:
     """Model terms of one measured point at its own layout and concurrency.
 
     ``decoding``: the fraction of the point's concurrency in the decode batch (the rest
@@ -342,7 +377,8 @@ def fit_slopes(implied: pd.DataFrame) -> dict[tuple[str, str], tuple[float, floa
         x = np.column_stack([cen[c][idx] for c in SLOPE_COVARIATES])
         coef, *_ = np.linalg.lstsq(x, cen["y"][idx].to_numpy(), rcond=None)
         fitted = dict(zip(SLOPE_COVARIATES, coef, strict=True))
-        out[(str(vendor), str(kind))] = tuple(float(fitted.get(c, 0.0)) for c in ("x1", "x2", "x3"))
+        s1, s2, s3 = (float(fitted.get(c, 0.0)) for c in ("x1", "x2", "x3"))
+        out[(str(vendor), str(kind))] = (s1, s2, s3)
     return out
 
 
@@ -476,7 +512,11 @@ def _consistent_decode(r: PointRow, f: Factors, cap: float) -> tuple[float, floa
     conc, osl = float(r.conc), float(r.osl)
     share = MATCH_SCALES[_BELOW]
     bpg = conc / max(float(r.num_decode_gpu), 1.0) * share
-    tpot = r.grid_fixed[_BELOW] + r.layers * f.layer_overhead_s + r.grid_scaled[_BELOW] / f.eta_d(bpg, worker)
+    tpot = (
+        r.grid_fixed[_BELOW]
+        + r.layers * f.layer_overhead_s
+        + r.grid_scaled[_BELOW] / f.eta_d(bpg, worker)
+    )
     ttft = r.p_fixed + r.p_scaled / f.eta_p + tpot
     rate = np.minimum(conc / (osl * tpot + ttft), cap)
     gap = np.log(share) - np.log(rate * osl * tpot / conc)
@@ -500,7 +540,8 @@ def predict_points(
     requests/s = concurrency / (OSL x TPOT + TTFT), capped by the prefill pool.
     """
     out = np.full(len(implied), np.nan)
-    for i, r in enumerate(implied.itertuples(index=False)):
+    rows = cast("Iterable[PointRow]", implied.itertuples(index=False))
+    for i, r in enumerate(rows):
         f = _point_factors(r, cal)
         cap = (
             r.prefill_gpus * f.eta_c / (float(r.isl) * r.ft)
@@ -510,8 +551,10 @@ def predict_points(
         if matched:
             worker = Layout(gpus=int(r.worker_gpus), ep=bool(r.worker_ep))
             bpg = float(r.conc) / max(r.num_decode_gpu, 1)
-            tpots = r.grid_fixed + r.layers * f.layer_overhead_s + r.grid_scaled / f.eta_d(
-                bpg * MATCH_SCALES, worker
+            tpots = (
+                r.grid_fixed
+                + r.layers * f.layer_overhead_s
+                + r.grid_scaled / f.eta_d(bpg * MATCH_SCALES, worker)
             )
             tpot = float(r.median_tpot_ms) / 1e3
             if not tpots[0] <= tpot <= tpots[-1]:
@@ -565,102 +608,6 @@ def validation_summary(held: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# --- the article's disaggregation claims, from the measured points ------------------------
-
-#: TPOT bounds (ms) at which measured aggregated and disaggregated serving are compared.
-MATCHED_TPOT_MS = (20.0, 30.0, 50.0)
-
-
-def _output_per_gpu(points: pd.DataFrame) -> pd.Series:
-    """Output tokens/s per GPU of all a point's GPUs (prefill pool included)."""
-    disagg = points["kind"] == "disaggregated"
-    n_dec = points["num_decode_gpu"].astype(float)
-    total = np.where(disagg, n_dec + points["num_prefill_gpu"].astype(float), 1.0)
-    scale = np.where(disagg, n_dec / total, 1.0)
-    return points["output_tput_per_gpu"].astype(float) * scale
-
-
-def disaggregation_gains(points: pd.DataFrame) -> pd.DataFrame:
-    """Measured gain of disaggregated over aggregated serving at matched interactivity.
-
-    Per accelerator x precision x request shape with both kinds measured, and per TPOT
-    bound in :data:`MATCHED_TPOT_MS`: the best output tokens/s per GPU (all GPUs,
-    prefill pool included) among points whose median TPOT meets the bound, each kind
-    apart; ``gain_pct`` = disaggregated / aggregated - 1. Rows where either kind has no
-    point under the bound are left out.
-    """
-    df = points.assign(out_gpu=_output_per_gpu(points))
-    keys = ["vendor", "accelerator", "precision", "isl", "osl"]
-    rows = []
-    for key, g in df.groupby(keys, sort=True):
-        for bound in MATCHED_TPOT_MS:
-            ok = g[g["median_tpot_ms"].astype(float) <= bound]
-            best = ok.groupby("kind")["out_gpu"].max()
-            if {"aggregated", "disaggregated"} <= set(best.index):
-                rows.append(
-                    {
-                        **dict(zip(keys, key, strict=True)),
-                        "tpot_ms_max": bound,
-                        "aggregated_tok_s_gpu": float(best["aggregated"]),
-                        "disaggregated_tok_s_gpu": float(best["disaggregated"]),
-                        "gain_pct": (best["disaggregated"] / best["aggregated"] - 1.0) * 100.0,
-                    }
-                )
-    return pd.DataFrame(rows)
-
-
-def disaggregation_evidence(points: pd.DataFrame) -> pd.DataFrame:
-    """Per vendor: measured disaggregated points, their stacks and the median gain.
-
-    ``points``: :func:`measured_points`. Columns: vendor, disaggregated_points,
-    accelerators, frameworks, matched_comparisons, median_gain_pct (NaN when the vendor
-    has no accelerator measured both ways).
-    """
-    gains = disaggregation_gains(points)
-    rows = []
-    for vendor in ("AMD", "NVIDIA"):
-        d = points[(points["vendor"] == vendor) & (points["kind"] == "disaggregated")]
-        g = gains[gains["vendor"] == vendor] if len(gains) else gains
-        rows.append(
-            {
-                "vendor": vendor,
-                "disaggregated_points": int(len(d)),
-                "accelerators": ", ".join(sorted(d["accelerator"].unique())) or "none",
-                "frameworks": ", ".join(sorted(d["framework"].unique())) or "none",
-                "matched_comparisons": int(len(g)),
-                "median_gain_pct": float(g["gain_pct"].median()) if len(g) else np.nan,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def disaggregation_verdict(evidence: pd.DataFrame) -> str:
-    """The data-backed verdict on the article's claims C44 and C46 (Markdown)."""
-    ev = evidence.set_index("vendor")
-    amd = ev.loc["AMD"]
-    if int(amd["disaggregated_points"]) == 0:
-        return (
-            "**C44/C46 (AMD lacks prefill-decode disaggregation): not contradicted by the "
-            "measurements**: the bundled InferenceX data has no AMD disaggregated point."
-        )
-    gains = "; ".join(
-        f"{v}: median {r['median_gain_pct']:+.0f}% over {int(r['matched_comparisons'])} "
-        "matched comparisons"
-        if int(r["matched_comparisons"])
-        else f"{v}: no part measured both ways"
-        for v, r in ev.iterrows()
-    )
-    return (
-        "**C44/C46 (AMD lacks prefill-decode disaggregation): contradicted by measurement.** "
-        f"InferenceX holds {int(amd['disaggregated_points'])} AMD disaggregated points "
-        f"({amd['accelerators']}, {amd['frameworks']}; speculative-decoding runs excluded) "
-        f"next to {int(ev.loc['NVIDIA', 'disaggregated_points'])} NVIDIA ones. Gain of "
-        "disaggregated over aggregated serving at matched interactivity (best output "
-        "tokens/s per GPU, prefill GPUs included, at TPOT <= "
-        f"{', '.join(f'{b:.0f}' for b in MATCHED_TPOT_MS)} ms): {gains}."
-    )
-
-
 def validation_breakdown(held: pd.DataFrame) -> pd.DataFrame:
     """Held-out error per vendor x accelerator x framework x precision (rows, configs)."""
     keys = ["vendor", "accelerator", "framework", "precision"]
@@ -696,20 +643,6 @@ def validation_verdict(summary: pd.DataFrame) -> str:
         f"{s.loc['overall', 'median_ape_pct']:.1f}%, 90th percentile "
         f"{s.loc['overall', 'p90_ape_pct']:.0f}%)."
     )
-
-
-def evidence_key_results(evidence: pd.DataFrame) -> dict[str, float | int]:
-    """The claims chapter's key results of :func:`disaggregation_evidence`.
-
-    ``disagg_{amd,nvidia}_points`` and ``disagg_gain_pct_{AMD,NVIDIA}``.
-    """
-    e = evidence.set_index("vendor")
-    out: dict[str, float | int] = {
-        f"disagg_{v.lower()}_points": int(e.at[v, "disaggregated_points"])
-        for v in ("AMD", "NVIDIA")
-    }
-    out |= {f"disagg_gain_pct_{v}": float(e.at[v, "median_gain_pct"]) for v in ("AMD", "NVIDIA")}
-    return out
 
 
 def validation_key_results(summary: pd.DataFrame) -> dict[str, float | int]:
