@@ -233,7 +233,7 @@ def decoding_fraction(osl: float, tpot: float, ttft: float) -> float:
     prefill-bound run (TTFT of minutes) decodes far fewer sequences than its concurrency.
 
     >>> round(decoding_fraction(1024, 0.032, 155.0), 3)
-    0.174
+    0.175
     """
     return osl * tpot / (osl * tpot + ttft)
 
