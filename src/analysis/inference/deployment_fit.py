@@ -394,14 +394,19 @@ def _eta_at(implied: pd.DataFrame, overhead: np.ndarray | float) -> np.ndarray:
         return np.where(rest > 0, implied["d_scaled"].to_numpy(dtype=float) / rest, np.nan)
 
 
-def _tpot_spread(implied: pd.DataFrame, overhead: float) -> float:
-    """Median |log error| of TPOT when each stack takes its median efficiency (in sample)."""
-    eta = pd.Series(np.log(_eta_at(implied, overhead)), index=implied.index)
-    level = eta.groupby([implied[k] for k in _LEVELS["stack"]]).transform("median")
-    fixed = implied["d_fixed"] + implied["layers"] * overhead
-    pred = fixed + implied["d_scaled"] / np.exp(level)
-    err = np.log(pred / (implied["median_tpot_ms"].astype(float) / 1e3))
-    return float(np.nanmedian(np.abs(err.to_numpy(dtype=float))))
+def _tpot_spread(implied: pd.DataFrame, overheads: np.ndarray) -> np.ndarray:
+    """Per overhead: median |log error| of TPOT, each stack at its median efficiency."""
+    fixed = implied["d_fixed"].to_numpy(dtype=float)[:, None]
+    extra = implied["layers"].to_numpy(dtype=float)[:, None] * overheads[None, :]
+    tpot = implied["median_tpot_ms"].to_numpy(dtype=float)[:, None] / 1e3
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rest = tpot - fixed - extra
+        scaled = implied["d_scaled"].to_numpy(dtype=float)[:, None]
+        log_eta = pd.DataFrame(np.where(rest > 0, np.log(scaled / rest), np.nan))
+    stacks = [implied[k].to_numpy() for k in _LEVELS["stack"]]
+    level = log_eta.groupby(stacks).transform("median").to_numpy()
+    err = np.abs(np.log((fixed + extra + scaled / np.exp(level)) / tpot))
+    return np.asarray(np.nanmedian(err, axis=0), dtype=float)
 
 
 def fit_layer_overhead(implied: pd.DataFrame) -> dict[tuple[str, str], float]:
@@ -416,7 +421,7 @@ def fit_layer_overhead(implied: pd.DataFrame) -> dict[tuple[str, str], float]:
     """
     out = {}
     for (vendor, kind), g in implied.groupby(["vendor", "kind"]):
-        errs = [_tpot_spread(g, float(o)) for o in LAYER_OVERHEADS_S]
+        errs = _tpot_spread(g, LAYER_OVERHEADS_S)
         out[(str(vendor), str(kind))] = float(LAYER_OVERHEADS_S[int(np.nanargmin(errs))])
     return out
 
@@ -437,18 +442,20 @@ def fit_calibration(implied: pd.DataFrame) -> DeploymentCalibration:
     )
     frames = []
     for level, keys in _LEVELS.items():
-        g = ok.groupby(keys, as_index=False).agg(
+        grouped = ok.groupby(keys)
+        g = grouped.agg(
             log_eta_d=("log_eta_d", "median"),
-            # TTFT mixes queueing into the unloaded prefill: its upper quartile is the
-            # efficiency of a prompt that did not wait.
-            eta_p=("eta_p", lambda x: x.quantile(PREFILL_QUANTILE)),
-            # A prefill pool's capacity: the lower bounds' upper decile (the pool was the
-            # bottleneck in those runs).
-            eta_c=("eta_c", lambda x: x.quantile(CAPACITY_QUANTILE)),
             max_seqs_per_gpu=("seqs_per_gpu", "max"),
             n=("eta_d", "size"),
+        ).assign(
+            # TTFT mixes queueing into the unloaded prefill: its upper quartile is the
+            # efficiency of a prompt that did not wait.
+            eta_p=grouped["eta_p"].quantile(PREFILL_QUANTILE),
+            # A prefill pool's capacity: the lower bounds' upper decile (the pool was the
+            # bottleneck in those runs).
+            eta_c=grouped["eta_c"].quantile(CAPACITY_QUANTILE),
         )
-        frames.append(g.assign(level=level))
+        frames.append(g.reset_index().assign(level=level))
     eta = pd.concat(frames, ignore_index=True)
     # A group whose prefill rows all failed borrows its vendor's prefill factor.
     for col in ("eta_p", "eta_c"):
