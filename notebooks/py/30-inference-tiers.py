@@ -309,8 +309,9 @@ charts.table(
 # **The measurements bound the model.** Where InferenceX has measured an accelerator at
 # the scenario's model, precision and request lengths in a deployment kind, no modelled
 # layout of that kind may serve more than the best measured point at an equal or tighter
-# p99 TPOT plus the deployment model's held-out error for that vendor (the median APE
-# above); the measured point itself is a candidate (basis "measured"), so a tier shows the
+# p99 TPOT (and, in a tier with a TTFT bound, with a median TTFT within it) plus the
+# deployment model's held-out error for that vendor (the median APE above); the measured
+# point itself is a candidate (basis "measured"), so a tier shows the
 # better of the bounded model and the measurement. An aggregated row above its stack's
 # measured envelope gives way to the measured point. Beyond the TPOT a sweep reached, the
 # measurements say nothing and the model stands, limited to the concurrency per GPU its

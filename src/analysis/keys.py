@@ -288,7 +288,7 @@ KEYS: tuple[KeySpec, ...] = (
         _k("claim_hw_discount_pct_max", "number", "%", "Largest AMD hardware discount (claims)", required=False, nullable=True),
         _k("claim_rent_p_amd_cheaper_min", "number", "probability", "Lowest P(AMD cheaper) over the tiers when renting (claims)", required=False, nullable=True),
         _k("claim_hidden_costs_exceed_gap_any", "bool", "", "Whether hidden costs exceed the price gap for any pair (claims)", required=False),
-        _k("plan_cheapest", "text", "", "Cheapest fleet plan: `all-AMD`, `all-NVIDIA` or `split` (empty text: a vendor has no feasible, priced candidate)"),
+        _k("plan_cheapest", "text", "", "Cheapest fleet plan: `all-AMD`, `all-NVIDIA` or `split` (empty text: a vendor has no feasible, priced candidate)", decision=True),
         _k("plan_p_cheapest", "number", "probability", "Its share of the joint draws", nullable=True),
         _k("plan_tier", "text", "", "The serving tier the plans price", required=False),
         _k("plan_flip", "text", "", "The split's extra cost at which the cheapest plan changes (a sentence)", required=False),

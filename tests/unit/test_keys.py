@@ -136,6 +136,8 @@ def test_the_flip_rule_reads_its_calls_from_the_schema() -> None:
     assert all(results.is_decision_key(k) for k in calls)
     assert not any(results.is_decision_key(k) for k in others)
     assert results.is_flip("tier0_cheapest", "MI325X", "B200")
+    assert results.is_flip("plan_cheapest", "all-NVIDIA", "split")  # a change of fleet plan
+    assert not results.is_flip("plan_p_cheapest", 0.6, 0.4)
     assert not results.is_flip("tier0_winner_public", "H200", "MI300X")  # not a call
 
 

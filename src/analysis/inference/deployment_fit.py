@@ -6,30 +6,41 @@ Analytical decisions taken here (the physics is in :mod:`analysis.deployments`):
   excluded: one step emits one token per sequence in the model), aggregated and
   disaggregated, each at its own layout (prefill and decode workers from the tp / ep /
   dp-attention columns) and concurrency.
-* **Factors**: per row, the decode efficiency that reproduces its median TPOT, and the
-  prefill efficiency that reproduces its median TTFT less transfer and one decode step
-  (closed form, like the aggregated model's calibration). A stack's factor is the median
-  of its rows (accelerator x framework x precision x kind x model), falling back to the
-  accelerator (any framework), then the vendor. One free factor per vendor x kind: the
-  log-efficiency step of an expert-parallel (DP attention) decode worker over a TP one,
-  fitted within stacks (the roofline misses the all-to-all's overlap with compute). The
-  prefill factor is the upper quartile of the rows' (TTFT mixes queueing into it), and a
-  prefill pool's capacity the upper decile of the rows' lower bounds (the pool served at
-  least the measured request rate). Batch and worker-size slopes were tried and dropped
-  (``SLOPE_COVARIATES``): they moved the held-out error by under one point and
-  extrapolated beyond the measured concurrencies.
+* **Excluded points**: disaggregated rows whose ``tput_per_gpu`` is not the pools' weighted sum
+  of input and output throughput (the GB200 one-node runs of 2025-12, see the data
+  README) are dropped: their GPU count, and so their throughput per GPU, is unknown.
+* **Decode batch**: a closed loop of C requests decodes only the share
+  OSL x TPOT / (OSL x TPOT + TTFT) of them (Little's law, :func:`decoding_fraction`):
+  in a prefill-bound run (TTFT of minutes) most requests wait for prefill. The fit uses
+  the measured share; the prediction solves for the batch the loop sustains.
+* **Factors**: per row, the decode efficiency that reproduces its median TPOT at that
+  decode batch, and the prefill efficiency that reproduces its median TTFT less
+  transfer and one decode step (closed form, like the aggregated model's calibration).
+  A stack's factor is the median of its rows (accelerator x framework x precision x
+  kind x model), falling back to the accelerator (any framework), then the vendor.
+  Per vendor x kind: a fixed time per layer per decode step (:func:`fit_layer_overhead`:
+  launches and synchronization, what a step costs at one sequence beyond its weight
+  reads), and two slopes fitted within stacks: of log efficiency on log sequences per
+  decode GPU and the step of an expert-parallel (DP attention) worker over a TP one
+  (the roofline misses the all-to-all's overlap with compute). The prefill factor is
+  the upper quartile of the rows' (TTFT mixes queueing into it), and a prefill pool's
+  capacity the upper decile of the rows' lower bounds (the pool served at least the
+  measured request rate). A worker-size slope was tried and dropped
+  (``SLOPE_COVARIATES``): it moved the held-out error by under one point.
 * **Prediction**: InferenceX's ``tput_per_gpu`` (input + output tokens/s per GPU of all
   the configuration's GPUs) by Little's law at the point's concurrency: requests/s =
-  concurrency / (OSL x TPOT + TTFT), capped by the prefill pool's capacity.
+  concurrency / (OSL x TPOT + TTFT), capped by the prefill pool's capacity, at the
+  decode batch consistent with that rate.
 * **Validation** holds out whole configurations (framework x accelerator x precision x
   kind x prefill layout x decode layout x pool sizes): every row of one is predicted from
-  factors refitted without any of its rows (the vendor step included).
+  factors refitted without any of its rows (per-layer time and slopes included).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol, TypedDict, cast
 
 import numpy as np
 import pandas as pd
@@ -43,6 +54,12 @@ from analysis.inference.deployments import (
     kv_transfer_s,
     prefill_terms,
 )
+from analysis.inference.disaggregation import (  # re-exported: the claims chapter's names
+    disaggregation_evidence as disaggregation_evidence,
+)
+from analysis.inference.disaggregation import disaggregation_gains as disaggregation_gains
+from analysis.inference.disaggregation import disaggregation_verdict as disaggregation_verdict
+from analysis.inference.disaggregation import evidence_key_results as evidence_key_results
 from analysis.inference.roofline import model_params
 from analysis.inference.shape import hardware_params
 from analysis.inputs import Inputs, resolve
@@ -51,10 +68,14 @@ from analysis.inputs import Inputs, resolve
 PREFILL_QUANTILE = 0.75
 #: Covariates of the per-vendor efficiency regression (fit_slopes): x1 log batch per GPU,
 #: x2 log decode-worker size, x3 expert-parallel worker.
-SLOPE_COVARIATES = ("x3",)
+SLOPE_COVARIATES = ("x1", "x3")
 #: Batch multiples searched when a measured point is predicted at its own TPOT.
 MATCH_SCALES = np.geomspace(1.0 / 256.0, 256.0, 161)
 CAPACITY_QUANTILE = 0.9
+#: Relative mismatch beyond which a disaggregated row's throughput is not its pools' sum.
+POOL_SPLIT_TOLERANCE = 0.02
+#: Fixed decode time per layer per step searched by fit_layer_overhead, seconds.
+LAYER_OVERHEADS_S = np.linspace(0.0, 150e-6, 31)
 
 
 # --- measured points: layouts, implied efficiencies, calibration ----------------------------
@@ -97,13 +118,54 @@ def measured_points(inferencex: pd.DataFrame) -> pd.DataFrame:
     df["kind"] = np.where(df["disagg"].astype(int) == 1, "disaggregated", "aggregated")
     for col in ("median_tpot_ms", "median_ttft_ms", "tput_per_gpu", "conc"):
         df = df[pd.to_numeric(df[col], errors="coerce") > 0]
-    return df.reset_index(drop=True)
+    return df[_pools_add_up(df)].reset_index(drop=True)
+
+
+def _pools_add_up(df: pd.DataFrame) -> pd.Series:
+    """False for disaggregated rows whose throughput is not their pools' weighted sum.
+
+    InferenceX's disaggregated ``tput_per_gpu`` is (input x prefill GPUs + output x decode
+    GPUs) / all GPUs; the GB200 one-node runs of 2025-12-01/05 (worker counts 0, the
+    node's GPUs counted in both pools) match neither that nor any other split (data
+    README), so their GPUs, and the throughput per GPU, are unknown.
+    """
+    n_pre = pd.to_numeric(df["num_prefill_gpu"], errors="coerce")
+    n_dec = pd.to_numeric(df["num_decode_gpu"], errors="coerce")
+    inp = pd.to_numeric(df["input_tput_per_gpu"], errors="coerce")
+    out = pd.to_numeric(df["output_tput_per_gpu"], errors="coerce")
+    split = (inp * n_pre + out * n_dec) / (n_pre + n_dec)
+    off = (split / df["tput_per_gpu"].astype(float) - 1.0).abs() > POOL_SPLIT_TOLERANCE
+    return ~((df["kind"] == "disaggregated") & off.fillna(False))
+
+
+class RowTerms(TypedDict):
+    """Model terms of one measured point (:func:`_row_terms`)."""
+
+    ft: float
+    worker_gpus: float
+    seqs_per_gpu: float
+    decoding: float
+    worker_ep: float
+    prefill_gpus: float
+    d_fixed: float
+    d_scaled: float
+    grid_fixed: np.ndarray
+    grid_scaled: np.ndarray
+    p_fixed: float
+    p_scaled: float
+    total_gpus: float
+    layers: float
 
 
 def _row_terms(
-    row: pd.Series, hw: Mapping[str, float], mp: Mapping[str, float]
-) -> dict[str, float]:
-    """Model terms of one measured point at its own layout and concurrency."""
+    row: pd.Series, hw: Mapping[str, float], mp: Mapping[str, float], decoding: float = 1.0
+) -> RowTerms:
+    """Model terms of one measured point at its own layout and concurrency.
+
+    ``decoding``: the fraction of the point's concurrency in the decode batch (the rest
+    waits for or is in prefill); the ``d_`` terms are at that batch, the ``grid_`` ones
+    at :data:`MATCH_SCALES` x the concurrency per worker.
+    """
     dec = _layout(
         row["decode_tp"], row["decode_ep"], row["decode_dp_attention"], row["num_decode_gpu"]
     )
@@ -123,7 +185,7 @@ def _row_terms(
         isl=float(row["isl"]),
         osl=float(row["osl"]),
         layout=dec,
-        batch=float(row["conc"]) / workers * np.concatenate([[1.0], MATCH_SCALES]),
+        batch=float(row["conc"]) / workers * np.concatenate([[decoding], MATCH_SCALES]),
         aggregated=not disagg,
     )
     pf = prefill_terms(
@@ -149,6 +211,7 @@ def _row_terms(
         "ft": pf["flops_time_per_token"],
         "worker_gpus": float(dec.gpus),
         "seqs_per_gpu": float(row["conc"]) / (n_dec if disagg else total),
+        "decoding": decoding,
         "worker_ep": float(dec.ep),
         "prefill_gpus": float(row["num_prefill_gpu"]) if disagg else np.nan,
         "d_fixed": float(step["fixed"][0]),
@@ -158,7 +221,21 @@ def _row_terms(
         "p_fixed": pf["fixed"] + kv,
         "p_scaled": pf["scaled"],
         "total_gpus": total,
+        "layers": mp["layers"],
     }
+
+
+def decoding_fraction(osl: float, tpot: float, ttft: float) -> float:
+    """The share of a closed loop's requests in the decode batch (Little's law).
+
+    A request spends ``ttft`` in the prefill queue and prefill and ``osl x tpot``
+    decoding; at a steady concurrency the decode batch holds that share of it. A
+    prefill-bound run (TTFT of minutes) decodes far fewer sequences than its concurrency.
+
+    >>> round(decoding_fraction(1024, 0.032, 155.0), 3)
+    0.175
+    """
+    return osl * tpot / (osl * tpot + ttft)
 
 
 def implied_efficiencies(
@@ -182,9 +259,9 @@ def implied_efficiencies(
         spec["accelerator"] = row["accelerator"]
         hw = hardware_params(spec, str(row["precision"]), inputs=inputs)
         mp = model_params(model_by.loc[row["model"]])
-        t = _row_terms(row, hw, mp)
         tpot = float(row["median_tpot_ms"]) / 1e3
         ttft = float(row["median_ttft_ms"]) / 1e3 - tpot
+        t = _row_terms(row, hw, mp, decoding_fraction(float(row["osl"]), tpot, ttft + tpot))
         rate = (
             float(row["tput_per_gpu"]) * t["total_gpus"] / (float(row["isl"]) + float(row["osl"]))
         )
@@ -213,6 +290,8 @@ class DeploymentCalibration:
     eta: pd.DataFrame
     #: (vendor, kind) -> slopes of log eta_d on log batch per GPU and log worker size
     slopes: Mapping[tuple[str, str], tuple[float, float, float]]
+    #: (vendor, kind) -> fixed decode time per layer per step (fit_layer_overhead), s
+    layer_overheads: Mapping[tuple[str, str], float] = field(default_factory=dict)
 
     def _pick(self, level: str, **keys: str) -> pd.DataFrame:
         e = self.eta[self.eta["level"] == level]
@@ -249,6 +328,9 @@ class DeploymentCalibration:
                 slope = self.slopes.get(
                     (vendor, kind), self.slopes.get((vendor, "aggregated"), (0.0, 0.0, 0.0))
                 )
+                extra = self.layer_overheads.get(
+                    (vendor, kind), self.layer_overheads.get((vendor, "aggregated"), 0.0)
+                )
                 return Factors(
                     float(r["log_eta_d"]),
                     slope,
@@ -256,6 +338,7 @@ class DeploymentCalibration:
                     float(r["eta_c"]),
                     label,
                     float(r["max_seqs_per_gpu"]),
+                    extra,
                 )
         raise ValueError(f"no calibrated deployment efficiency for vendor {vendor}")
 
@@ -268,8 +351,9 @@ _LEVELS = {
 
 
 def _batch_x(df: pd.DataFrame) -> pd.Series:
-    """log(sequences in flight per decode GPU) of measured points."""
-    return np.log(df["conc"].astype(float) / df["num_decode_gpu"].astype(float).clip(lower=1.0))
+    """log(sequences decoding per decode GPU) of measured points (:func:`decoding_fraction`)."""
+    seqs = df["conc"].astype(float) * df["decoding"].astype(float)
+    return np.log(seqs / df["num_decode_gpu"].astype(float).clip(lower=1.0))
 
 
 def fit_slopes(implied: pd.DataFrame) -> dict[tuple[str, str], tuple[float, float, float]]:
@@ -293,12 +377,60 @@ def fit_slopes(implied: pd.DataFrame) -> dict[tuple[str, str], tuple[float, floa
         x = np.column_stack([cen[c][idx] for c in SLOPE_COVARIATES])
         coef, *_ = np.linalg.lstsq(x, cen["y"][idx].to_numpy(), rcond=None)
         fitted = dict(zip(SLOPE_COVARIATES, coef, strict=True))
-        out[(str(vendor), str(kind))] = tuple(float(fitted.get(c, 0.0)) for c in ("x1", "x2", "x3"))
+        s1, s2, s3 = (float(fitted.get(c, 0.0)) for c in ("x1", "x2", "x3"))
+        out[(str(vendor), str(kind))] = (s1, s2, s3)
+    return out
+
+
+def _eta_at(implied: pd.DataFrame, overhead: np.ndarray | float) -> np.ndarray:
+    """Per-row decode efficiency with ``overhead`` s per layer added to the fixed part.
+
+    NaN where the measured TPOT is below the fixed part (the row is not fitted).
+    """
+    tpot = implied["median_tpot_ms"].to_numpy(dtype=float) / 1e3
+    fixed = implied["d_fixed"].to_numpy(dtype=float) + implied["layers"].to_numpy() * overhead
+    rest = tpot - fixed
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rest > 0, implied["d_scaled"].to_numpy(dtype=float) / rest, np.nan)
+
+
+def _tpot_spread(implied: pd.DataFrame, overheads: np.ndarray) -> np.ndarray:
+    """Per overhead: median |log error| of TPOT, each stack at its median efficiency."""
+    fixed = implied["d_fixed"].to_numpy(dtype=float)[:, None]
+    extra = implied["layers"].to_numpy(dtype=float)[:, None] * overheads[None, :]
+    tpot = implied["median_tpot_ms"].to_numpy(dtype=float)[:, None] / 1e3
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rest = tpot - fixed - extra
+        scaled = implied["d_scaled"].to_numpy(dtype=float)[:, None]
+        log_eta = pd.DataFrame(np.where(rest > 0, np.log(scaled / rest), np.nan))
+    stacks = [implied[k].to_numpy() for k in _LEVELS["stack"]]
+    level = log_eta.groupby(stacks).transform("median").to_numpy()
+    err = np.abs(np.log((fixed + extra + scaled / np.exp(level)) / tpot))
+    return np.asarray(np.nanmedian(err, axis=0), dtype=float)
+
+
+def fit_layer_overhead(implied: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """Per vendor x kind: the fixed decode time per layer that best fits the stacks' TPOT.
+
+    The roofline's fixed part (step overhead, collective latencies) misses the kernel
+    launches and synchronization of every layer: at one or two sequences per GPU the
+    measured TPOT sits far above the weight reads. One time per layer per vendor x kind
+    (searched over :data:`LAYER_OVERHEADS_S`), chosen so that each stack's median
+    efficiency reproduces its points' TPOT best: the efficiency then scales the
+    batch-dependent part alone.
+    """
+    out = {}
+    for (vendor, kind), g in implied.groupby(["vendor", "kind"]):
+        errs = _tpot_spread(g, LAYER_OVERHEADS_S)
+        out[(str(vendor), str(kind))] = float(LAYER_OVERHEADS_S[int(np.nanargmin(errs))])
     return out
 
 
 def fit_calibration(implied: pd.DataFrame) -> DeploymentCalibration:
     """Group medians of :func:`implied_efficiencies` (NaN rows ignored per factor)."""
+    overheads = fit_layer_overhead(implied)
+    per_row = [overheads[(v, k)] for v, k in implied[["vendor", "kind"]].itertuples(index=False)]
+    implied = implied.assign(eta_d=_eta_at(implied, np.asarray(per_row, dtype=float)))
     slopes = fit_slopes(implied)
     ok = implied.dropna(subset=["eta_d"]).copy()
     slope = np.array([slopes[(v, k)] for v, k in ok[["vendor", "kind"]].itertuples(index=False)])
@@ -310,18 +442,20 @@ def fit_calibration(implied: pd.DataFrame) -> DeploymentCalibration:
     )
     frames = []
     for level, keys in _LEVELS.items():
-        g = ok.groupby(keys, as_index=False).agg(
+        grouped = ok.groupby(keys)
+        g = grouped.agg(
             log_eta_d=("log_eta_d", "median"),
-            # TTFT mixes queueing into the unloaded prefill: its upper quartile is the
-            # efficiency of a prompt that did not wait.
-            eta_p=("eta_p", lambda x: x.quantile(PREFILL_QUANTILE)),
-            # A prefill pool's capacity: the lower bounds' upper decile (the pool was the
-            # bottleneck in those runs).
-            eta_c=("eta_c", lambda x: x.quantile(CAPACITY_QUANTILE)),
             max_seqs_per_gpu=("seqs_per_gpu", "max"),
             n=("eta_d", "size"),
+        ).assign(
+            # TTFT mixes queueing into the unloaded prefill: its upper quartile is the
+            # efficiency of a prompt that did not wait.
+            eta_p=grouped["eta_p"].quantile(PREFILL_QUANTILE),
+            # A prefill pool's capacity: the lower bounds' upper decile (the pool was the
+            # bottleneck in those runs).
+            eta_c=grouped["eta_c"].quantile(CAPACITY_QUANTILE),
         )
-        frames.append(g.assign(level=level))
+        frames.append(g.reset_index().assign(level=level))
     eta = pd.concat(frames, ignore_index=True)
     # A group whose prefill rows all failed borrows its vendor's prefill factor.
     for col in ("eta_p", "eta_c"):
@@ -332,11 +466,72 @@ def fit_calibration(implied: pd.DataFrame) -> DeploymentCalibration:
             for v, k in eta.loc[miss, ["vendor", "kind"]].itertuples(index=False)
         ]
     order = ["level", *_LEVELS["stack"]]
-    return DeploymentCalibration(eta=eta.sort_values(order).reset_index(drop=True), slopes=slopes)
+    return DeploymentCalibration(
+        eta=eta.sort_values(order).reset_index(drop=True), slopes=slopes, layer_overheads=overheads
+    )
 
 
-def _point_factors(r: object, cal: DeploymentCalibration) -> Factors:
+class PointRow(Protocol):
+    """One row of :func:`implied_efficiencies` as ``itertuples`` yields it."""
+
+    vendor: str
+    accelerator: str
+    precision: str
+    kind: str
+    model: str
+    framework: str
+    conc: float
+    isl: float
+    osl: float
+    num_decode_gpu: float
+    median_tpot_ms: float
+    worker_gpus: float
+    worker_ep: float
+    prefill_gpus: float
+    ft: float
+    total_gpus: float
+    layers: float
+    d_fixed: float
+    d_scaled: float
+    grid_fixed: np.ndarray
+    grid_scaled: np.ndarray
+    p_fixed: float
+    p_scaled: float
+
+
+def _point_factors(r: PointRow, cal: DeploymentCalibration) -> Factors:
     return cal.lookup(r.vendor, r.accelerator, r.precision, r.kind, r.model, framework=r.framework)
+
+
+#: The grid's batch multiples at or below the concurrency (a decode batch never exceeds it).
+_BELOW = MATCH_SCALES <= 1.0 + 1e-9
+
+
+def _consistent_decode(r: PointRow, f: Factors, cap: float) -> tuple[float, float]:
+    """(TPOT s, requests/s) at the decode batch that the concurrency and the prefill sustain.
+
+    At decode batch B (a share s of the concurrency C) the step takes TPOT(B); the
+    closed loop serves rate = min(C / (OSL x TPOT + TTFT), prefill capacity) and by
+    Little's law decodes rate x OSL x TPOT sequences: the batch is the fixed point
+    s = rate x OSL x TPOT / C (the first grid crossing; s = 1 when none).
+    """
+    worker = Layout(gpus=int(r.worker_gpus), ep=bool(r.worker_ep))
+    conc, osl = float(r.conc), float(r.osl)
+    share = MATCH_SCALES[_BELOW]
+    bpg = conc / max(float(r.num_decode_gpu), 1.0) * share
+    tpot = (
+        r.grid_fixed[_BELOW]
+        + r.layers * f.layer_overhead_s
+        + r.grid_scaled[_BELOW] / f.eta_d(bpg, worker)
+    )
+    ttft = r.p_fixed + r.p_scaled / f.eta_p + tpot
+    rate = np.minimum(conc / (osl * tpot + ttft), cap)
+    gap = np.log(share) - np.log(rate * osl * tpot / conc)
+    j = int(np.argmax(gap >= 0.0)) if (gap >= 0.0).any() else len(gap) - 1
+    if j == 0:
+        return float(tpot[0]), float(rate[0])
+    w = gap[j] / (gap[j] - gap[j - 1]) if gap[j] > gap[j - 1] else 0.0
+    return float(w * tpot[j - 1] + (1 - w) * tpot[j]), float(w * rate[j - 1] + (1 - w) * rate[j])
 
 
 def predict_points(
@@ -344,29 +539,38 @@ def predict_points(
 ) -> np.ndarray:
     """Predicted tokens/s per GPU (input + output, InferenceX's ``tput_per_gpu``) per row.
 
-    ``matched=True`` (a harder test: errors in TPOT become errors in batch): at the point's measured
-    TPOT, the model's throughput of the same layout (the batch whose modelled step takes
-    that TPOT). ``matched=False`` (the headline): at the point's concurrency. Both by Little's law,
+    ``matched=False`` (the headline): at the point's concurrency, the decode batch that
+    the closed loop sustains (:func:`_consistent_decode`: requests waiting for a busy
+    prefill pool do not decode). ``matched=True`` (a harder test: errors in TPOT become
+    errors in batch): at the point's measured TPOT, the model's throughput of the same
+    layout (the batch whose modelled step takes that TPOT). Both by Little's law,
     requests/s = concurrency / (OSL x TPOT + TTFT), capped by the prefill pool.
     """
     out = np.full(len(implied), np.nan)
-    for i, r in enumerate(implied.itertuples(index=False)):
+    rows = cast("Iterable[PointRow]", implied.itertuples(index=False))
+    for i, r in enumerate(rows):
         f = _point_factors(r, cal)
-        worker = Layout(gpus=int(r.worker_gpus), ep=bool(r.worker_ep))
-        bpg = float(r.conc) / max(r.num_decode_gpu, 1)
+        cap = (
+            r.prefill_gpus * f.eta_c / (float(r.isl) * r.ft)
+            if r.kind == "disaggregated"  # the prefill pool's capacity caps the request rate
+            else np.inf
+        )
         if matched:
-            tpots = r.grid_fixed + r.grid_scaled / f.eta_d(bpg * MATCH_SCALES, worker)
+            worker = Layout(gpus=int(r.worker_gpus), ep=bool(r.worker_ep))
+            bpg = float(r.conc) / max(r.num_decode_gpu, 1)
+            tpots = (
+                r.grid_fixed
+                + r.layers * f.layer_overhead_s
+                + r.grid_scaled / f.eta_d(bpg * MATCH_SCALES, worker)
+            )
             tpot = float(r.median_tpot_ms) / 1e3
             if not tpots[0] <= tpot <= tpots[-1]:
                 continue  # the layout cannot reach the measured TPOT in the model
             conc = float(r.conc) * float(np.exp(np.interp(tpot, tpots, np.log(MATCH_SCALES))))
+            ttft = r.p_fixed + r.p_scaled / f.eta_p + tpot
+            rate = min(conc / (float(r.osl) * tpot + ttft), cap)
         else:
-            tpot = r.d_fixed + r.d_scaled / float(f.eta_d(bpg, worker))
-            conc = float(r.conc)
-        ttft = r.p_fixed + r.p_scaled / f.eta_p + tpot
-        rate = conc / (float(r.osl) * tpot + ttft)
-        if r.kind == "disaggregated":  # the prefill pool's capacity caps the request rate
-            rate = min(rate, r.prefill_gpus * f.eta_c / (float(r.isl) * r.ft))
+            _, rate = _consistent_decode(r, f, cap)
         out[i] = rate * (float(r.isl) + float(r.osl)) / r.total_gpus
     return out
 
@@ -411,102 +615,6 @@ def validation_summary(held: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# --- the article's disaggregation claims, from the measured points ------------------------
-
-#: TPOT bounds (ms) at which measured aggregated and disaggregated serving are compared.
-MATCHED_TPOT_MS = (20.0, 30.0, 50.0)
-
-
-def _output_per_gpu(points: pd.DataFrame) -> pd.Series:
-    """Output tokens/s per GPU of all a point's GPUs (prefill pool included)."""
-    disagg = points["kind"] == "disaggregated"
-    n_dec = points["num_decode_gpu"].astype(float)
-    total = np.where(disagg, n_dec + points["num_prefill_gpu"].astype(float), 1.0)
-    scale = np.where(disagg, n_dec / total, 1.0)
-    return points["output_tput_per_gpu"].astype(float) * scale
-
-
-def disaggregation_gains(points: pd.DataFrame) -> pd.DataFrame:
-    """Measured gain of disaggregated over aggregated serving at matched interactivity.
-
-    Per accelerator x precision x request shape with both kinds measured, and per TPOT
-    bound in :data:`MATCHED_TPOT_MS`: the best output tokens/s per GPU (all GPUs,
-    prefill pool included) among points whose median TPOT meets the bound, each kind
-    apart; ``gain_pct`` = disaggregated / aggregated - 1. Rows where either kind has no
-    point under the bound are left out.
-    """
-    df = points.assign(out_gpu=_output_per_gpu(points))
-    keys = ["vendor", "accelerator", "precision", "isl", "osl"]
-    rows = []
-    for key, g in df.groupby(keys, sort=True):
-        for bound in MATCHED_TPOT_MS:
-            ok = g[g["median_tpot_ms"].astype(float) <= bound]
-            best = ok.groupby("kind")["out_gpu"].max()
-            if {"aggregated", "disaggregated"} <= set(best.index):
-                rows.append(
-                    {
-                        **dict(zip(keys, key, strict=True)),
-                        "tpot_ms_max": bound,
-                        "aggregated_tok_s_gpu": float(best["aggregated"]),
-                        "disaggregated_tok_s_gpu": float(best["disaggregated"]),
-                        "gain_pct": (best["disaggregated"] / best["aggregated"] - 1.0) * 100.0,
-                    }
-                )
-    return pd.DataFrame(rows)
-
-
-def disaggregation_evidence(points: pd.DataFrame) -> pd.DataFrame:
-    """Per vendor: measured disaggregated points, their stacks and the median gain.
-
-    ``points``: :func:`measured_points`. Columns: vendor, disaggregated_points,
-    accelerators, frameworks, matched_comparisons, median_gain_pct (NaN when the vendor
-    has no accelerator measured both ways).
-    """
-    gains = disaggregation_gains(points)
-    rows = []
-    for vendor in ("AMD", "NVIDIA"):
-        d = points[(points["vendor"] == vendor) & (points["kind"] == "disaggregated")]
-        g = gains[gains["vendor"] == vendor] if len(gains) else gains
-        rows.append(
-            {
-                "vendor": vendor,
-                "disaggregated_points": int(len(d)),
-                "accelerators": ", ".join(sorted(d["accelerator"].unique())) or "none",
-                "frameworks": ", ".join(sorted(d["framework"].unique())) or "none",
-                "matched_comparisons": int(len(g)),
-                "median_gain_pct": float(g["gain_pct"].median()) if len(g) else np.nan,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def disaggregation_verdict(evidence: pd.DataFrame) -> str:
-    """The data-backed verdict on the article's claims C44 and C46 (Markdown)."""
-    ev = evidence.set_index("vendor")
-    amd = ev.loc["AMD"]
-    if int(amd["disaggregated_points"]) == 0:
-        return (
-            "**C44/C46 (AMD lacks prefill-decode disaggregation): not contradicted by the "
-            "measurements**: the bundled InferenceX data has no AMD disaggregated point."
-        )
-    gains = "; ".join(
-        f"{v}: median {r['median_gain_pct']:+.0f}% over {int(r['matched_comparisons'])} "
-        "matched comparisons"
-        if int(r["matched_comparisons"])
-        else f"{v}: no part measured both ways"
-        for v, r in ev.iterrows()
-    )
-    return (
-        "**C44/C46 (AMD lacks prefill-decode disaggregation): contradicted by measurement.** "
-        f"InferenceX holds {int(amd['disaggregated_points'])} AMD disaggregated points "
-        f"({amd['accelerators']}, {amd['frameworks']}; speculative-decoding runs excluded) "
-        f"next to {int(ev.loc['NVIDIA', 'disaggregated_points'])} NVIDIA ones. Gain of "
-        "disaggregated over aggregated serving at matched interactivity (best output "
-        "tokens/s per GPU, prefill GPUs included, at TPOT <= "
-        f"{', '.join(f'{b:.0f}' for b in MATCHED_TPOT_MS)} ms): {gains}."
-    )
-
-
 def validation_breakdown(held: pd.DataFrame) -> pd.DataFrame:
     """Held-out error per vendor x accelerator x framework x precision (rows, configs)."""
     keys = ["vendor", "accelerator", "framework", "precision"]
@@ -542,20 +650,6 @@ def validation_verdict(summary: pd.DataFrame) -> str:
         f"{s.loc['overall', 'median_ape_pct']:.1f}%, 90th percentile "
         f"{s.loc['overall', 'p90_ape_pct']:.0f}%)."
     )
-
-
-def evidence_key_results(evidence: pd.DataFrame) -> dict[str, float | int]:
-    """The claims chapter's key results of :func:`disaggregation_evidence`.
-
-    ``disagg_{amd,nvidia}_points`` and ``disagg_gain_pct_{AMD,NVIDIA}``.
-    """
-    e = evidence.set_index("vendor")
-    out: dict[str, float | int] = {
-        f"disagg_{v.lower()}_points": int(e.at[v, "disaggregated_points"])
-        for v in ("AMD", "NVIDIA")
-    }
-    out |= {f"disagg_gain_pct_{v}": float(e.at[v, "median_gain_pct"]) for v in ("AMD", "NVIDIA")}
-    return out
 
 
 def validation_key_results(summary: pd.DataFrame) -> dict[str, float | int]:

@@ -16,7 +16,8 @@ aggregated, tensor-parallel-within-a-server option stays :mod:`analysis.inferenc
   without DP attention), GQA KV split by head. Expert parallel (EP g + DP attention): the
   routed experts split g ways, the dense and attention weights replicated on each GPU,
   the KV cache split by sequence, and two all-to-alls per layer (dispatch and combine of
-  each token to its k experts, (g-1)/g of them remote) over the scale-up link while the
+  each token to its k experts, (g-1)/g of them remote; one latency each, not growing
+  with g) over the scale-up link while the
   worker fits in one scale-up domain (8 GPUs on a server, 72 on an NVL72 rack) and over
   the scale-out NIC beyond it. A disaggregated decode worker runs decode tokens only; an
   aggregated one also carries the prompts joining in steady state (b x ISL/OSL tokens).
@@ -32,7 +33,9 @@ aggregated, tensor-parallel-within-a-server option stays :mod:`analysis.inferenc
   prefill GPU's scale-out NIC. TTFT = prefill + transfer + one decode step.
 * **Calibration** (:mod:`analysis.deployment_fit`): decode and prefill efficiencies per
   accelerator x precision x option kind, the medians of closed-form per-point values on
-  measured InferenceX points (speculative decoding excluded), with vendor fallbacks; the
+  measured InferenceX points (speculative decoding excluded), with vendor fallbacks, and
+  a fixed time per layer per decode step per vendor x kind (kernel launches and
+  synchronization the roofline's fixed part misses); the
   model is not used beyond the most sequences per decode GPU its calibration saw.
   Validation holds out whole configurations.
 * **Labels**: an option is "measured-calibrated" when the accelerator has measured
@@ -65,9 +68,9 @@ from analysis.inputs import Inputs
 #: Concurrency levels swept per decode worker (geometric 1 ... 8192).
 BATCH = np.geomspace(1.0, 8192.0, 96)
 #: Latency of one all-to-all (dispatch or combine) inside a scale-up domain and across the
-#: network, seconds. Assumption: DeepEP / MoRI report tens of microseconds per low-latency
-#: dispatch inside a node and roughly twice that across nodes (register:
-#: A-deploy-a2a-latency).
+#: network, seconds, whatever the EP size (the low-latency kernels write to every peer at
+#: once). Assumption: DeepEP / MoRI report tens of microseconds per low-latency dispatch
+#: inside a node and roughly twice that across nodes (register: A-deploy-a2a-latency).
 a2a_latency_scaleup_s = 10.0e-6  # register: A-deploy-a2a-latency
 A2A_LATENCY_S = {"scaleup": a2a_latency_scaleup_s, "scaleout": 2.0 * a2a_latency_scaleup_s}
 #: Bytes per element moved by the all-to-all: fp8 dispatch and bf16 combine, averaged.
@@ -122,7 +125,9 @@ def _kv_per_token(mp: Mapping[str, float], precision: str, lay: Layout) -> float
     return kv / split
 
 
-def _comm(hw: Mapping[str, float], mp: Mapping[str, float], lay: Layout, tokens: np.ndarray):
+def _comm(
+    hw: Mapping[str, float], mp: Mapping[str, float], lay: Layout, tokens: np.ndarray
+) -> tuple[np.ndarray, float]:
     """(scaled seconds, fixed seconds) of one step's communication for ``tokens``."""
     g = float(lay.gpus)
     if g <= 1:
@@ -133,9 +138,10 @@ def _comm(hw: Mapping[str, float], mp: Mapping[str, float], lay: Layout, tokens:
         k = mp["route_frac"] * mp["experts"]
         # Per GPU: its T/g tokens each sent to k experts, (g-1)/g remote, there and back.
         per_gpu = 2.0 * (tokens / g) * k * mp["hidden"] * A2A_BYTES * (g - 1.0) / g
-        # Latency grows with the number of peers (DeepEP's low-latency kernels: about
-        # 77 us per dispatch at EP8 to 190 us at EP128 across nodes): log2(g) x a step.
-        return layers * per_gpu / link, 2.0 * layers * A2A_LATENCY_S[fabric] * np.log2(g)
+        # One latency per dispatch and per combine: the low-latency kernels (DeepEP, MoRI)
+        # write to every peer at once, so it does not grow with the number of peers
+        # (InferenceX's low-concurrency GB200 TPOT is flat from TP4 / EP4 to EP16).
+        return layers * per_gpu / link, 2.0 * layers * A2A_LATENCY_S[fabric]
     msg = tokens * mp["hidden"] * ACT_BYTES
     return (
         2.0 * layers * 2.0 * (g - 1.0) / g * msg / link,
@@ -285,12 +291,18 @@ class Factors:
     #: the most sequences per decode GPU measured at this level: the model is not used
     #: beyond the concurrency its calibration saw
     max_seqs_per_gpu: float = float("inf")
+    #: fitted fixed time per layer per decode step (kernel launches, synchronization)
+    #: beyond the roofline's fixed part
+    layer_overhead_s: float = 0.0
 
     def eta_d(self, seqs_per_gpu: np.ndarray | float, worker: Layout) -> np.ndarray:
         """Decode efficiency at ``seqs_per_gpu`` sequences per GPU on a ``worker``."""
         x = np.log(np.maximum(np.asarray(seqs_per_gpu, dtype=float), 1e-3))
         b, g, e = self.slope
-        return np.exp(self.log_eta_d + b * x + g * np.log(worker.gpus) + e * float(worker.ep))
+        out: np.ndarray = np.exp(
+            self.log_eta_d + b * x + g * np.log(worker.gpus) + e * float(worker.ep)
+        )
+        return out
 
 
 class FactorSource(Protocol):
@@ -306,8 +318,11 @@ class FactorSource(Protocol):
 class OptionBound(Protocol):
     """The measured envelope of one option kind (``envelope.Envelope``)."""
 
-    def cap_at(self, tpot_ms: np.ndarray | float) -> np.ndarray:
-        """The most tokens/s per GPU a modelled point may claim at a p99 TPOT (ms)."""
+    def cap_at(self, tpot_ms: np.ndarray | float, ttft_max: float | None = None) -> np.ndarray:
+        """The most tokens/s per GPU a modelled point may claim at a p99 TPOT (ms).
+
+        ``ttft_max``: the tier's TTFT bound (ms; None = unbounded).
+        """
         ...
 
     def best(self, tpot_max: float | None, ttft_max: float | None) -> dict[str, object] | None:
@@ -363,18 +378,29 @@ def _option_rows(
 
     ``pre`` None = aggregated expert-parallel (no prefill pool).
     """
-    kw = {"precision": req.precision, "isl": req.isl, "osl": req.osl, "layout": dec}
     agg = pre is None
     b = BATCH
-    mean = decode_step(hw, mp, batch=b, aggregated=agg, **kw)
-    tail = decode_step(hw, mp, batch=b + P99_Z * np.sqrt(b), aggregated=agg, **kw)
+    mean, tail = (
+        decode_step(
+            hw,
+            mp,
+            precision=req.precision,
+            isl=req.isl,
+            osl=req.osl,
+            layout=dec,
+            batch=batch,
+            aggregated=agg,
+        )
+        for batch in (b, b + P99_Z * np.sqrt(b))
+    )
     eta = f.eta_d(b / dec.gpus, dec)
-    tpot = mean["fixed"] + mean["scaled"] / eta
-    tpot_p99 = tail["fixed"] + tail["scaled"] / eta
+    extra = mp["layers"] * f.layer_overhead_s
+    tpot = mean["fixed"] + extra + mean["scaled"] / eta
+    tpot_p99 = tail["fixed"] + extra + tail["scaled"] / eta
     pf = prefill_terms(hw, mp, precision=req.precision, isl=req.isl, layout=pre or dec)
     kv = 0.0
     ratio = 0.0 * b
-    if not agg:
+    if pre is not None:
         kv = kv_transfer_s(
             hw,
             mp,
@@ -430,10 +456,10 @@ def _measured_best(
     best: list[dict[str, object] | None] = [None] * len(bounds)
     for kind, env in envelopes.items():
         for ti, (tpot_max, ttft_max) in enumerate(bounds):
-            hit = env.best(tpot_max, ttft_max)
+            hit, held = env.best(tpot_max, ttft_max), best[ti]
             if hit is not None and (
-                best[ti] is None
-                or float(hit["tokens_per_s_per_gpu"]) > float(best[ti]["tokens_per_s_per_gpu"])  # type: ignore[index,arg-type]
+                held is None
+                or _num(hit["tokens_per_s_per_gpu"]) > _num(held["tokens_per_s_per_gpu"])
             ):
                 best[ti] = {**hit, "kind": kind}
     return best
@@ -467,10 +493,10 @@ def best_options(
         f = factors["aggregated" if pre is None else "disaggregated"]
         rows = _option_rows(hw, mp, req, dec, f, pre)
         within = np.isfinite(rows["tok_s_gpu"])
-        if kind in envelopes:  # not above the measured envelope at the same interactivity
-            within &= rows["tok_s_gpu"] <= envelopes[kind].cap_at(rows["tpot_p99_ms"])
         for ti, (tpot_max, ttft_max) in enumerate(bounds):
             ok = within.copy()
+            if kind in envelopes:  # not above the measured envelope at the tier's bounds
+                ok &= rows["tok_s_gpu"] <= envelopes[kind].cap_at(rows["tpot_p99_ms"], ttft_max)
             if tpot_max is not None:
                 ok &= rows["tpot_p99_ms"] <= tpot_max
             if ttft_max is not None:
@@ -479,7 +505,8 @@ def best_options(
                 continue
             i = int(np.argmax(np.where(ok, rows["tok_s_gpu"], -np.inf)))
             val = float(rows["tok_s_gpu"][i])
-            if best[ti] is None or val > float(best[ti]["tokens_per_s_per_gpu"]):  # type: ignore[arg-type]
+            held = best[ti]
+            if held is None or val > _num(held["tokens_per_s_per_gpu"]):
                 best[ti] = {
                     "tokens_per_s_per_gpu": val,
                     "tpot_ms": float(rows["tpot_ms"][i]),
@@ -512,8 +539,8 @@ def _bounded_aggregated(
     """The measured aggregated point replacing ``rec`` when ``rec`` exceeds its envelope."""
     if env is None or not bool(rec["feasible"]):
         return None
-    cap = float(env.cap_at(float(rec["tpot_ms"]))[0])  # type: ignore[arg-type]
-    if float(rec["tokens_per_s_per_gpu"]) <= cap:  # type: ignore[arg-type]
+    cap = float(env.cap_at(_num(rec["tpot_ms"]), _bound(rec["ttft_ms_max"]))[0])
+    if _num(rec["tokens_per_s_per_gpu"]) <= cap:
         return None
     hit = env.best(_bound(rec["tpot_ms_max"]), _bound(rec["ttft_ms_max"]))
     return None if hit is None else {**hit, "kind": "aggregated"}
@@ -530,14 +557,14 @@ def _merge(
     """
     agg_ok = bool(rec["feasible"])
     rec["deployment_kind"] = "aggregated" if agg_ok else ""
-    rec["deployment"] = f"aggregated TP{int(rec['tp'])}" if agg_ok else ""
+    rec["deployment"] = f"aggregated TP{int(_num(rec['tp']))}" if agg_ok else ""
     rec["deployment_basis"] = "MLPerf-calibrated" if agg_ok else ""
     measured = _bounded_aggregated(rec, agg_env)
     if measured is not None:
         rec = _take(rec, measured)
     if opt is None:
         return rec
-    if agg_ok and float(opt["tokens_per_s_per_gpu"]) <= float(rec["tokens_per_s_per_gpu"]):  # type: ignore[arg-type]
+    if agg_ok and _num(opt["tokens_per_s_per_gpu"]) <= _num(rec["tokens_per_s_per_gpu"]):
         return rec
     return _take(rec, opt)
 
@@ -613,7 +640,17 @@ def apply_to_tiers(
 
 def _bound(v: object) -> float | None:
     """A tier bound from a frame cell: None/NaN = unbounded."""
-    return None if v is None or (isinstance(v, float) and np.isnan(v)) else float(v)  # type: ignore[arg-type]
+    if v is None:
+        return None
+    x = _num(v)
+    return None if np.isnan(x) else x
+
+
+def _num(v: object) -> float:
+    """A number from a record or frame cell (int, float, numpy scalar or numeric string)."""
+    if isinstance(v, (int, float, str, np.integer, np.floating)):
+        return float(v)
+    raise TypeError(f"not a number: {v!r}")
 
 
 def rack_scale_table(

@@ -9,7 +9,9 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` states the r
   model's row is replaced by the measured point when it exceeds the bound) and the
   expert-parallel one (expert-parallel decode).
 * **The bound.** The envelope E(t) is the best measured output tokens/s per GPU (all
-  GPUs, prefill pool included) among the stack's points with a p99 TPOT of at most t. A
+  GPUs, prefill pool included) among the stack's points with a p99 TPOT of at most t
+  and, in a tier with a TTFT bound, a median TTFT within it (where no point meets the
+  TTFT bound, the TPOT envelope alone). A
   modelled operating point at p99 TPOT t may exceed E(t) by at most the vendor's
   validated error (the held-out median APE of the disaggregated validation); where no
   point is as tight as t, E(t) is the throughput of the tightest point (a looser
@@ -32,8 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.inference.deployment_fit import _layout, _output_per_gpu, measured_points
+from analysis.inference.deployment_fit import _layout, measured_points
 from analysis.inference.deployments import MEASURED_POINT, Layout, Request
+from analysis.inference.disaggregation import _output_per_gpu
 
 #: The option kinds this module bounds and the measured kind of each.
 OPTION_KINDS = {
@@ -81,20 +84,26 @@ class Envelope:
             "tp": float(r["decode_gpus"]),
         }
 
-    def cap_at(self, tpot_ms: np.ndarray | float) -> np.ndarray:
+    def cap_at(self, tpot_ms: np.ndarray | float, ttft_max: float | None = None) -> np.ndarray:
         """The most tokens/s per GPU a modelled layout may claim at a p99 TPOT of ``tpot_ms``.
 
         (1 + margin) x the best measured point at an equal or tighter p99 TPOT (the
-        tightest point where none is that tight); infinite beyond the sweep's reach (a TPOT
-        above every point's median TPOT): the measurements say nothing there, and the
-        calibration's limit on sequences per GPU applies instead.
+        tightest point where none is that tight) and, under a tier's TTFT bound
+        ``ttft_max`` (ms), among the points whose median TTFT meets it (all points when
+        none does: the TPOT envelope is then the only bound); infinite beyond the
+        sweep's reach (a TPOT above every point's median TPOT): the measurements say
+        nothing there, and the calibration's limit on sequences per GPU applies instead.
         """
         t = np.atleast_1d(np.asarray(tpot_ms, dtype=float))
-        pts = self.points.sort_values("p99_tpot_ms", kind="mergesort")
+        pts = self.points
+        if ttft_max is not None:
+            meet = pts[pts["median_ttft_ms"].to_numpy(dtype=float) <= ttft_max]
+            pts = meet if len(meet) else pts
+        pts = pts.sort_values("p99_tpot_ms", kind="mergesort")
         p99 = pts["p99_tpot_ms"].to_numpy()
         best = np.maximum.accumulate(pts["out_gpu"].to_numpy())
         idx = np.clip(np.searchsorted(p99, t, side="right") - 1, 0, None)
-        reach = float(pts["median_tpot_ms"].max())
+        reach = float(self.points["median_tpot_ms"].max())
         return np.where(t <= reach, best[idx] * (1.0 + self.margin), np.inf)
 
 
