@@ -323,6 +323,19 @@ charts.table(
 Markdown(deployments.deployment_note(tiers))
 
 # %%
+#| detail: "Every deployment option per accelerator and tier: the best layout of each family, so the options that lost show too (blank = not offered, or none of its layouts meets the tier)"
+charts.table(
+    deployments.options_offered(tiers),
+    "inference-deployment-options",
+    columns=[
+        "tier", "accelerator", "option_aggregated_tok_s_gpu", "option_ep_tok_s_gpu",
+        "option_disagg_tp_tok_s_gpu", "option_disagg_ep_tok_s_gpu", "deployment",
+    ],
+    labels={"deployment": "Chosen deployment"},
+    wide_text=("deployment",),
+)
+
+# %%
 #| detail: "Rack-scale candidates per rack and per GPU: price, power and $/GPU-hour"
 racks = deployments.rack_scale_table(data.load_specs(), data.load_table("purchase_prices"),
                                      data.load_table("facility"), tco.price_rule(sc),

@@ -204,6 +204,28 @@ def test_deepseek_scenario_has_disaggregated_ep_and_rack_scale_for_both_vendors(
     assert any(lay.ep and lay.gpus >= 16 for lay in deployments.decode_layouts(hw, mp))
     rack = t[t["accelerator"].isin(["GB200", "GB300"]) & t["feasible"]]
     assert rack["tp"].max() > 8  # a worker larger than one 8-GPU server: the NVL72 domain
+    # The options that lost are shown too: both vendors have expert-parallel options
+    # (aggregated EP or disaggregated with an EP decode pool) and disaggregated ones.
+    opts = deployments.options_offered(t)
+    for vendor in ("AMD", "NVIDIA"):
+        v = opts[opts["vendor"] == vendor]
+        assert v["option_ep_tok_s_gpu"].notna().any(), vendor
+        assert v["option_disagg_ep_tok_s_gpu"].notna().any(), vendor
+        assert v["option_disagg_tp_tok_s_gpu"].notna().any(), vendor
+
+
+def test_chosen_deployment_is_the_best_family_or_a_measured_point():
+    """The tiers row's throughput is the best of its families (or a measured point above them)."""
+    sc = params.load_scenario(paths.PARAMS / "scenarios" / "moe-deepseek-r1-rack-scale.yaml")
+    t = inference.evaluate_tiers(sc, with_cost=False)
+    t = t[t["feasible"]]
+    fams = t[[c for c, _ in deployments.FAMILY_COLUMNS.values()]].max(axis=1)
+    measured = t["deployment_basis"] == "measured"
+    assert (t.loc[~measured, "tokens_per_s_per_gpu"] - fams[~measured]).abs().max() < 1e-6
+    assert (t.loc[measured, "tokens_per_s_per_gpu"] >= fams[measured] - 1e-6).all()
+    for fam, (col, name) in deployments.FAMILY_COLUMNS.items():
+        won = (t["tokens_per_s_per_gpu"] - t[col]).abs() < 1e-9
+        assert (t.loc[won & ~measured, "deployment"] == t.loc[won & ~measured, name]).all(), fam
 
 
 def test_unmeasured_stack_is_labelled_modelled():

@@ -52,6 +52,7 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
+from analysis.inference.racks import rack_scale_table as rack_scale_table  # re-exported
 from analysis.inference.roofline import (
     ACT_BYTES,
     ALLREDUCE_LATENCY_S,
@@ -465,6 +466,59 @@ def _measured_best(
     return best
 
 
+#: The option families a reader compares (:func:`best_options`' ``by_family``).
+FAMILIES: tuple[str, ...] = (
+    "expert-parallel",
+    "disaggregated, TP decode",
+    "disaggregated, EP decode",
+)
+
+
+def option_family(kind: str, dec: Layout) -> str:
+    """The family of an offered option: expert-parallel or disaggregated (TP / EP decode)."""
+    if kind == "expert-parallel":
+        return FAMILIES[0]
+    return FAMILIES[2] if dec.ep else FAMILIES[1]
+
+
+def _tier_mask(
+    rows: dict[str, np.ndarray],
+    tpot_max: float | None,
+    ttft_max: float | None,
+    env: OptionBound | None,
+) -> np.ndarray:
+    """Batches of one layout that meet a tier's bounds (and stay under the measured envelope)."""
+    ok = np.isfinite(rows["tok_s_gpu"])
+    if env is not None:  # not above the measured envelope at the tier's bounds
+        ok &= rows["tok_s_gpu"] <= env.cap_at(rows["tpot_p99_ms"], ttft_max)
+    if tpot_max is not None:
+        ok &= rows["tpot_p99_ms"] <= tpot_max
+    if ttft_max is not None:
+        ok &= rows["ttft_ms"] <= ttft_max
+    return ok
+
+
+def _option(
+    rows: dict[str, np.ndarray], i: int, kind: str, dec: Layout, pre: Layout | None, f: Factors
+) -> dict[str, object]:
+    """The record of batch ``i`` of one layout pair (what a tiers row takes)."""
+    return {
+        "tokens_per_s_per_gpu": float(rows["tok_s_gpu"][i]),
+        "tpot_ms": float(rows["tpot_ms"][i]),
+        "ttft_ms": float(rows["ttft_ms"][i]),
+        "concurrency": float(np.floor(BATCH[i])),
+        "tokens_per_s_per_user": 1e3 / float(rows["tpot_ms"][i]),
+        "kind": kind,
+        "deployment": _label(kind, dec, pre, float(rows["ratio"][i])),
+        "basis": f.label,
+        "tp": float(dec.gpus),
+    }
+
+
+def _better(opt: dict[str, object], held: dict[str, object] | None) -> bool:
+    return held is None or _num(opt["tokens_per_s_per_gpu"]) > _num(held["tokens_per_s_per_gpu"])
+
+
 def best_options(
     hw: Mapping[str, float],
     mp: Mapping[str, float],
@@ -473,6 +527,7 @@ def best_options(
     factors: Mapping[str, Factors],
     envelopes: Mapping[str, OptionBound] | None = None,
     limits: LayoutRange | None = None,
+    by_family: dict[str, list[dict[str, object] | None]] | None = None,
 ) -> list[dict[str, object] | None]:
     """Per tier (TPOT, TTFT bounds in ms, None = unbounded): the best option.
 
@@ -485,39 +540,30 @@ def best_options(
     tpot_ms, ttft_ms, concurrency, tokens_per_s_per_user, kind, deployment, basis, tp) or
     None when no option fits and meets the bounds. Ties go to the first layout
     (deterministic order), and between a modelled layout and a measured point to the
-    measured point.
+    measured point. ``by_family``, when given, is filled with the best modelled option of
+    each of :data:`FAMILIES` per tier (None where the family is not offered or none of its
+    layouts meets the tier), so a reader sees the options that lost too.
     """
     envelopes = {k: e for k, e in (envelopes or {}).items() if k in KINDS}
     best = _measured_best(bounds, envelopes)
+    fam = by_family if by_family is not None else {}
+    for name in FAMILIES:
+        fam[name] = [None] * len(bounds)
     for kind, dec, pre in _combos(hw, mp, factors, limits):
         f = factors["aggregated" if pre is None else "disaggregated"]
         rows = _option_rows(hw, mp, req, dec, f, pre)
-        within = np.isfinite(rows["tok_s_gpu"])
+        family = fam[option_family(kind, dec)]
         for ti, (tpot_max, ttft_max) in enumerate(bounds):
-            ok = within.copy()
-            if kind in envelopes:  # not above the measured envelope at the tier's bounds
-                ok &= rows["tok_s_gpu"] <= envelopes[kind].cap_at(rows["tpot_p99_ms"], ttft_max)
-            if tpot_max is not None:
-                ok &= rows["tpot_p99_ms"] <= tpot_max
-            if ttft_max is not None:
-                ok &= rows["ttft_ms"] <= ttft_max
+            ok = _tier_mask(rows, tpot_max, ttft_max, envelopes.get(kind))
             if not ok.any():
                 continue
-            i = int(np.argmax(np.where(ok, rows["tok_s_gpu"], -np.inf)))
-            val = float(rows["tok_s_gpu"][i])
-            held = best[ti]
-            if held is None or val > _num(held["tokens_per_s_per_gpu"]):
-                best[ti] = {
-                    "tokens_per_s_per_gpu": val,
-                    "tpot_ms": float(rows["tpot_ms"][i]),
-                    "ttft_ms": float(rows["ttft_ms"][i]),
-                    "concurrency": float(np.floor(BATCH[i])),
-                    "tokens_per_s_per_user": 1e3 / float(rows["tpot_ms"][i]),
-                    "kind": kind,
-                    "deployment": _label(kind, dec, pre, float(rows["ratio"][i])),
-                    "basis": f.label,
-                    "tp": float(dec.gpus),
-                }
+            opt = _option(
+                rows, int(np.argmax(np.where(ok, rows["tok_s_gpu"], -np.inf))), kind, dec, pre, f
+            )
+            if _better(opt, family[ti]):
+                family[ti] = opt
+            if _better(opt, best[ti]):
+                best[ti] = opt
     return best
 
 
@@ -562,6 +608,9 @@ def _merge(
     measured = _bounded_aggregated(rec, agg_env)
     if measured is not None:
         rec = _take(rec, measured)
+    agg_col, agg_name = FAMILY_COLUMNS["aggregated TP"]
+    rec[agg_col] = _num(rec["tokens_per_s_per_gpu"]) if agg_ok else np.nan
+    rec[agg_name] = str(rec["deployment"]) if agg_ok else ""
     if opt is None:
         return rec
     if agg_ok and _num(opt["tokens_per_s_per_gpu"]) <= _num(rec["tokens_per_s_per_gpu"]):
@@ -621,6 +670,7 @@ def apply_to_tiers(
     out = []
     for acc, g in tiers.groupby("accelerator", sort=False):
         opts: list[dict[str, object] | None] = [None] * len(g)
+        fam: dict[str, list[dict[str, object] | None]] = {}
         try:
             spec = spec_by.loc[acc].copy()
             spec["accelerator"] = acc
@@ -629,13 +679,36 @@ def apply_to_tiers(
             bounds = list(zip(g["tpot_ms_max"], g["ttft_ms_max"], strict=True))
             bounds = [(_bound(a), _bound(b)) for a, b in bounds]
             opts = best_options(
-                hw, mp, req, bounds, factors, envelopes.get(str(acc)), limits.get(str(acc))
+                hw, mp, req, bounds, factors, envelopes.get(str(acc)), limits.get(str(acc)), fam
             )
         except (KeyError, ValueError):
             pass  # no spec or no support for the precision: the aggregated row's reason stands
         agg_env = envelopes.get(str(acc), {}).get("aggregated")
-        out += [_merge(rec, o, agg_env) for rec, o in zip(g.to_dict("records"), opts, strict=True)]
+        for i, (rec, o) in enumerate(zip(g.to_dict("records"), opts, strict=True)):
+            out.append(_merge(_with_families(rec, fam, i), o, agg_env))
     return pd.DataFrame(out).sort_values(["tier_index"], kind="mergesort").reset_index(drop=True)
+
+
+#: Tiers columns with each family's best option (tokens/s per GPU, NaN = none) and its name.
+FAMILY_COLUMNS: dict[str, tuple[str, str]] = {
+    "aggregated TP": ("option_aggregated_tok_s_gpu", "option_aggregated"),
+    FAMILIES[0]: ("option_ep_tok_s_gpu", "option_ep"),
+    FAMILIES[1]: ("option_disagg_tp_tok_s_gpu", "option_disagg_tp"),
+    FAMILIES[2]: ("option_disagg_ep_tok_s_gpu", "option_disagg_ep"),
+}
+
+
+def _with_families(
+    rec: dict[str, object], fam: Mapping[str, Sequence[dict[str, object] | None]], i: int
+) -> dict[str, object]:
+    """``rec`` (a tiers row) with the best option of each of :data:`FAMILIES` at its tier."""
+    rec = dict(rec)
+    for family in FAMILIES:
+        col, name = FAMILY_COLUMNS[family]
+        opt = fam.get(family, [None] * (i + 1))[i]
+        rec[col] = np.nan if opt is None else _num(opt["tokens_per_s_per_gpu"])
+        rec[name] = "" if opt is None else str(opt["deployment"])
+    return rec
 
 
 def _bound(v: object) -> float | None:
@@ -653,54 +726,6 @@ def _num(v: object) -> float:
     raise TypeError(f"not a number: {v!r}")
 
 
-def rack_scale_table(
-    specs: pd.DataFrame,
-    purchase_prices: pd.DataFrame,
-    facility: pd.DataFrame,
-    rule: pd.DataFrame,
-    accelerators: Sequence[str],
-) -> pd.DataFrame:
-    """Rack-scale candidates (scale-up domain > 8 GPUs) priced and powered per rack and GPU.
-
-    The rack price is the sourced ``rack_per_gpu`` range x the domain's GPUs; power is
-    ``facility.csv``'s server power per 8 GPUs scaled to the rack; ``gpu_hour_usd`` is the
-    price rule's (``tco.price_rule``) figure, the one every chapter prints. Empty when
-    the scenario has no rack-scale candidate.
-    """
-    dom = specs.set_index("accelerator")["scaleup_domain_gpus"]
-    racks = [a for a in accelerators if a in dom.index and float(dom[a]) > 8]
-    rows = []
-    for acc in racks:
-        n = float(dom[acc])
-        pp = purchase_prices[
-            (purchase_prices["accelerator"] == acc) & (purchase_prices["unit"] == "rack_per_gpu")
-        ]
-        kw = facility[
-            (facility["parameter"] == "server_power_kw") & (facility["accelerator"] == acc)
-        ]
-        lo, hi = (
-            (float(pp["price_usd_low"].min()), float(pp["price_usd_high"].max()))
-            if len(pp)
-            else (np.nan, np.nan)
-        )
-        kw8 = float(kw["value"].iloc[0]) if len(kw) else np.nan
-        gh = rule.set_index("accelerator")["gpu_hour_usd"].get(acc, np.nan)
-        rows.append(
-            {
-                "accelerator": acc,
-                "scaleup_domain_gpus": int(n),
-                "rack_price_usd_low": lo * n,
-                "rack_price_usd_high": hi * n,
-                "price_per_gpu_usd": (lo + hi) / 2.0,
-                "rack_power_kw": kw8 * n / 8.0,
-                "power_per_gpu_kw": kw8 / 8.0,
-                "gpu_hour_usd": float(gh),
-                "rack_hour_usd": float(gh) * n,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
 def deployment_note(tiers: pd.DataFrame) -> str:
     """One Markdown line per tier: which deployment option each feasible part runs."""
     ok = tiers[tiers["feasible"]]
@@ -712,6 +737,21 @@ def deployment_note(tiers: pd.DataFrame) -> str:
         kinds = g.groupby("deployment_kind")["accelerator"].apply(", ".join)
         lines.append(f"- **{name}**: " + "; ".join(f"{k}: {v}" for k, v in kinds.items()))
     return "\n".join(lines)
+
+
+def options_offered(tiers: pd.DataFrame) -> pd.DataFrame:
+    """Per tier and accelerator: each option family's best tokens/s per GPU (NaN = none).
+
+    Only accelerators with some option beyond aggregated TP; empty when the scenario's
+    model and stacks offer none (a dense model without calibrated disaggregation).
+    """
+    cols = [c for c, _ in FAMILY_COLUMNS.values()]
+    if not set(cols) <= set(tiers.columns):
+        return tiers.iloc[0:0]
+    extra = tiers[cols[1:]].notna().any(axis=1)
+    return tiers.loc[extra, ["tier", "accelerator", "vendor", *cols, "deployment"]].reset_index(
+        drop=True
+    )
 
 
 def key_results(tiers: pd.DataFrame) -> dict[str, str]:
