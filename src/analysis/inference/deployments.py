@@ -488,7 +488,7 @@ def _tier_mask(
     env: OptionBound | None,
 ) -> np.ndarray:
     """Batches of one layout that meet a tier's bounds (and stay under the measured envelope)."""
-    ok = np.isfinite(rows["tok_s_gpu"])
+    ok: np.ndarray = np.isfinite(rows["tok_s_gpu"])
     if env is not None:  # not above the measured envelope at the tier's bounds
         ok &= rows["tok_s_gpu"] <= env.cap_at(rows["tpot_p99_ms"], ttft_max)
     if tpot_max is not None:
