@@ -16,16 +16,15 @@ from analysis.inference.latency import (
     RATIO_ACCELERATORS,
     _codes,
     _load,
-    fit_shape,
     implied_eta,
-    point_terms,
     prepare,
     select,
     throughput_at_tpot,
 )
+from analysis.inference import sweep_fit
 from analysis.inference.roofline import (
-    ROOFLINE_SHAPE,
     _group_median,
+    precision_class,
 )
 from analysis.inference.validation import validation_summary
 from analysis.inputs import Inputs
@@ -93,6 +92,16 @@ def predict_eta(points: pd.DataFrame, fitted: dict[str, dict[Any, float]]) -> np
     return out
 
 
+def _twins(pts: pd.DataFrame, specs: pd.DataFrame) -> pd.DataFrame:
+    """The fp8 points of :data:`RATIO_ACCELERATORS` as fp4 configurations (same engine)."""
+    tw = pts[pts["accelerator"].isin(list(RATIO_ACCELERATORS)) & (pts["precision"] == "fp8")]
+    tw = tw.copy()
+    tw["precision"] = "fp4"
+    spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
+    tw["precision_class"] = [precision_class(spec_by[a], "fp4") for a in tw["accelerator"]]
+    return tw
+
+
 def validate(
     ix: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
@@ -102,34 +111,45 @@ def validate(
 ) -> pd.DataFrame:
     """Leave one accelerator x precision out: each cell predicted at matched interactivity.
 
-    Each fold fits on every other cell's points only (:func:`fit`) and predicts the held-out
-    cell's points at their measured median TPOT (:func:`throughput_at_tpot`). Columns:
+    The model is the sweep physics (:mod:`analysis.inference.decode_model`). Each fold fits
+    the serving shape (:func:`analysis.inference.sweep_fit.fit_sweep_shape`) and the level
+    (:func:`fit`) on every other cell's points only, and predicts the held-out cell's
+    points at their measured median TPOT (:func:`throughput_at_tpot`). Columns:
     accelerator, vendor, precision, framework, isl, osl, conc, decode_tp, median_tpot_ms,
-    measured (output tokens/s per GPU), predicted, ape_pct, holdout, run_url.
+    measured (output tokens/s per GPU), predicted, ape_pct, holdout, run_url, eta, and
+    ``predicted_fp4`` (fp8 points of :data:`RATIO_ACCELERATORS` only: the model's fp4
+    throughput of the same engine at the point's TPOT, from the fold that held the fp4
+    cell out; what :func:`fp8_fp4_ratio` compares).
     """
     ix, specs, models = _load(ix, specs, models, inputs)
     pts = select(ix, specs, models)
-    base = point_terms(pts, specs, models, ROOFLINE_SHAPE)
+    twins = _twins(pts, specs)
+    raw = sweep_fit.raw_terms(pts, specs, models)
+    raw_tw = sweep_fit.raw_terms(twins.reset_index(drop=True), specs, models)
     cell = (pts["accelerator"] + " x " + pts["precision"]).to_numpy()
+    cell_tw = (twins["accelerator"] + " x " + twins["precision"]).to_numpy()
     eta = np.full(len(pts), np.nan)
     pred = np.full(len(pts), np.nan)
+    pred_tw = np.full(len(twins), np.nan)
     tau = pts["median_tpot_ms"].to_numpy(float)
+    tau_tw = twins["median_tpot_ms"].to_numpy(float)
     for key in sorted(set(cell)):
         test = cell == key
         train = ~test
         # The shape and the level both from the other cells only.
-        sub = {
-            k: (v[train] if k != "own_parts" else {q: a[train] for q, a in v.items()})
-            for k, v in base.items()
-        }
-        shape = fit_shape(pts[train].reset_index(drop=True), sub)
-        terms = point_terms(pts, specs, models, shape)
-        tr = pts[train].copy()
-        tr["eta"] = implied_eta(tr, {k: v[train] for k, v in terms.items() if k != "own_parts"})
+        tr = pts[train].reset_index(drop=True)
+        shape = sweep_fit.fit_sweep_shape(tr, sweep_fit.subset(raw, train))
+        terms = sweep_fit.shaped_terms(raw, shape)
+        tr["eta"] = implied_eta(tr, {k: v[train] for k, v in terms.items()})
         fitted = fit(tr)
         eta[test] = predict_eta(pts[test], fitted)
-        t_test = {k: v[test] for k, v in terms.items() if k != "own_parts"}
+        t_test = {k: v[test] for k, v in terms.items()}
         pred[test] = throughput_at_tpot(t_test, eta[test], tau[test])
+        tw = cell_tw == key
+        if tw.any():
+            t_tw = sweep_fit.shaped_terms(sweep_fit.subset(raw_tw, tw), shape)
+            e_tw = predict_eta(twins[tw], fitted)
+            pred_tw[tw] = throughput_at_tpot(t_tw, e_tw, tau_tw[tw])
     out = pts[
         [
             "accelerator",
@@ -150,6 +170,8 @@ def validate(
     out["ape_pct"] = (out["predicted"] / out["measured"] - 1.0).abs() * 100.0
     out["holdout"] = ["accelerator x precision: " + k for k in cell]
     out["eta"] = eta
+    out["predicted_fp4"] = np.nan
+    out.loc[twins.index, "predicted_fp4"] = pred_tw
     return out.reset_index(drop=True)
 
 
@@ -170,11 +192,20 @@ def fp8_fp4_ratio(
     ``df`` is :func:`validate`'s output (each point's held-out efficiency in ``eta``).
     For each fp8 point of an accelerator in ``accelerators``, the fp4 sweep of the same
     framework, lengths and TP is interpolated at the fp8 point's interactivity (log-log,
-    within the fp4 points' range); the model's fp4 throughput at that TPOT uses the fp4
-    cell's held-out efficiency. Columns: accelerator, framework, isl, osl, decode_tp,
+    within the fp4 points' range); the model's fp4 throughput at that TPOT is
+    ``predicted_fp4`` (the same engine configuration at fp4, from the fold that held the
+    fp4 cell out) where ``df`` has it, else the first fp4 point's roofline terms
+    (``terms_points``, default :func:`prepare`) at the fp4 cell's median held-out efficiency. Columns: accelerator, framework, isl, osl, decode_tp,
     interactivity, measured_ratio, predicted_ratio, ratio_err_pct.
     """
-    pts, terms = terms_points if terms_points is not None else prepare(inputs=inputs)
+    cache: list[dict[str, np.ndarray]] = []
+
+    def terms() -> dict[str, np.ndarray]:
+        # The old path (a frame without ``predicted_fp4``): the roofline terms of prepare().
+        if not cache:
+            cache.append(terms_points[1] if terms_points is not None else prepare(inputs=inputs)[1])
+        return cache[0]
+
     rows = []
     keys = ["accelerator", "framework", "isl", "osl", "decode_tp"]
     for key, g in df[df["accelerator"].isin(list(accelerators))].groupby(keys):
@@ -192,8 +223,10 @@ def fp8_fp4_ratio(
             if not (x4.min() <= x <= x4.max()):
                 continue
             meas4 = float(np.exp(np.interp(x, x4, y4)))
-            sub = {k: v[[idx4]] for k, v in terms.items() if k != "own_parts"}
-            pred4 = float(throughput_at_tpot(sub, np.array([eta4]), [r["median_tpot_ms"]])[0])
+            pred4 = float(r.get("predicted_fp4", np.nan))
+            if not np.isfinite(pred4):
+                sub = {k: v[[idx4]] for k, v in terms().items() if k != "own_parts"}
+                pred4 = float(throughput_at_tpot(sub, np.array([eta4]), [r["median_tpot_ms"]])[0])
             rows.append(
                 {
                     **dict(zip(keys, key, strict=True)),
