@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.inference import sweep_fit
 from analysis.inference.latency import (
     PRIOR_POINTS,
     RATIO_ACCELERATORS,
@@ -21,7 +22,6 @@ from analysis.inference.latency import (
     select,
     throughput_at_tpot,
 )
-from analysis.inference import sweep_fit
 from analysis.inference.roofline import (
     _group_median,
     precision_class,
@@ -195,8 +195,9 @@ def fp8_fp4_ratio(
     within the fp4 points' range); the model's fp4 throughput at that TPOT is
     ``predicted_fp4`` (the same engine configuration at fp4, from the fold that held the
     fp4 cell out) where ``df`` has it, else the first fp4 point's roofline terms
-    (``terms_points``, default :func:`prepare`) at the fp4 cell's median held-out efficiency. Columns: accelerator, framework, isl, osl, decode_tp,
-    interactivity, measured_ratio, predicted_ratio, ratio_err_pct.
+    (``terms_points``, default :func:`prepare`) at the fp4 cell's median held-out
+    efficiency. Columns: accelerator, framework, isl, osl, decode_tp, interactivity,
+    measured_ratio, predicted_ratio, ratio_err_pct.
     """
     cache: list[dict[str, np.ndarray]] = []
 
