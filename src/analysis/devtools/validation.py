@@ -46,6 +46,11 @@ def print_model_validation(console: Console) -> None:
     )
     _print_frame(
         console,
+        "Same folds: median TPOT at the measured concurrency (the step time itself)",
+        inference_latency.tpot_summary(ix),
+    )
+    _print_frame(
+        console,
         "FP8/FP4 throughput ratio at matched interactivity (held-out efficiencies)",
         inference_latency.ratio_summary(inference_latency.fp8_fp4_ratio(ix)),
     )

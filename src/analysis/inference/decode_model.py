@@ -68,27 +68,47 @@ class SweepShape:
     overhead_seq_s: Mapping[str, float] = field(default_factory=dict)
     kappa: Mapping[str, float] = field(default_factory=dict)
     expert_rows: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    #: group (vendor and generation) or vendor -> efficiency of a prefill pass (fraction
+    #: of the peak), fitted on time to first token (:func:`analysis.inference.sweep_fit.
+    #: fit_prefill_eta`). Where set, the prefill stall is ``pre_c / prefill_eta`` seconds
+    #: (not scaled by eta_b); empty = prefill at eta_b like the decode operators.
+    prefill_eta: Mapping[str, float] = field(default_factory=dict)
 
     def combine(
-        self, parts: Mapping[str, np.ndarray], vendor: Any, klass: Any
+        self, parts: Mapping[str, np.ndarray], vendor: Any, klass: Any, group: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(fixed, scaled) seconds of a step from :func:`sweep_parts` (``vendor`` arrays ok)."""
+        """(fixed, scaled) seconds of a step from :func:`sweep_parts` (arrays broadcast).
+
+        The overheads are the ``group``'s (vendor and generation) where fitted, else the
+        vendor's.
+        """
         v = np.asarray(vendor, dtype=object)
         kl = np.asarray(klass, dtype=object)
-        o_layer = _lookup(self.overhead_layer_s, v)
-        o_seq = _lookup(self.overhead_seq_s, v)
-        kappa = _lookup(self.kappa, v, 1.0)
+        gr = v if group is None else np.asarray(group, dtype=object)
+        o_layer = _lookup(self.overhead_layer_s, gr, v)
+        o_seq = _lookup(self.overhead_seq_s, gr, v)
+        kappa = _lookup(self.kappa, v, default=1.0)
         rows = _lookup_pair(self.expert_rows, v, kl)
         fixed = parts["fixed"] + o_layer * parts["moe_layers"] * (1.0 + parts["joins"])
         fixed = fixed + o_seq * parts["seqs"]
-        scaled = combine_scaled(parts, kappa, rows)
-        return fixed, scaled
+        if not self.prefill_eta:
+            return fixed, combine_scaled(parts, kappa, rows)
+        eta_pre = _lookup(self.prefill_eta, gr, v, default=1.0)
+        fixed = fixed + parts["pre_c"] / eta_pre
+        return fixed, combine_scaled(parts, kappa, rows, prefill=False)
 
 
-def _lookup(table: Mapping[str, float], keys: np.ndarray, default: float = 0.0) -> np.ndarray:
-    if keys.ndim == 0:
-        return np.asarray(float(table.get(str(keys), default)))
-    return np.array([float(table.get(str(k), default)) for k in keys.ravel()]).reshape(keys.shape)
+def _lookup(
+    table: Mapping[str, float], keys: np.ndarray, fallback: Any = None, default: float = 0.0
+) -> np.ndarray:
+    """``table[key]`` per item, else ``table[fallback item]``, else ``default``."""
+    fb = keys if fallback is None else np.asarray(fallback, dtype=object)
+    kb, fb = np.broadcast_arrays(keys, fb)
+    flat = [
+        float(table.get(str(k), table.get(str(f), default)))
+        for k, f in zip(kb.ravel(), fb.ravel(), strict=True)
+    ]
+    return np.array(flat).reshape(kb.shape)
 
 
 def _lookup_pair(
@@ -137,8 +157,13 @@ def expert_imbalance(experts: float, r: float, tokens: Any, ep: Any) -> tuple[An
     return w, tok
 
 
-def combine_scaled(parts: Mapping[str, np.ndarray], kappa: Any, rows: Any) -> np.ndarray:
-    """Scaled seconds (x 1/eta_b) of a step: per operator max(bytes, FLOPs / kappa)."""
+def combine_scaled(
+    parts: Mapping[str, np.ndarray], kappa: Any, rows: Any, *, prefill: bool = True
+) -> np.ndarray:
+    """Scaled seconds (x 1/eta_b) of a step: per operator max(bytes, FLOPs / kappa).
+
+    ``prefill``: whether the prefill passes are in it (else they are charged apart).
+    """
     k = np.asarray(kappa, dtype=float)
     r = np.asarray(rows, dtype=float)
     moe = np.maximum(parts["moe_c"], r * parts["moe_row_c"])
@@ -146,7 +171,7 @@ def combine_scaled(parts: Mapping[str, np.ndarray], kappa: Any, rows: Any) -> np
         np.maximum(parts["lin_bw"], (parts["lin_c"] + moe) / k)
         + np.maximum(parts["attn_bw"], parts["attn_c"] / k)
         + parts["comm"]
-        + np.maximum(parts["pre_bw"], parts["pre_c"] / k)
+        + (np.maximum(parts["pre_bw"], parts["pre_c"] / k) if prefill else 0.0)
     )
 
 

@@ -116,7 +116,10 @@ def validate(
     (:func:`fit`) on every other cell's points only, and predicts the held-out cell's
     points at their measured median TPOT (:func:`throughput_at_tpot`). Columns:
     accelerator, vendor, precision, framework, isl, osl, conc, decode_tp, median_tpot_ms,
-    measured (output tokens/s per GPU), predicted, ape_pct, holdout, run_url, eta, and
+    measured (output tokens/s per GPU), predicted, ape_pct, holdout, run_url, eta,
+    ``predicted_tpot_ms`` and ``tpot_ape_pct`` (the modelled median TPOT at the point's own
+    concurrency, same fold: the well-conditioned companion of ``ape_pct``, which divides a
+    TPOT error by the slope of TPOT in concurrency, small at low concurrency), and
     ``predicted_fp4`` (fp8 points of :data:`RATIO_ACCELERATORS` only: the model's fp4
     throughput of the same engine at the point's TPOT, from the fold that held the fp4
     cell out; what :func:`fp8_fp4_ratio` compares).
@@ -131,6 +134,7 @@ def validate(
     eta = np.full(len(pts), np.nan)
     pred = np.full(len(pts), np.nan)
     pred_tw = np.full(len(twins), np.nan)
+    tpot = np.full(len(pts), np.nan)
     tau = pts["median_tpot_ms"].to_numpy(float)
     tau_tw = twins["median_tpot_ms"].to_numpy(float)
     for key in sorted(set(cell)):
@@ -145,6 +149,7 @@ def validate(
         eta[test] = predict_eta(pts[test], fitted)
         t_test = {k: v[test] for k, v in terms.items()}
         pred[test] = throughput_at_tpot(t_test, eta[test], tau[test])
+        tpot[test] = (t_test["own_fixed"] + t_test["own_scaled"] / eta[test]) * 1e3
         tw = cell_tw == key
         if tw.any():
             t_tw = sweep_fit.shaped_terms(sweep_fit.subset(raw_tw, tw), shape)
@@ -170,6 +175,8 @@ def validate(
     out["ape_pct"] = (out["predicted"] / out["measured"] - 1.0).abs() * 100.0
     out["holdout"] = ["accelerator x precision: " + k for k in cell]
     out["eta"] = eta
+    out["predicted_tpot_ms"] = tpot
+    out["tpot_ape_pct"] = (out["predicted_tpot_ms"] / out["median_tpot_ms"] - 1.0).abs() * 100.0
     out["predicted_fp4"] = np.nan
     out.loc[twins.index, "predicted_fp4"] = pred_tw
     return out.reset_index(drop=True)
@@ -178,6 +185,30 @@ def validate(
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Median and 90th-percentile APE per vendor and overall (like the MLPerf summary)."""
     return validation_summary(df[["vendor", "predicted", "measured", "ape_pct"]])
+
+
+def tpot_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Held-out APE of the median TPOT at the measured concurrency, per vendor and overall.
+
+    ``df`` is :func:`validate`'s output. The same folds as :func:`summary`; the error of the
+    step time itself, before the division by the TPOT-concurrency slope that the
+    throughput at matched interactivity carries.
+    """
+    cols = {"vendor": df["vendor"], "ape": df["tpot_ape_pct"]}
+    frame = pd.DataFrame(cols)
+    rows = []
+    for name, g in [*frame.groupby("vendor"), ("overall", frame)]:
+        ape = g["ape"].dropna()
+        rows.append(
+            {
+                "vendor": name,
+                "predictions": int(len(ape)),
+                "median_tpot_ape_pct": float(ape.median()) if len(ape) else float("nan"),
+                "p90_tpot_ape_pct": float(ape.quantile(0.9)) if len(ape) else float("nan"),
+                "within_10_pct": float((ape <= 10.0).mean() * 100.0) if len(ape) else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def fp8_fp4_ratio(
