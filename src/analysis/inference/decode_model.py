@@ -167,12 +167,13 @@ def combine_scaled(
     k = np.asarray(kappa, dtype=float)
     r = np.asarray(rows, dtype=float)
     moe = np.maximum(parts["moe_c"], r * parts["moe_row_c"])
-    return (
+    out: np.ndarray = (
         np.maximum(parts["lin_bw"], (parts["lin_c"] + moe) / k)
         + np.maximum(parts["attn_bw"], parts["attn_c"] / k)
         + parts["comm"]
         + (np.maximum(parts["pre_bw"], parts["pre_c"] / k) if prefill else 0.0)
     )
+    return out
 
 
 def sweep_parts(

@@ -137,7 +137,8 @@ def _flatness(y: np.ndarray, code: np.ndarray) -> np.ndarray:
     sums = np.zeros((y.shape[0], n))
     np.add.at(sums.T, code, y.T)
     res = y - (sums / np.maximum(cnt, 1.0))[:, code]
-    return np.minimum(res**2, CLIP**2).sum(axis=1)
+    loss: np.ndarray = np.minimum(res**2, CLIP**2).sum(axis=1)
+    return loss
 
 
 _OL, _OS, _KA = (
