@@ -168,3 +168,26 @@ def test_ratio_uses_held_out_fp4_twins(base):
     assert np.isfinite(ratios["predicted_ratio"]).mean() > 0.9
     summary = inference_latency.tpot_summary(base)
     assert list(summary["vendor"]) == ["AMD", "NVIDIA", "overall"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 16 bar (InferenceX held-out median APE <= 20 %) not met: 32.7 % (AMD 49.8, "
+    "NVIDIA 25.8; main 55.9). The held-out step time is off by a median 13 %, and at matched "
+    "TPOT that error is divided by the slope of TPOT in concurrency (0.15-0.3 at concurrency "
+    "1-4); MI355X fp4/fp8 efficiencies move opposite to NVIDIA's, so neither transfers",
+)
+def test_inferencex_held_out_meets_the_issue_16_bar(base):
+    summary = inference_latency.summary(base).set_index("vendor")
+    assert summary.loc["overall", "median_ape_pct"] <= 20.0, summary
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 16 bar (FP8/FP4 ratio within 15 % on B200 and MI355X) not met: B200 26 %, "
+    "MI355X 75 % (measured 0.95: MI355X fp4 serves no faster than fp8 at matched "
+    "interactivity; the model, holding either cell out, learns fp4's gain from NVIDIA)",
+)
+def test_inferencex_fp8_fp4_ratio_meets_the_issue_16_bar(base):
+    ratios = inference_latency.ratio_summary(inference_latency.fp8_fp4_ratio(base))
+    assert (ratios["ratio_err_pct"] <= 15.0).all(), ratios
