@@ -18,11 +18,18 @@ waits for are apart:
 * **MLA KV cache** is replicated on every tensor-parallel rank (the latent is shared by
   all heads) unless attention is data-parallel (``decode_dp_attention``), where each rank
   holds its own sequences: that is what a step reads and what bounds concurrency.
+* **Expert parallelism** (``decode_ep`` > 1): each GPU holds whole experts and the step
+  waits for the busiest (:func:`expert_imbalance`): 1.7x the mean expert reads at
+  concurrency 4 on 8 GPUs, 1.1x at 64. Tensor-parallel experts are balanced.
 * **Prefill stall**: in steady state ``b / OSL`` prompts join per step and each runs one
   prefill pass (all weights, ISL tokens of FLOPs, ISL^2/2 attention pairs) that the
   decoding sequences wait for: the measured TPOT includes it.
 * **Overheads**: per step (launch, scheduling, sampling: per MoE layer in this model,
   :class:`SweepShape`) and per sequence; they do not scale with efficiency.
+
+Not modelled: the KV cache format per recipe (fp8 everywhere here; some SGLang recipes,
+e.g. InferenceX ``benchmarks/dsr1_fp8_h200.sh`` at commit 1fc5d73c, leave it at bf16),
+skewed expert routing, and date-to-date software changes within one configuration.
 
 So a step takes ``fixed + scaled / eta_b`` with ``scaled`` depending on ``kappa``: the
 closed form the calibration and :func:`analysis.inference.latency.throughput_at_tpot`
@@ -46,10 +53,6 @@ from analysis.inference.roofline import (
     MEMORY_USABLE_FRACTION,
     STEP_OVERHEAD_S,
 )
-
-#: Parts :func:`sweep_parts` returns, each in seconds at efficiency 1.
-BANDWIDTH_PARTS = ("lin_bw", "attn_bw", "pre_bw")
-COMPUTE_PARTS = ("lin_c", "moe_c", "moe_row_c", "attn_c", "pre_c")
 
 
 @dataclass(frozen=True)
