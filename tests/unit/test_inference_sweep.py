@@ -120,7 +120,7 @@ def ix():
 
 @pytest.fixture(scope="module")
 def base(ix):
-    return inference_latency.validate(ix)
+    return inference_latency.validate_sweep_model(ix)
 
 
 def test_validation_scores_aggregated_points_only(ix, base):
@@ -137,7 +137,7 @@ def test_held_out_cell_latencies_do_not_move_its_predictions(ix, base):
     moved = ix.copy()
     for col in ("output_tput_per_gpu", "median_tpot_ms", "median_ttft_ms"):
         moved.loc[cell, col] = moved.loc[cell, col] * 0.7
-    again = inference_latency.validate(moved)
+    again = inference_latency.validate_sweep_model(moved)
     sel = (base["holdout"] == "accelerator x precision: MI355X x fp4").to_numpy()
     assert sel.sum() > 10
     for col in ("predicted_tpot_ms", "eta"):
@@ -145,7 +145,7 @@ def test_held_out_cell_latencies_do_not_move_its_predictions(ix, base):
     same_tpot = moved.copy()
     same_tpot.loc[cell, "median_tpot_ms"] = ix.loc[cell, "median_tpot_ms"]
     np.testing.assert_allclose(
-        inference_latency.validate(same_tpot).loc[sel, "predicted"],
+        inference_latency.validate_sweep_model(same_tpot).loc[sel, "predicted"],
         base.loc[sel, "predicted"],
         rtol=1e-9,
     )

@@ -17,12 +17,15 @@ from analysis.inference.latency import (
     RATIO_ACCELERATORS,
     _codes,
     _load,
+    fit_shape,
     implied_eta,
+    point_terms,
     prepare,
     select,
     throughput_at_tpot,
 )
 from analysis.inference.roofline import (
+    ROOFLINE_SHAPE,
     _group_median,
     precision_class,
 )
@@ -102,6 +105,76 @@ def _twins(pts: pd.DataFrame, specs: pd.DataFrame) -> pd.DataFrame:
     return tw
 
 
+#: What each validated model is, as every printout labels it. ``serving``: the roofline
+#: shape (:func:`analysis.inference.latency.fitted_shape`) the tiers and the MLPerf
+#: calibration use; ``sweep``: :mod:`analysis.inference.decode_model`, validated here but
+#: not (yet) behind any tier.
+MODEL_LABELS: dict[str, str] = {
+    "serving": "report's serving model",
+    "sweep": "sweep model (validated candidate, not yet used by the tiers)",
+}
+
+
+def _frame(
+    pts: pd.DataFrame, cell: np.ndarray, pred: np.ndarray, eta: np.ndarray, tpot: np.ndarray
+) -> pd.DataFrame:
+    """The per-point output columns shared by both validations."""
+    cols = ["accelerator", "vendor", "precision", "framework", "isl", "osl", "conc"]
+    cols += ["decode_tp", "median_tpot_ms", "date", "run_url"]
+    out = pts[cols].copy()
+    out["measured"] = pts["output_tput_per_gpu"].to_numpy(float)
+    out["predicted"] = pred
+    out["ape_pct"] = (out["predicted"] / out["measured"] - 1.0).abs() * 100.0
+    out["holdout"] = ["accelerator x precision: " + k for k in cell]
+    out["eta"] = eta
+    out["predicted_tpot_ms"] = tpot
+    out["tpot_ape_pct"] = (out["predicted_tpot_ms"] / out["median_tpot_ms"] - 1.0).abs() * 100.0
+    return out
+
+
+def validate_serving_model(
+    ix: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """The report's serving model, leave one accelerator x precision out (matched TPOT).
+
+    The model the tiers use: the roofline point terms (:func:`point_terms`) with the serving
+    shape (:func:`fit_shape`) and the level (:func:`fit`) fitted on every other cell's
+    points only; each held-out point predicted at its measured median TPOT
+    (:func:`throughput_at_tpot`). Columns as :func:`validate_sweep_model` without
+    ``predicted_fp4`` (:func:`fp8_fp4_ratio` then reads the fp4 cell's roofline terms).
+    """
+    ix, specs, models = _load(ix, specs, models, inputs)
+    pts = select(ix, specs, models)
+    base = point_terms(pts, specs, models, ROOFLINE_SHAPE)
+    cell = (pts["accelerator"] + " x " + pts["precision"]).to_numpy()
+    eta = np.full(len(pts), np.nan)
+    pred = np.full(len(pts), np.nan)
+    tpot = np.full(len(pts), np.nan)
+    tau = pts["median_tpot_ms"].to_numpy(float)
+    for key in sorted(set(cell)):
+        test = cell == key
+        train = ~test
+        # The shape and the level both from the other cells only.
+        sub = {
+            k: (v[train] if k != "own_parts" else {q: a[train] for q, a in v.items()})
+            for k, v in base.items()
+        }
+        shape = fit_shape(pts[train].reset_index(drop=True), sub)
+        terms = point_terms(pts, specs, models, shape)
+        tr = pts[train].copy()
+        tr["eta"] = implied_eta(tr, {k: v[train] for k, v in terms.items() if k != "own_parts"})
+        fitted = fit(tr)
+        eta[test] = predict_eta(pts[test], fitted)
+        t_test = {k: v[test] for k, v in terms.items() if k != "own_parts"}
+        pred[test] = throughput_at_tpot(t_test, eta[test], tau[test])
+        tpot[test] = (t_test["own_fixed"] + t_test["own_scaled"] / eta[test]) * 1e3
+    return _frame(pts, cell, pred, eta, tpot).reset_index(drop=True)
+
+
 def validate(
     ix: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
@@ -109,9 +182,24 @@ def validate(
     *,
     inputs: Inputs | None = None,
 ) -> pd.DataFrame:
-    """Leave one accelerator x precision out: each cell predicted at matched interactivity.
+    """The InferenceX validation of the report's serving model: :func:`validate_serving_model`.
 
-    The model is the sweep physics (:mod:`analysis.inference.decode_model`). Each fold fits
+    The error the report's tiers carry; the sweep physics' own is
+    :func:`validate_sweep_model` (see :data:`MODEL_LABELS`).
+    """
+    return validate_serving_model(ix, specs, models, inputs=inputs)
+
+
+def validate_sweep_model(
+    ix: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """The sweep model, leave one accelerator x precision out (matched interactivity).
+
+    Validated here but not used by the tiers (:data:`MODEL_LABELS`). The model is the sweep physics (:mod:`analysis.inference.decode_model`). Each fold fits
     the serving shape (:func:`analysis.inference.sweep_fit.fit_sweep_shape`) and the level
     (:func:`fit`) on every other cell's points only, and predicts the held-out cell's
     points at their measured median TPOT (:func:`throughput_at_tpot`). Columns:
@@ -155,28 +243,7 @@ def validate(
             t_tw = sweep_fit.shaped_terms(sweep_fit.subset(raw_tw, tw), shape)
             e_tw = predict_eta(twins[tw], fitted)
             pred_tw[tw] = throughput_at_tpot(t_tw, e_tw, tau_tw[tw])
-    out = pts[
-        [
-            "accelerator",
-            "vendor",
-            "precision",
-            "framework",
-            "isl",
-            "osl",
-            "conc",
-            "decode_tp",
-            "median_tpot_ms",
-            "date",
-            "run_url",
-        ]
-    ].copy()
-    out["measured"] = pts["output_tput_per_gpu"].to_numpy(float)
-    out["predicted"] = pred
-    out["ape_pct"] = (out["predicted"] / out["measured"] - 1.0).abs() * 100.0
-    out["holdout"] = ["accelerator x precision: " + k for k in cell]
-    out["eta"] = eta
-    out["predicted_tpot_ms"] = tpot
-    out["tpot_ape_pct"] = (out["predicted_tpot_ms"] / out["median_tpot_ms"] - 1.0).abs() * 100.0
+    out = _frame(pts, cell, pred, eta, tpot)
     out["predicted_fp4"] = np.nan
     out.loc[twins.index, "predicted_fp4"] = pred_tw
     return out.reset_index(drop=True)
@@ -290,4 +357,86 @@ def ratio_summary(ratios: pd.DataFrame) -> pd.DataFrame:
             ratio_err_pct=("ratio_err_pct", "median"),
         )
         .reset_index()
+    )
+
+
+def compare_models(
+    serving: pd.DataFrame | None = None,
+    sweep: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """Both models' held-out InferenceX error side by side, each row labelled.
+
+    ``serving`` / ``sweep`` are :func:`validate_serving_model` / :func:`validate_sweep_model`
+    outputs (computed from ``inputs`` when None). One row per model and vendor (and
+    ``overall``): ``model`` (the :data:`MODEL_LABELS` key), ``label``, ``vendor``,
+    ``predictions``, ``median_ape_pct``, ``p90_ape_pct`` (throughput at the measured median
+    TPOT), ``median_tpot_ape_pct`` (the step time at the measured concurrency), and on each
+    model's ``overall`` row the FP8/FP4 ratio error per :data:`RATIO_ACCELERATORS` entry
+    (``ratio_err_<accelerator>_pct``; NaN on the vendor rows).
+    """
+    frames = {
+        "serving": serving if serving is not None else validate_serving_model(inputs=inputs),
+        "sweep": sweep if sweep is not None else validate_sweep_model(inputs=inputs),
+    }
+    rows = []
+    for model, df in frames.items():
+        s = summary(df).set_index("vendor")
+        t = tpot_summary(df).set_index("vendor")
+        ratio = ratio_summary(fp8_fp4_ratio(df, inputs=inputs)).set_index("accelerator")
+        for vendor in s.index:
+            row: dict[str, Any] = {
+                "model": model,
+                "label": MODEL_LABELS[model],
+                "vendor": vendor,
+                "predictions": int(s.at[vendor, "predictions"]),
+                "median_ape_pct": float(s.at[vendor, "median_ape_pct"]),
+                "p90_ape_pct": float(s.at[vendor, "p90_ape_pct"]),
+                "median_tpot_ape_pct": float(t["median_tpot_ape_pct"].get(vendor, np.nan)),
+            }
+            for acc in RATIO_ACCELERATORS:
+                err = ratio["ratio_err_pct"].get(acc, np.nan) if vendor == "overall" else np.nan
+                row[f"ratio_err_{acc}_pct"] = float(err)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def key_results(comparison: pd.DataFrame) -> dict[str, float | str]:
+    """``inferencex_mape_{serving,sweep}_{AMD,NVIDIA,overall}`` and their labels.
+
+    ``comparison`` is :func:`compare_models`' output. ``inferencex_model_{serving,sweep}``
+    hold the :data:`MODEL_LABELS` text, so a reader of ``results.json`` knows that the
+    ``serving`` figures are the error of the model behind the tiers and the ``sweep`` ones
+    of a candidate the tiers do not use.
+    """
+    out: dict[str, float | str] = {}
+    for model, label in MODEL_LABELS.items():
+        s = comparison[comparison["model"] == model].set_index("vendor")
+        out[f"inferencex_model_{model}"] = label
+        for v in ("AMD", "NVIDIA", "overall"):
+            out[f"inferencex_mape_{model}_{v}"] = float(s["median_ape_pct"].get(v, np.nan))
+    return out
+
+
+def comparison_note(comparison: pd.DataFrame) -> str:
+    """One Markdown paragraph: both models' held-out InferenceX error, each named.
+
+    ``comparison`` is :func:`compare_models`' output. The first figure is the error the
+    tiers carry (:data:`MODEL_LABELS` ``serving``); the sweep model's is said to be a
+    candidate the tiers do not use.
+    """
+    s = comparison.set_index(["model", "vendor"])
+
+    def part(model: str) -> str:
+        def med(v: str) -> float:
+            return float(s["median_ape_pct"].get((model, v), np.nan))
+
+        return f"{med('overall'):.1f}% (AMD {med('AMD'):.1f}%, NVIDIA {med('NVIDIA'):.1f}%)"
+
+    return (
+        "**Predicting each InferenceX accelerator x precision cell from the others (output "
+        "tokens/s per GPU at the measured median TPOT), the median APE of the "
+        f"{MODEL_LABELS['serving']} is {part('serving')}**: the error the tiers below carry. "
+        f"The {MODEL_LABELS['sweep']} scores {part('sweep')} on the same folds."
     )
