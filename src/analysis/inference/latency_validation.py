@@ -1,5 +1,9 @@
-"""Validation of the serving model on the InferenceX sweeps (held-out accelerator x precision).
+"""Validation on the InferenceX sweeps (held-out accelerator x precision), two models.
 
+:func:`validate_serving_model` (also :func:`validate`) scores the report's serving model,
+the roofline shape the tiers use; :func:`validate_sweep_model` the sweep physics, a
+validated candidate the tiers do not use yet. :data:`MODEL_LABELS` names both wherever
+they are printed (:func:`compare_models`, :func:`comparison_note`, :func:`key_results`).
 See :mod:`analysis.inference.latency` for the analytical decisions.
 """
 
@@ -199,10 +203,11 @@ def validate_sweep_model(
 ) -> pd.DataFrame:
     """The sweep model, leave one accelerator x precision out (matched interactivity).
 
-    Validated here but not used by the tiers (:data:`MODEL_LABELS`). The model is the sweep physics (:mod:`analysis.inference.decode_model`). Each fold fits
-    the serving shape (:func:`analysis.inference.sweep_fit.fit_sweep_shape`) and the level
-    (:func:`fit`) on every other cell's points only, and predicts the held-out cell's
-    points at their measured median TPOT (:func:`throughput_at_tpot`). Columns:
+    Validated here but not used by the tiers (:data:`MODEL_LABELS`). The model is the
+    sweep physics (:mod:`analysis.inference.decode_model`). Each fold fits the serving
+    shape (:func:`analysis.inference.sweep_fit.fit_sweep_shape`) and the level (:func:`fit`)
+    on every other cell's points only, and predicts the held-out cell's points at their
+    measured median TPOT (:func:`throughput_at_tpot`). Columns:
     accelerator, vendor, precision, framework, isl, osl, conc, decode_tp, median_tpot_ms,
     measured (output tokens/s per GPU), predicted, ape_pct, holdout, run_url, eta,
     ``predicted_tpot_ms`` and ``tpot_ape_pct`` (the modelled median TPOT at the point's own
@@ -257,7 +262,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 def tpot_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Held-out APE of the median TPOT at the measured concurrency, per vendor and overall.
 
-    ``df`` is :func:`validate`'s output. The same folds as :func:`summary`; the error of the
+    ``df`` is either validation's output. The same folds as :func:`summary`; the error of the
     step time itself, before the division by the TPOT-concurrency slope that the
     throughput at matched interactivity carries.
     """
@@ -287,7 +292,7 @@ def fp8_fp4_ratio(
 ) -> pd.DataFrame:
     """FP8/FP4 throughput ratio at matched interactivity, measured and modelled.
 
-    ``df`` is :func:`validate`'s output (each point's held-out efficiency in ``eta``).
+    ``df`` is either validation's output (each point's held-out efficiency in ``eta``).
     For each fp8 point of an accelerator in ``accelerators``, the fp4 sweep of the same
     framework, lengths and TP is interpolated at the fp8 point's interactivity (log-log,
     within the fp4 points' range); the model's fp4 throughput at that TPOT is
