@@ -98,3 +98,20 @@ def test_appendix_model_error_lists_both_labelled():
     sweep = [k for k in err if "inferencex" in k and "sweep model" in k and "not yet used" in k]
     assert len(serving) == 1 and len(sweep) == 1
     assert err[serving[0]] == 55.9 and err[sweep[0]] == 32.7
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 16 bars on the model the tiers use (InferenceX held-out median APE <= 20 %, "
+    "FP8/FP4 ratio within 15 % on B200 and MI355X) not met by the report's serving model: "
+    "55.9 % (AMD 63.1, NVIDIA 51.1), ratio B200 38 %, MI355X 85 %. The roofline spreads every "
+    "prompt's tokens over the decode steps (b (1 + ISL/OSL) a step), so a step reads the "
+    "experts of far more tokens than it decodes; the sweep model, which does not, is not "
+    "behind the tiers because the MLPerf calibration it would need "
+    "to share (implied.py / calibration.py) still fits on the roofline terms",
+)
+def test_the_serving_model_meets_the_issue_16_inferencex_bars(comparison):
+    s = comparison[comparison["model"] == "serving"].set_index("vendor")
+    assert s.at["overall", "median_ape_pct"] <= 20.0, s
+    assert s.at["overall", "ratio_err_B200_pct"] <= 15.0, s
+    assert s.at["overall", "ratio_err_MI355X_pct"] <= 15.0, s
