@@ -67,7 +67,7 @@ def test_key_results_and_note_say_which_is_which(comparison):
     s = comparison.set_index(["model", "vendor"])["median_ape_pct"]
     for model in ("serving", "sweep"):
         for v in ("AMD", "NVIDIA", "overall"):
-            assert got[f"inferencex_mape_{model}_{v}"] == pytest.approx(s[(model, v)])
+            assert got[f"inferencex_mape_{model}_{v}"] == pytest.approx(s[(model, v)], abs=0.05)
     # Every key is in the chapter's schema (the run checks them as the chapter finishes).
     ctx = keys.KeyContext(tiers=1, accelerators=())
     bad = [p for p in keys.problems("30-inference-tiers", got, ctx) if "'inferencex_" in p]

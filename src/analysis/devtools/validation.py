@@ -1,8 +1,10 @@
-"""``python -m analysis validate-models``: the models' out-of-sample error against MLPerf.
+"""``python -m analysis validate-models``: the models' out-of-sample error.
 
 Prints, for the inference and the training model, the held-out predictions' error summary
-per vendor and overall (the same tables the chapters show), so a reviewer can check the
-figures the report quotes without rendering it.
+per vendor and overall against MLPerf (the same tables the chapters show), and against the
+InferenceX sweeps for both the report's serving model (what the tiers use) and the sweep
+model (a validated candidate the tiers do not use), each table named by its model, so a
+reviewer can check the figures the report quotes without rendering it.
 """
 
 from __future__ import annotations

@@ -413,14 +413,17 @@ def key_results(comparison: pd.DataFrame) -> dict[str, float | str]:
     ``comparison`` is :func:`compare_models`' output. ``inferencex_model_{serving,sweep}``
     hold the :data:`MODEL_LABELS` text, so a reader of ``results.json`` knows that the
     ``serving`` figures are the error of the model behind the tiers and the ``sweep`` ones
-    of a candidate the tiers do not use.
+    of a candidate the tiers do not use. The figures are rounded to one decimal.
     """
     out: dict[str, float | str] = {}
     for model, label in MODEL_LABELS.items():
         s = comparison[comparison["model"] == model].set_index("vendor")
         out[f"inferencex_model_{model}"] = label
         for v in ("AMD", "NVIDIA", "overall"):
-            out[f"inferencex_mape_{model}_{v}"] = float(s["median_ape_pct"].get(v, np.nan))
+            # One decimal, as every table prints it: results.json's four significant
+            # digits would otherwise round 55.946 to 55.95 and the appendix show 56.0.
+            value = round(float(s["median_ape_pct"].get(v, np.nan)), 1)
+            out[f"inferencex_mape_{model}_{v}"] = value
     return out
 
 
