@@ -176,7 +176,8 @@ def test_ratio_uses_held_out_fp4_twins(base):
     "(validated candidate, not yet used by the tiers): 32.7 % (AMD 49.8, NVIDIA 25.8; the "
     "report's serving model 55.9, see test_inferencex_models). The held-out step time is "
     "off by a median 13 %, and at matched TPOT that error is divided by the slope of TPOT in "
-    "concurrency (0.15-0.3 at concurrency 1-4); MI355X fp4/fp8 efficiencies move opposite to NVIDIA's, so neither transfers",
+    "concurrency (0.15-0.3 at concurrency 1-4); MI355X fp4/fp8 efficiencies move opposite "
+    "to NVIDIA's, so neither transfers",
 )
 def test_inferencex_held_out_meets_the_issue_16_bar(base):
     summary = inference_latency.summary(base).set_index("vendor")
