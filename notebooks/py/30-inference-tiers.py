@@ -145,6 +145,38 @@ charts.table(
 )
 
 # %% [markdown]
+# ### The serving model against the InferenceX concurrency sweeps
+#
+# Each InferenceX DeepSeek-R1 accelerator x precision cell is predicted from the others
+# (shape and efficiency refitted without it), at each point's measured median TPOT. Two
+# models are scored on the same folds: the **report's serving model** (the roofline shape
+# behind every tier below) and the **sweep model**, a validated candidate (distinct experts
+# read per step, prefill as per-prompt passes, MLA cache replication) that the tiers do
+# not use yet. The first row is the error the tiers carry.
+
+# %%
+from analysis.inference import latency_validation  # noqa: E402
+
+ix_models = latency_validation.compare_models()
+charts.table(
+    ix_models,
+    "inference-inferencex-validation",
+    columns=[
+        "label", "vendor", "predictions", "median_ape_pct", "p90_ape_pct",
+        "median_tpot_ape_pct", "ratio_err_B200_pct", "ratio_err_MI355X_pct",
+    ],
+    labels={
+        "label": "Model", "median_tpot_ape_pct": "Median TPOT APE (%)",
+        "ratio_err_B200_pct": "FP8/FP4 ratio error B200 (%)",
+        "ratio_err_MI355X_pct": "FP8/FP4 ratio error MI355X (%)",
+    },
+    decimals=1,
+)
+
+# %%
+Markdown(latency_validation.comparison_note(ix_models))
+
+# %% [markdown]
 # ### The benchmark rules the calibration uses
 #
 # Latency bounds come from `loadgen/mlperf.conf`; reference output lengths from each
@@ -404,4 +436,5 @@ Markdown(decision.inference_reading_note(
 results.show_key_results("30-inference-tiers", {**inference.key_results(
     sc, tiers, winners, checks.summaries["system"], checks.summaries["round"],
     checks.summaries["accelerator"]), **deployments.key_results(tiers),
-    **deployment_fit.validation_key_results(disagg_summary)})
+    **deployment_fit.validation_key_results(disagg_summary),
+    **latency_validation.key_results(ix_models)})

@@ -88,6 +88,10 @@ display(decision.glossary_bundle(), raw=True)
 #
 # - **Inference:** a roofline-style prefill/decode model per accelerator, calibrated on MLPerf
 #   Inference; the error below is out-of-sample (MLPerf rounds the model was not fitted to).
+#   Against the InferenceX DeepSeek-R1 concurrency sweeps (each accelerator x precision
+#   predicted from the others) two errors are listed: the **report's serving model**, the
+#   one the tiers use, and the **sweep model** (validated candidate, not yet used by the
+#   tiers).
 # - **Training:** a step-time and scaling model calibrated on MLPerf Training.
 # - **Cost:** owned and rented $/GPU-hour with a Monte Carlo over the assumptions' ranges;
 #   the summary calls a workload "either" when P(AMD cheaper) is between 0.35 and 0.65.

@@ -54,6 +54,14 @@ def model_error(chapter_results: Results) -> dict[str, float]:
         "inference_mape_accelerator_amd_pct": _num(inf.get("mlperf_mape_accelerator_AMD")),
         "inference_mape_accelerator_nvidia_pct": _num(inf.get("mlperf_mape_accelerator_NVIDIA")),
         "training_median_err_pct": _num(tr.get("mlperf_median_err_pct")),
+        # InferenceX sweeps, each accelerator x precision predicted from the others: the
+        # report's serving model (what the tiers use) and the sweep model (a validated
+        # candidate the tiers do not use), named apart so neither passes for the other.
+        "inferencex_mape_overall_pct (report's serving model)": _num(
+            inf.get("inferencex_mape_serving_overall")
+        ),
+        "inferencex_mape_overall_pct (sweep model, validated candidate, not yet used by the "
+        "tiers)": _num(inf.get("inferencex_mape_sweep_overall")),
     }
 
 

@@ -1,17 +1,22 @@
-"""``python -m analysis validate-models``: the models' out-of-sample error against MLPerf.
+"""``python -m analysis validate-models``: the models' out-of-sample error.
 
 Prints, for the inference and the training model, the held-out predictions' error summary
-per vendor and overall (the same tables the chapters show), so a reviewer can check the
-figures the report quotes without rendering it.
+per vendor and overall against MLPerf (the same tables the chapters show), and against the
+InferenceX sweeps for both the report's serving model (what the tiers use) and the sweep
+model (a validated candidate the tiers do not use), each table named by its model, so a
+reviewer can check the figures the report quotes without rendering it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
 __all__ = [
+    "print_inferencex_validation",
     "print_model_validation",
     "print_training_validation",
 ]
@@ -35,20 +40,7 @@ def print_model_validation(console: Console) -> None:
     for scheme, summary in inference.validation_summaries().summaries.items():
         label = f"leave one {scheme} out"
         _print_frame(console, f"Inference model vs MLPerf Inference ({label})", summary)
-    from analysis import inference_latency
-
-    ix = inference_latency.validate()
-    _print_frame(
-        console,
-        "Inference model vs InferenceX DeepSeek-R1 sweeps (leave one accelerator x precision "
-        "out, throughput at the measured median TPOT)",
-        inference_latency.summary(ix),
-    )
-    _print_frame(
-        console,
-        "FP8/FP4 throughput ratio at matched interactivity (held-out efficiencies)",
-        inference_latency.ratio_summary(inference_latency.fp8_fp4_ratio(ix)),
-    )
+    print_inferencex_validation(console)
     _print_frame(
         console,
         "Deployment model vs InferenceX disaggregated DeepSeek-R1 (leave one configuration "
@@ -58,6 +50,47 @@ def print_model_validation(console: Console) -> None:
     summary = training.validation_summary(training.validate_against_mlperf())
     _print_frame(console, "Training model vs MLPerf Training (held-out GPU counts)", summary)
     print_training_validation(console)
+
+
+def print_inferencex_validation(
+    console: Console, runs: Mapping[str, pd.DataFrame] | None = None
+) -> None:
+    """Both models' InferenceX held-out error, each table named by its model.
+
+    ``runs``: ``{"serving": validate_serving_model(), "sweep": validate_sweep_model()}``
+    (computed when None). The report's serving model is the one the tiers use; the sweep
+    model is a validated candidate they do not use (``inference_latency.MODEL_LABELS``).
+    """
+    from analysis import inference_latency
+
+    labels = inference_latency.MODEL_LABELS
+    if runs is None:
+        runs = {
+            "serving": inference_latency.validate_serving_model(),
+            "sweep": inference_latency.validate_sweep_model(),
+        }
+    for model, ix in runs.items():
+        _print_frame(
+            console,
+            f"InferenceX DeepSeek-R1 sweeps, {labels[model]}: leave one accelerator x "
+            "precision out, throughput at the measured median TPOT",
+            inference_latency.summary(ix),
+        )
+        _print_frame(
+            console,
+            f"Same folds, {labels[model]}: median TPOT at the measured concurrency",
+            inference_latency.tpot_summary(ix),
+        )
+        _print_frame(
+            console,
+            f"FP8/FP4 throughput ratio at matched interactivity, {labels[model]}",
+            inference_latency.ratio_summary(inference_latency.fp8_fp4_ratio(ix)),
+        )
+    _print_frame(
+        console,
+        "InferenceX held-out error, both models (the tiers use the report's serving model)",
+        inference_latency.compare_models(runs["serving"], runs["sweep"]).drop(columns="model"),
+    )
 
 
 def print_training_validation(console: Console) -> None:

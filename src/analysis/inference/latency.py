@@ -22,6 +22,15 @@ checked on it directly. Analytical decisions taken here:
   bound; the model's best throughput per GPU at the same TP under it (the concurrency at
   which the modelled step time reaches the bound, interpolated on the model's concurrency
   grid). This is how the tiers use the model.
+* **Two validated models** (:mod:`analysis.inference.latency_validation`, same folds):
+  :func:`~analysis.inference.latency_validation.validate` (=
+  ``validate_serving_model``) scores the **report's serving model**, the roofline shape
+  of :func:`fit_shape` / :func:`fitted_shape` here, which the MLPerf calibration and the
+  tiers use; ``validate_sweep_model`` scores the **sweep model** of
+  :mod:`analysis.inference.decode_model` (prefill as per-prompt passes, MLA cache
+  replication, expert-parallel imbalance; fitted per fold by
+  :mod:`analysis.inference.sweep_fit`), a validated candidate the tiers do not use yet.
+  Every printout names which is which (``MODEL_LABELS``).
 * **FP8/FP4 ratio**: for MI355X and B200, each fp8 point against the fp4 sweep of the same
   stack and lengths, the fp4 throughput interpolated (log-log, no extrapolation) at the fp8
   point's interactivity; the model's ratio at the same interactivity from the same folds.

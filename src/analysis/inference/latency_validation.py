@@ -1,5 +1,9 @@
-"""Validation of the serving model on the InferenceX sweeps (held-out accelerator x precision).
+"""Validation on the InferenceX sweeps (held-out accelerator x precision), two models.
 
+:func:`validate_serving_model` (also :func:`validate`) scores the report's serving model,
+the roofline shape the tiers use; :func:`validate_sweep_model` the sweep physics, a
+validated candidate the tiers do not use yet. :data:`MODEL_LABELS` names both wherever
+they are printed (:func:`compare_models`, :func:`comparison_note`, :func:`key_results`).
 See :mod:`analysis.inference.latency` for the analytical decisions.
 """
 
@@ -11,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.inference import sweep_fit
 from analysis.inference.latency import (
     PRIOR_POINTS,
     RATIO_ACCELERATORS,
@@ -26,6 +31,7 @@ from analysis.inference.latency import (
 from analysis.inference.roofline import (
     ROOFLINE_SHAPE,
     _group_median,
+    precision_class,
 )
 from analysis.inference.validation import validation_summary
 from analysis.inputs import Inputs
@@ -93,19 +99,57 @@ def predict_eta(points: pd.DataFrame, fitted: dict[str, dict[Any, float]]) -> np
     return out
 
 
-def validate(
+def _twins(pts: pd.DataFrame, specs: pd.DataFrame) -> pd.DataFrame:
+    """The fp8 points of :data:`RATIO_ACCELERATORS` as fp4 configurations (same engine)."""
+    tw = pts[pts["accelerator"].isin(list(RATIO_ACCELERATORS)) & (pts["precision"] == "fp8")]
+    tw = tw.copy()
+    tw["precision"] = "fp4"
+    spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
+    tw["precision_class"] = [precision_class(spec_by[a], "fp4") for a in tw["accelerator"]]
+    return tw
+
+
+#: What each validated model is, as every printout labels it. ``serving``: the roofline
+#: shape (:func:`analysis.inference.latency.fitted_shape`) the tiers and the MLPerf
+#: calibration use; ``sweep``: :mod:`analysis.inference.decode_model`, validated here but
+#: not (yet) behind any tier.
+MODEL_LABELS: dict[str, str] = {
+    "serving": "report's serving model",
+    "sweep": "sweep model (validated candidate, not yet used by the tiers)",
+}
+
+
+def _frame(
+    pts: pd.DataFrame, cell: np.ndarray, pred: np.ndarray, eta: np.ndarray, tpot: np.ndarray
+) -> pd.DataFrame:
+    """The per-point output columns shared by both validations."""
+    cols = ["accelerator", "vendor", "precision", "framework", "isl", "osl", "conc"]
+    cols += ["decode_tp", "median_tpot_ms", "date", "run_url"]
+    out = pts[cols].copy()
+    out["measured"] = pts["output_tput_per_gpu"].to_numpy(float)
+    out["predicted"] = pred
+    out["ape_pct"] = (out["predicted"] / out["measured"] - 1.0).abs() * 100.0
+    out["holdout"] = ["accelerator x precision: " + k for k in cell]
+    out["eta"] = eta
+    out["predicted_tpot_ms"] = tpot
+    out["tpot_ape_pct"] = (out["predicted_tpot_ms"] / out["median_tpot_ms"] - 1.0).abs() * 100.0
+    return out
+
+
+def validate_serving_model(
     ix: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     *,
     inputs: Inputs | None = None,
 ) -> pd.DataFrame:
-    """Leave one accelerator x precision out: each cell predicted at matched interactivity.
+    """The report's serving model, leave one accelerator x precision out (matched TPOT).
 
-    Each fold fits on every other cell's points only (:func:`fit`) and predicts the held-out
-    cell's points at their measured median TPOT (:func:`throughput_at_tpot`). Columns:
-    accelerator, vendor, precision, framework, isl, osl, conc, decode_tp, median_tpot_ms,
-    measured (output tokens/s per GPU), predicted, ape_pct, holdout, run_url.
+    The model the tiers use: the roofline point terms (:func:`point_terms`) with the serving
+    shape (:func:`fit_shape`) and the level (:func:`fit`) fitted on every other cell's
+    points only; each held-out point predicted at its measured median TPOT
+    (:func:`throughput_at_tpot`). Columns as :func:`validate_sweep_model` without
+    ``predicted_fp4`` (:func:`fp8_fp4_ratio` then reads the fp4 cell's roofline terms).
     """
     ix, specs, models = _load(ix, specs, models, inputs)
     pts = select(ix, specs, models)
@@ -113,6 +157,7 @@ def validate(
     cell = (pts["accelerator"] + " x " + pts["precision"]).to_numpy()
     eta = np.full(len(pts), np.nan)
     pred = np.full(len(pts), np.nan)
+    tpot = np.full(len(pts), np.nan)
     tau = pts["median_tpot_ms"].to_numpy(float)
     for key in sorted(set(cell)):
         test = cell == key
@@ -130,32 +175,112 @@ def validate(
         eta[test] = predict_eta(pts[test], fitted)
         t_test = {k: v[test] for k, v in terms.items() if k != "own_parts"}
         pred[test] = throughput_at_tpot(t_test, eta[test], tau[test])
-    out = pts[
-        [
-            "accelerator",
-            "vendor",
-            "precision",
-            "framework",
-            "isl",
-            "osl",
-            "conc",
-            "decode_tp",
-            "median_tpot_ms",
-            "date",
-            "run_url",
-        ]
-    ].copy()
-    out["measured"] = pts["output_tput_per_gpu"].to_numpy(float)
-    out["predicted"] = pred
-    out["ape_pct"] = (out["predicted"] / out["measured"] - 1.0).abs() * 100.0
-    out["holdout"] = ["accelerator x precision: " + k for k in cell]
-    out["eta"] = eta
+        tpot[test] = (t_test["own_fixed"] + t_test["own_scaled"] / eta[test]) * 1e3
+    return _frame(pts, cell, pred, eta, tpot).reset_index(drop=True)
+
+
+def validate(
+    ix: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """The InferenceX validation of the report's serving model: :func:`validate_serving_model`.
+
+    The error the report's tiers carry; the sweep physics' own is
+    :func:`validate_sweep_model` (see :data:`MODEL_LABELS`).
+    """
+    return validate_serving_model(ix, specs, models, inputs=inputs)
+
+
+def validate_sweep_model(
+    ix: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """The sweep model, leave one accelerator x precision out (matched interactivity).
+
+    Validated here but not used by the tiers (:data:`MODEL_LABELS`). The model is the
+    sweep physics (:mod:`analysis.inference.decode_model`). Each fold fits the serving
+    shape (:func:`analysis.inference.sweep_fit.fit_sweep_shape`) and the level (:func:`fit`)
+    on every other cell's points only, and predicts the held-out cell's points at their
+    measured median TPOT (:func:`throughput_at_tpot`). Columns:
+    accelerator, vendor, precision, framework, isl, osl, conc, decode_tp, median_tpot_ms,
+    measured (output tokens/s per GPU), predicted, ape_pct, holdout, run_url, eta,
+    ``predicted_tpot_ms`` and ``tpot_ape_pct`` (the modelled median TPOT at the point's own
+    concurrency, same fold: the well-conditioned companion of ``ape_pct``, which divides a
+    TPOT error by the slope of TPOT in concurrency, small at low concurrency), and
+    ``predicted_fp4`` (fp8 points of :data:`RATIO_ACCELERATORS` only: the model's fp4
+    throughput of the same engine at the point's TPOT, from the fold that held the fp4
+    cell out; what :func:`fp8_fp4_ratio` compares).
+    """
+    ix, specs, models = _load(ix, specs, models, inputs)
+    pts = select(ix, specs, models)
+    twins = _twins(pts, specs)
+    raw = sweep_fit.raw_terms(pts, specs, models)
+    raw_tw = sweep_fit.raw_terms(twins.reset_index(drop=True), specs, models)
+    cell = (pts["accelerator"] + " x " + pts["precision"]).to_numpy()
+    cell_tw = (twins["accelerator"] + " x " + twins["precision"]).to_numpy()
+    eta = np.full(len(pts), np.nan)
+    pred = np.full(len(pts), np.nan)
+    pred_tw = np.full(len(twins), np.nan)
+    tpot = np.full(len(pts), np.nan)
+    tau = pts["median_tpot_ms"].to_numpy(float)
+    tau_tw = twins["median_tpot_ms"].to_numpy(float)
+    for key in sorted(set(cell)):
+        test = cell == key
+        train = ~test
+        # The shape and the level both from the other cells only.
+        tr = pts[train].reset_index(drop=True)
+        shape = sweep_fit.fit_sweep_shape(tr, sweep_fit.subset(raw, train))
+        terms = sweep_fit.shaped_terms(raw, shape)
+        tr["eta"] = implied_eta(tr, {k: v[train] for k, v in terms.items()})
+        fitted = fit(tr)
+        eta[test] = predict_eta(pts[test], fitted)
+        t_test = {k: v[test] for k, v in terms.items()}
+        pred[test] = throughput_at_tpot(t_test, eta[test], tau[test])
+        tpot[test] = (t_test["own_fixed"] + t_test["own_scaled"] / eta[test]) * 1e3
+        tw = cell_tw == key
+        if tw.any():
+            t_tw = sweep_fit.shaped_terms(sweep_fit.subset(raw_tw, tw), shape)
+            e_tw = predict_eta(twins[tw], fitted)
+            pred_tw[tw] = throughput_at_tpot(t_tw, e_tw, tau_tw[tw])
+    out = _frame(pts, cell, pred, eta, tpot)
+    out["predicted_fp4"] = np.nan
+    out.loc[twins.index, "predicted_fp4"] = pred_tw
     return out.reset_index(drop=True)
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Median and 90th-percentile APE per vendor and overall (like the MLPerf summary)."""
     return validation_summary(df[["vendor", "predicted", "measured", "ape_pct"]])
+
+
+def tpot_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Held-out APE of the median TPOT at the measured concurrency, per vendor and overall.
+
+    ``df`` is either validation's output. The same folds as :func:`summary`; the error of the
+    step time itself, before the division by the TPOT-concurrency slope that the
+    throughput at matched interactivity carries.
+    """
+    cols = {"vendor": df["vendor"], "ape": df["tpot_ape_pct"]}
+    frame = pd.DataFrame(cols)
+    rows = []
+    for name, g in [*frame.groupby("vendor"), ("overall", frame)]:
+        ape = g["ape"].dropna()
+        rows.append(
+            {
+                "vendor": name,
+                "predictions": int(len(ape)),
+                "median_tpot_ape_pct": float(ape.median()) if len(ape) else float("nan"),
+                "p90_tpot_ape_pct": float(ape.quantile(0.9)) if len(ape) else float("nan"),
+                "within_10_pct": float((ape <= 10.0).mean() * 100.0) if len(ape) else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def fp8_fp4_ratio(
@@ -167,14 +292,24 @@ def fp8_fp4_ratio(
 ) -> pd.DataFrame:
     """FP8/FP4 throughput ratio at matched interactivity, measured and modelled.
 
-    ``df`` is :func:`validate`'s output (each point's held-out efficiency in ``eta``).
+    ``df`` is either validation's output (each point's held-out efficiency in ``eta``).
     For each fp8 point of an accelerator in ``accelerators``, the fp4 sweep of the same
     framework, lengths and TP is interpolated at the fp8 point's interactivity (log-log,
-    within the fp4 points' range); the model's fp4 throughput at that TPOT uses the fp4
-    cell's held-out efficiency. Columns: accelerator, framework, isl, osl, decode_tp,
-    interactivity, measured_ratio, predicted_ratio, ratio_err_pct.
+    within the fp4 points' range); the model's fp4 throughput at that TPOT is
+    ``predicted_fp4`` (the same engine configuration at fp4, from the fold that held the
+    fp4 cell out) where ``df`` has it, else the first fp4 point's roofline terms
+    (``terms_points``, default :func:`prepare`) at the fp4 cell's median held-out
+    efficiency. Columns: accelerator, framework, isl, osl, decode_tp, interactivity,
+    measured_ratio, predicted_ratio, ratio_err_pct.
     """
-    pts, terms = terms_points if terms_points is not None else prepare(inputs=inputs)
+    cache: list[dict[str, np.ndarray]] = []
+
+    def terms() -> dict[str, np.ndarray]:
+        # The old path (a frame without ``predicted_fp4``): the roofline terms of prepare().
+        if not cache:
+            cache.append(terms_points[1] if terms_points is not None else prepare(inputs=inputs)[1])
+        return cache[0]
+
     rows = []
     keys = ["accelerator", "framework", "isl", "osl", "decode_tp"]
     for key, g in df[df["accelerator"].isin(list(accelerators))].groupby(keys):
@@ -192,8 +327,10 @@ def fp8_fp4_ratio(
             if not (x4.min() <= x <= x4.max()):
                 continue
             meas4 = float(np.exp(np.interp(x, x4, y4)))
-            sub = {k: v[[idx4]] for k, v in terms.items() if k != "own_parts"}
-            pred4 = float(throughput_at_tpot(sub, np.array([eta4]), [r["median_tpot_ms"]])[0])
+            pred4 = float(r.get("predicted_fp4", np.nan))
+            if not np.isfinite(pred4):
+                sub = {k: v[[idx4]] for k, v in terms().items() if k != "own_parts"}
+                pred4 = float(throughput_at_tpot(sub, np.array([eta4]), [r["median_tpot_ms"]])[0])
             rows.append(
                 {
                     **dict(zip(keys, key, strict=True)),
@@ -225,4 +362,89 @@ def ratio_summary(ratios: pd.DataFrame) -> pd.DataFrame:
             ratio_err_pct=("ratio_err_pct", "median"),
         )
         .reset_index()
+    )
+
+
+def compare_models(
+    serving: pd.DataFrame | None = None,
+    sweep: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """Both models' held-out InferenceX error side by side, each row labelled.
+
+    ``serving`` / ``sweep`` are :func:`validate_serving_model` / :func:`validate_sweep_model`
+    outputs (computed from ``inputs`` when None). One row per model and vendor (and
+    ``overall``): ``model`` (the :data:`MODEL_LABELS` key), ``label``, ``vendor``,
+    ``predictions``, ``median_ape_pct``, ``p90_ape_pct`` (throughput at the measured median
+    TPOT), ``median_tpot_ape_pct`` (the step time at the measured concurrency), and on each
+    model's ``overall`` row the FP8/FP4 ratio error per :data:`RATIO_ACCELERATORS` entry
+    (``ratio_err_<accelerator>_pct``; NaN on the vendor rows).
+    """
+    frames = {
+        "serving": serving if serving is not None else validate_serving_model(inputs=inputs),
+        "sweep": sweep if sweep is not None else validate_sweep_model(inputs=inputs),
+    }
+    rows = []
+    for model, df in frames.items():
+        s = summary(df).set_index("vendor")
+        t = tpot_summary(df).set_index("vendor")
+        ratio = ratio_summary(fp8_fp4_ratio(df, inputs=inputs)).set_index("accelerator")
+        for vendor in s.index:
+            row: dict[str, Any] = {
+                "model": model,
+                "label": MODEL_LABELS[model],
+                "vendor": vendor,
+                "predictions": int(s.at[vendor, "predictions"]),
+                "median_ape_pct": float(s.at[vendor, "median_ape_pct"]),
+                "p90_ape_pct": float(s.at[vendor, "p90_ape_pct"]),
+                "median_tpot_ape_pct": float(t["median_tpot_ape_pct"].get(vendor, np.nan)),
+            }
+            for acc in RATIO_ACCELERATORS:
+                err = ratio["ratio_err_pct"].get(acc, np.nan) if vendor == "overall" else np.nan
+                row[f"ratio_err_{acc}_pct"] = float(err)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def key_results(comparison: pd.DataFrame) -> dict[str, float | str]:
+    """``inferencex_mape_{serving,sweep}_{AMD,NVIDIA,overall}`` and their labels.
+
+    ``comparison`` is :func:`compare_models`' output. ``inferencex_model_{serving,sweep}``
+    hold the :data:`MODEL_LABELS` text, so a reader of ``results.json`` knows that the
+    ``serving`` figures are the error of the model behind the tiers and the ``sweep`` ones
+    of a candidate the tiers do not use. The figures are rounded to one decimal.
+    """
+    out: dict[str, float | str] = {}
+    for model, label in MODEL_LABELS.items():
+        s = comparison[comparison["model"] == model].set_index("vendor")
+        out[f"inferencex_model_{model}"] = label
+        for v in ("AMD", "NVIDIA", "overall"):
+            # One decimal, as every table prints it: results.json's four significant
+            # digits would otherwise round 55.946 to 55.95 and the appendix show 56.0.
+            value = round(float(s["median_ape_pct"].get(v, np.nan)), 1)
+            out[f"inferencex_mape_{model}_{v}"] = value
+    return out
+
+
+def comparison_note(comparison: pd.DataFrame) -> str:
+    """One Markdown paragraph: both models' held-out InferenceX error, each named.
+
+    ``comparison`` is :func:`compare_models`' output. The first figure is the error the
+    tiers carry (:data:`MODEL_LABELS` ``serving``); the sweep model's is said to be a
+    candidate the tiers do not use.
+    """
+    s = comparison.set_index(["model", "vendor"])
+
+    def part(model: str) -> str:
+        def med(v: str) -> float:
+            return float(s["median_ape_pct"].get((model, v), np.nan))
+
+        return f"{med('overall'):.1f}% (AMD {med('AMD'):.1f}%, NVIDIA {med('NVIDIA'):.1f}%)"
+
+    return (
+        "**Predicting each InferenceX accelerator x precision cell from the others (output "
+        "tokens/s per GPU at the measured median TPOT), the median APE of the "
+        f"{MODEL_LABELS['serving']} is {part('serving')}**: the error the tiers below carry. "
+        f"The {MODEL_LABELS['sweep']} scores {part('sweep')} on the same folds."
     )

@@ -1,0 +1,196 @@
+"""Issue 16: the InferenceX sweep physics on hand-worked cases, and its held-out validation."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import data, inference, inference_latency
+from analysis.inference.decode_model import SweepShape, expert_imbalance, sweep_parts
+
+HW = {
+    "bw_tbps": 1.0,
+    "peak_tflops": 1000.0,
+    "attn_peak_tflops": 1000.0,
+    "mem_gb": 1000.0,
+    "link_gbps": 900.0,
+}
+
+
+def _mp(**kw):
+    base = {
+        "model": "m",
+        "total_params_b": 10.0,
+        "active_params_b": 10.0,
+        "layers": 10,
+        "hidden_size": 4096,
+        "attention_heads": 32,
+        "head_dim": 128,
+        "kv_heads": 8,
+    }
+    base.update(kw)
+    return inference.model_params(pd.Series(base))
+
+
+def _parts(mp, **kw):
+    args = {"precision": "fp8", "isl": 100.0, "osl": 100.0, "gpus": 1.0, "concurrency": 4.0}
+    args.update(kw)
+    return {k: float(np.asarray(v)) for k, v in sweep_parts(HW, mp, **args).items()}
+
+
+def test_dense_decode_step_and_prefill_stall_by_hand():
+    p = _parts(_mp())
+    # 10e9 fp8 weights at 1 TB/s; 4 x 2 x 10e9 FLOPs at 1 PFLOP/s.
+    assert p["lin_bw"] == pytest.approx(0.01)
+    assert p["lin_c"] == pytest.approx(8e-5)
+    # KV: 2 x 10 layers x 8 heads x 128 x 1 byte (fp8) = 20,480 B/token, context 100 + 50.
+    assert p["attn_bw"] == pytest.approx(4 * 150 * 20480 / 1e12)
+    assert p["attn_c"] == pytest.approx(4 * 10 * 150 * 4 * 32 * 128 / 1e15)
+    # 4 / 100 prompts join per step; each prefill reads the weights once (not per token)
+    # and runs 100 tokens of linear FLOPs plus 100^2 / 2 attention pairs per layer.
+    assert p["joins"] == pytest.approx(0.04)
+    assert p["pre_bw"] == pytest.approx(0.04 * (0.01 + 100 * 20480 / 1e12))
+    assert p["pre_c"] == pytest.approx(
+        0.04 * (2e9 * 100 / 1e15 * 10 + 4 * 32 * 128 * 10 * 5000 / 1e15)
+    )
+    # One GPU: the fixed step overhead only, paid by the decode step and each prefill pass.
+    assert p["fixed"] == pytest.approx(1.04 * inference.STEP_OVERHEAD_S)
+    assert p["moe_layers"] == 0.0
+
+
+def test_moe_reads_the_distinct_experts_of_the_decode_batch_only():
+    mp = _mp(total_params_b=100.0, experts=100, active_experts=4)
+    # shared = (10 - 100 x 0.04) / 0.96 = 6.25B; routed 93.75B; 4 tokens touch 1 - 0.96^4.
+    touched = 1.0 - 0.96**4
+    p = _parts(mp)
+    assert p["lin_bw"] == pytest.approx((6.25e9 + 93.75e9 * touched) / 1e12)
+    # The prompt's 100 tokens touch 1 - 0.96^100 of the experts once per prefill pass.
+    pre = (6.25e9 + 93.75e9 * (1.0 - 0.96**100) + 100 * 20480) / 1e12
+    assert p["pre_bw"] == pytest.approx(0.04 * pre)
+    assert p["moe_layers"] == 10.0
+
+
+def test_expert_parallel_busiest_gpu_by_hand():
+    # 100 experts on 4 GPUs: 25 each; the busiest reads mean + z_4 sd of the binomial.
+    p = 1.0 - 0.96**4
+    z4 = 1.0491  # Blom: Phi^-1((4 - 0.375) / 4.25)
+    w, tok = expert_imbalance(100.0, 0.04, 4.0, 4.0)
+    assert float(w) == pytest.approx((25 * p + z4 * np.sqrt(25 * p * (1 - p))) / (25 * p), rel=1e-3)
+    act = 4 * 0.04 * 100 / 4
+    assert float(tok) == pytest.approx((act + z4 * np.sqrt(act)) / act, rel=1e-3)
+    # Tensor-parallel experts are balanced; saturation caps the busiest at its 25 experts.
+    assert float(expert_imbalance(100.0, 0.04, 4.0, 1.0)[0]) == pytest.approx(1.0)
+    assert float(expert_imbalance(100.0, 0.04, 1e4, 4.0)[0]) == pytest.approx(1.0)
+
+
+def test_mla_cache_is_replicated_across_tensor_parallel_ranks_without_dp_attention():
+    mp = _mp(
+        attention_type="mla",
+        kv_lora_rank=512,
+        qk_rope_head_dim=64,
+        kv_bytes_per_token_bf16=2 * 10 * 576,
+    )
+    tp = _parts(mp, gpus=8.0, dp_attention=0.0)
+    dp = _parts(mp, gpus=8.0, dp_attention=1.0)
+    assert tp["attn_bw"] == pytest.approx(4 * 150 * 10 * 576 / 1e12)
+    assert dp["attn_bw"] == pytest.approx(tp["attn_bw"] / 8)
+    # Absorbed MLA: 2 x heads x (2 x 512 + 64) FLOPs per pair and layer, split over 8 GPUs.
+    assert tp["attn_c"] == pytest.approx(4 * 10 * 150 * 2 * 32 * 1088 / 8 / 1e15)
+
+
+def test_shape_combines_overheads_and_prefill_efficiency():
+    mp = _mp(total_params_b=100.0, experts=100, active_experts=4)
+    parts = sweep_parts(HW, mp, precision="fp8", isl=100.0, osl=100.0, gpus=1.0, concurrency=4.0)
+    shape = SweepShape(overhead_layer_s={"AMD": 1e-4}, prefill_eta={"AMD": 0.25})
+    fixed, scaled = shape.combine(parts, "AMD", "native")
+    p = {k: float(np.asarray(v)) for k, v in parts.items()}
+    assert float(fixed) == pytest.approx(p["fixed"] + 1e-4 * 10 * 1.04 + p["pre_c"] / 0.25)
+    dec = max(p["lin_bw"], p["lin_c"] + p["moe_c"]) + max(p["attn_bw"], p["attn_c"])
+    assert float(scaled) == pytest.approx(dec + p["comm"])
+    # Another vendor's overhead is not applied; without a prefill efficiency the passes
+    # are scaled like the decode operators.
+    fixed_n, scaled_n = SweepShape(overhead_layer_s={"AMD": 1e-4}).combine(parts, "NVIDIA", "x")
+    assert float(fixed_n) == pytest.approx(p["fixed"])
+    assert float(scaled_n) == pytest.approx(dec + p["comm"] + max(p["pre_bw"], p["pre_c"]))
+
+
+@pytest.fixture(scope="module")
+def ix():
+    return data.load_table("inferencex")
+
+
+@pytest.fixture(scope="module")
+def base(ix):
+    return inference_latency.validate_sweep_model(ix)
+
+
+def test_validation_scores_aggregated_points_only(ix, base):
+    assert len(base) == len(inference_latency.select_points(ix))
+    assert base["predicted"].notna().mean() > 0.9
+    assert base["tpot_ape_pct"].notna().mean() > 0.9
+
+
+def test_held_out_cell_latencies_do_not_move_its_predictions(ix, base):
+    # The shape fit reads TPOT and TTFT and the level fit throughput: move all three. The
+    # held-out efficiency and step time must not move (its throughput is read at its own,
+    # moved, TPOT: that one is checked with the TPOT left alone below).
+    cell = (ix["accelerator"] == "MI355X") & (ix["precision"] == "fp4")
+    moved = ix.copy()
+    for col in ("output_tput_per_gpu", "median_tpot_ms", "median_ttft_ms"):
+        moved.loc[cell, col] = moved.loc[cell, col] * 0.7
+    again = inference_latency.validate_sweep_model(moved)
+    sel = (base["holdout"] == "accelerator x precision: MI355X x fp4").to_numpy()
+    assert sel.sum() > 10
+    for col in ("predicted_tpot_ms", "eta"):
+        np.testing.assert_allclose(again.loc[sel, col], base.loc[sel, col], rtol=1e-9)
+    same_tpot = moved.copy()
+    same_tpot.loc[cell, "median_tpot_ms"] = ix.loc[cell, "median_tpot_ms"]
+    np.testing.assert_allclose(
+        inference_latency.validate_sweep_model(same_tpot).loc[sel, "predicted"],
+        base.loc[sel, "predicted"],
+        rtol=1e-9,
+    )
+    # The model's fp4 twin of each MI355X fp8 point comes from the fold without fp4 rows.
+    twin = base["predicted_fp4"].notna().to_numpy() & (base["accelerator"] == "MI355X").to_numpy()
+    assert twin.sum() > 10
+    np.testing.assert_allclose(
+        again.loc[twin, "predicted_fp4"], base.loc[twin, "predicted_fp4"], rtol=1e-9
+    )
+    # ... while what they are scored against moved, and other cells' folds did see it.
+    assert (again.loc[sel, "measured"] < base.loc[sel, "measured"]).all()
+    assert not np.allclose(
+        again.loc[~sel, "predicted"], base.loc[~sel, "predicted"], equal_nan=True
+    )
+
+
+def test_ratio_uses_held_out_fp4_twins(base):
+    ratios = inference_latency.fp8_fp4_ratio(base)
+    assert set(ratios["accelerator"]) == {"MI355X", "B200"}
+    assert np.isfinite(ratios["predicted_ratio"]).mean() > 0.9
+    summary = inference_latency.tpot_summary(base)
+    assert list(summary["vendor"]) == ["AMD", "NVIDIA", "overall"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 16 bar (InferenceX held-out median APE <= 20 %) not met by the sweep model "
+    "(validated candidate, not yet used by the tiers): 32.7 % (AMD 49.8, NVIDIA 25.8; the "
+    "report's serving model 55.9, see test_inferencex_models). The held-out step time is "
+    "off by a median 13 %, and at matched TPOT that error is divided by the slope of TPOT in "
+    "concurrency (0.15-0.3 at concurrency 1-4); MI355X fp4/fp8 efficiencies move opposite "
+    "to NVIDIA's, so neither transfers",
+)
+def test_inferencex_held_out_meets_the_issue_16_bar(base):
+    summary = inference_latency.summary(base).set_index("vendor")
+    assert summary.loc["overall", "median_ape_pct"] <= 20.0, summary
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 16 bar (FP8/FP4 ratio within 15 % on B200 and MI355X) not met by the sweep "
+    "model: B200 26 %, "
+    "MI355X 75 % (measured 0.95: MI355X fp4 serves no faster than fp8 at matched "
+    "interactivity; the model, holding either cell out, learns fp4's gain from NVIDIA)",
+)
+def test_inferencex_fp8_fp4_ratio_meets_the_issue_16_bar(base):
+    ratios = inference_latency.ratio_summary(inference_latency.fp8_fp4_ratio(base))
+    assert (ratios["ratio_err_pct"] <= 15.0).all(), ratios

@@ -1,0 +1,117 @@
+"""Issue 16: every InferenceX validation printout names the model it scores.
+
+The tiers use the roofline-shape serving model; the sweep model is validated but not used.
+Both errors must appear, each under its own label, and ``validate`` must stay the error of
+the model the tiers use.
+"""
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from analysis import data, decision, inference_latency, keys
+from analysis.devtools.validation import print_inferencex_validation
+
+SERVING = "report's serving model"
+SWEEP = "sweep model (validated candidate, not yet used by the tiers)"
+
+
+@pytest.fixture(scope="module")
+def runs():
+    ix = data.load_table("inferencex")
+    return {
+        "serving": inference_latency.validate_serving_model(ix),
+        "sweep": inference_latency.validate_sweep_model(ix),
+    }
+
+
+@pytest.fixture(scope="module")
+def comparison(runs):
+    return inference_latency.compare_models(runs["serving"], runs["sweep"])
+
+
+def test_labels_name_which_model_the_tiers_use():
+    assert inference_latency.MODEL_LABELS == {"serving": SERVING, "sweep": SWEEP}
+
+
+def test_validate_is_the_serving_model(runs):
+    again = inference_latency.validate(data.load_table("inferencex"))
+    np.testing.assert_allclose(
+        again["predicted"], runs["serving"]["predicted"], rtol=1e-12, equal_nan=True
+    )
+    # The two models are different models: their held-out predictions differ.
+    assert not np.allclose(
+        runs["serving"]["predicted"].to_numpy(),
+        runs["sweep"]["predicted"].to_numpy(),
+        equal_nan=True,
+    )
+
+
+def test_comparison_holds_each_models_own_summary(runs, comparison):
+    assert set(comparison["label"]) == {SERVING, SWEEP}
+    for model, df in runs.items():
+        mine = comparison[comparison["model"] == model].set_index("vendor")
+        assert (mine["label"] == inference_latency.MODEL_LABELS[model]).all()
+        expected = inference_latency.summary(df).set_index("vendor")["median_ape_pct"]
+        np.testing.assert_allclose(mine.loc[expected.index, "median_ape_pct"], expected)
+        ratio = inference_latency.ratio_summary(inference_latency.fp8_fp4_ratio(df))
+        for acc, err in zip(ratio["accelerator"], ratio["ratio_err_pct"], strict=True):
+            assert mine.at["overall", f"ratio_err_{acc}_pct"] == pytest.approx(err)
+            assert np.isnan(mine.at["AMD", f"ratio_err_{acc}_pct"])
+
+
+def test_key_results_and_note_say_which_is_which(comparison):
+    got = inference_latency.key_results(comparison)
+    assert got["inferencex_model_serving"] == SERVING
+    assert got["inferencex_model_sweep"] == SWEEP
+    s = comparison.set_index(["model", "vendor"])["median_ape_pct"]
+    for model in ("serving", "sweep"):
+        for v in ("AMD", "NVIDIA", "overall"):
+            assert got[f"inferencex_mape_{model}_{v}"] == pytest.approx(s[(model, v)], abs=0.05)
+    # Every key is in the chapter's schema (the run checks them as the chapter finishes).
+    ctx = keys.KeyContext(tiers=1, accelerators=())
+    bad = [p for p in keys.problems("30-inference-tiers", got, ctx) if "'inferencex_" in p]
+    assert not bad, bad
+    note = inference_latency.comparison_note(comparison)
+    serving = f"{SERVING} is {s[('serving', 'overall')]:.1f}%"
+    sweep = f"{SWEEP} scores {s[('sweep', 'overall')]:.1f}%"
+    assert serving in note and sweep in note
+    assert note.index(serving) < note.index(sweep)
+
+
+def test_validate_models_prints_both_errors_labelled(runs, comparison):
+    console = Console(record=True, width=400)
+    print_inferencex_validation(console, runs)
+    text = console.export_text()
+    for model, label in inference_latency.MODEL_LABELS.items():
+        overall = comparison.set_index(["model", "vendor"]).at[(model, "overall"), "median_ape_pct"]
+        title = f"InferenceX DeepSeek-R1 sweeps, {label}:"
+        assert title in text
+        block = text[text.index(title) :].split("\n")[:8]
+        assert any("overall" in line and f"{overall:.1f}" in line for line in block), block
+
+
+def test_appendix_model_error_lists_both_labelled():
+    inf = {"inferencex_mape_serving_overall": 55.9, "inferencex_mape_sweep_overall": 32.7}
+    err = decision.model_error({"30-inference-tiers": inf})
+    serving = [k for k in err if "inferencex" in k and SERVING in k]
+    sweep = [k for k in err if "inferencex" in k and "sweep model" in k and "not yet used" in k]
+    assert len(serving) == 1 and len(sweep) == 1
+    assert err[serving[0]] == 55.9 and err[sweep[0]] == 32.7
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 16 bars on the model the tiers use (InferenceX held-out median APE <= 20 %, "
+    "FP8/FP4 ratio within 15 % on B200 and MI355X) not met by the report's serving model: "
+    "55.9 % (AMD 63.1, NVIDIA 51.1), ratio B200 38 %, MI355X 85 %. The roofline spreads every "
+    "prompt's tokens over the decode steps (b (1 + ISL/OSL) a step), so a step reads the "
+    "experts of far more tokens than it decodes; the sweep model, which does not, is not "
+    "behind the tiers because the MLPerf calibration it would need "
+    "to share (implied.py / calibration.py) still fits on the roofline terms",
+)
+def test_the_serving_model_meets_the_issue_16_inferencex_bars(comparison):
+    s = comparison[comparison["model"] == "serving"].set_index("vendor")
+    assert s.at["overall", "median_ape_pct"] <= 20.0, s
+    assert s.at["overall", "ratio_err_B200_pct"] <= 15.0, s
+    assert s.at["overall", "ratio_err_MI355X_pct"] <= 15.0, s
