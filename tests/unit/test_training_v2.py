@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import training
+from analysis import data, paths, training
+from analysis.params import load_scenario
 
 SPEC = {
     "accelerator": "TEST",
@@ -196,3 +197,46 @@ def test_held_out_moe_rows_take_their_model_effect_from_another_source(pred: pd.
     assert ds.loc[ds["precision"] == "fp8", "predicted_efficiency"].max() < (
         dense["predicted_efficiency"].median()
     )
+
+
+def _dominating_pairs() -> list[tuple[str, str]]:
+    # (better, worse): identical peak FLOPs at every training precision, at least the memory,
+    # memory bandwidth and interconnect, read from the spec table
+    specs = data.load_specs()
+    peaks = ("bf16_dense_tflops", "fp8_dense_tflops", "fp4_dense_tflops")
+    more = ("memory_gb", "memory_bw_tbps", "scaleup_bw_gbps", "scaleup_domain_gpus")
+    more = (*more, "scaleout_gbps_per_gpu")
+    rows = specs.set_index("accelerator")
+    out = []
+    for a in rows.index:
+        for b in rows.index:
+            ra, rb = rows.loc[a], rows.loc[b]
+            same = (
+                all((pd.isna(ra[c]) and pd.isna(rb[c])) or ra[c] == rb[c] for c in peaks)
+                and ra["vendor"] == rb["vendor"]
+            )
+            better = all(ra[c] >= rb[c] for c in more) and any(ra[c] > rb[c] for c in more)
+            if a != b and same and better:
+                out.append((str(a), str(b)))
+    return out
+
+
+def test_better_memory_sibling_is_never_slower_on_the_bundled_scenarios() -> None:
+    # H200 is an H100 with more and faster HBM; MI325X an MI300X: same peaks, so the one
+    # with the better memory must not be predicted slower for the same training job
+    pairs = _dominating_pairs()
+    assert ("H200", "H100-SXM") in pairs and ("MI325X", "MI300X") in pairs
+    files = [paths.PARAMS / "default.yaml", *sorted(paths.SCENARIOS.glob("*.yaml"))]
+    checked = 0
+    for f in files:
+        sc = load_scenario(f)
+        parts = sorted({p for pair in pairs for p in pair})
+        job = sc.model_copy(update={"candidates": tuple(parts), "include_announced": False})
+        ev = training.evaluate_training(job)
+        tps = dict(zip(ev["accelerator"], ev["tokens_per_s_per_gpu"], strict=True))
+        for better, worse in pairs:
+            if math.isnan(tps[worse]):
+                continue
+            checked += 1
+            assert tps[better] >= tps[worse] * (1 - 1e-9), (f.name, better, worse, tps)
+    assert checked >= len(files)

@@ -481,6 +481,51 @@ def _target_effect(fx: WorkloadEffects, model: str | None, kind: str, family: st
     return fx["kind"].get(kind, 0.0)
 
 
+#: Spec columns a part must match (peaks) or at least equal (memory, links) to dominate a
+#: sibling: same compute, no less memory, bandwidth or interconnect.
+_SAME_COLUMNS = ("bf16_dense_tflops", "fp8_dense_tflops", "fp4_dense_tflops")
+_AT_LEAST_COLUMNS = (
+    "memory_gb",
+    "memory_bw_tbps",
+    "scaleup_bw_gbps",
+    "scaleup_domain_gpus",
+    "scaleout_gbps_per_gpu",
+)
+
+
+def _same(a: object, b: object) -> bool:
+    na, nb = a is None or pd.isna(a), b is None or pd.isna(b)
+    return (na and nb) or (not na and not nb and float(a) == float(b))  # type: ignore[arg-type]
+
+
+def dominated_siblings(
+    spec: Mapping[str, Any], specs: pd.DataFrame | None = None, *, inputs: Inputs | None = None
+) -> list[str]:
+    """Parts ``spec`` dominates: same compute, no more memory or links (H100-SXM for H200).
+
+    Same vendor, generation and peak FLOPs at every precision, and no more memory, memory
+    bandwidth or interconnect (MI300X for the MI325X). A part that dominates a sibling is
+    at least as efficient: the same compute die with more and faster memory does not run
+    its GEMMs at a lower fraction of the same peak.
+    """
+    frame = _load_specs(resolve(inputs)) if specs is None else specs
+    out = []
+    for row in frame.to_dict("records"):
+        if row.get("accelerator") == spec.get("accelerator"):
+            continue
+        if row.get("vendor") != spec.get("vendor") or generation_of(row) != generation_of(spec):
+            continue
+        if not all(_same(row.get(c), spec.get(c)) for c in _SAME_COLUMNS):
+            continue
+        try:
+            worse = all(float(row[c]) <= float(spec[c]) for c in _AT_LEAST_COLUMNS)
+        except (KeyError, TypeError, ValueError):
+            continue
+        if worse and not any(pd.isna(row[c]) or pd.isna(spec[c]) for c in _AT_LEAST_COLUMNS):
+            out.append(str(row["accelerator"]))
+    return out
+
+
 def estimate_efficiency(
     fitted: pd.DataFrame,
     spec: Mapping[str, Any],
@@ -501,9 +546,12 @@ def estimate_efficiency(
     cells shrunk toward its vendor x generation mean, that toward the vendor's mean, that
     toward the mean of all cells (:data:`SHRINK_CELLS` pseudo-cells at each level; cells of
     the other kind count :data:`OTHER_KIND_WEIGHT`). Last, the part's own cells of the same
-    workload are shrunk toward level + effect. Then converted to ``precision`` with
-    :func:`precision_factor` and the vendor's :func:`measured_speedups`. ``moe`` (default:
-    from the model table when ``model`` is given) picks the family of an unseen model.
+    workload are shrunk toward level + effect; a part takes the best of that and the same
+    value of each sibling it dominates (:func:`dominated_siblings`: H200 over H100-SXM), so
+    more and faster memory around the same die never predicts a slower part. Then converted
+    to ``precision`` with :func:`precision_factor` and the vendor's
+    :func:`measured_speedups`. ``moe`` (default: from the model table when ``model`` is
+    given) picks the family of an unseen model.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown workload kind {kind!r}; allowed: 'pretrain', 'lora'")
@@ -524,13 +572,29 @@ def estimate_efficiency(
     m_v = (np.sum(w[mv_mask] * x_adj[mv_mask]) + k * m0) / (w[mv_mask].sum() + k)
     g_mask = mv_mask & (cells["generation"] == gen).to_numpy()
     m_g = (np.sum(w[g_mask] * x_adj[g_mask]) + k * m_v) / (w[g_mask].sum() + k)
-    # the part itself: MI325X is an MI300X with more HBM and power, and runs faster
-    a_mask = g_mask & (cells["accelerator"] == spec.get("accelerator")).to_numpy()
-    level = (np.sum(w[a_mask] * x_adj[a_mask]) + k * m_g) / (w[a_mask].sum() + k)
     effect = _target_effect(fx, model, kind, family) + fx["precision"].get(precision, 0.0)
-    own = a_mask & (cells["model"] == model).to_numpy() & (cells["kind"] == kind).to_numpy()
     x_cells = cells["x"].to_numpy(dtype=float)
-    x = (np.sum(x_cells[own]) + k * (level + effect)) / (own.sum() + k)
+    work_mask = (cells["model"] == model).to_numpy() & (cells["kind"] == kind).to_numpy()
+    acc_col = cells["accelerator"].to_numpy()
+
+    def part_x(acc: object) -> tuple[float, int]:
+        # the part itself: MI325X is an MI300X with more HBM and power, and runs faster;
+        # then its own cells of this workload, shrunk toward level + effect
+        a_mask = g_mask & (acc_col == acc)
+        level = (np.sum(w[a_mask] * x_adj[a_mask]) + k * m_g) / (w[a_mask].sum() + k)
+        own = a_mask & work_mask
+        return float((np.sum(x_cells[own]) + k * (level + effect)) / (own.sum() + k)), int(
+            own.sum()
+        )
+
+    x, n_own_w = part_x(spec.get("accelerator"))
+    # a part with the same compute die and at least the memory and links of a sibling is no
+    # less efficient than it (H200 vs H100): take the best of the dominated siblings' values
+    floor_note = ""
+    for sib in dominated_siblings(spec, specs, inputs=inputs):
+        x_s, _ = part_x(sib)
+        if x_s > x:
+            x, floor_note = x_s, f"; floored at {sib}'s (same compute, less memory)"
     speed, speed_note = measured_speedups(fitted, str(vendor), family=family, inputs=inputs)
     e = math.exp(x) * precision_factor(spec, precision, speed)
     n_own = int((g_mask & (cells["kind"] == kind).to_numpy()).sum())
@@ -544,7 +608,7 @@ def estimate_efficiency(
     )
     source = (
         f"{vendor} {gen} {kind}: {n_own} own cells, {n_oth} of the other kind, shrunk to "
-        f"{n_v} {vendor} cells; {work}, {int(own.sum())} own cells of it; {speed_note}"
+        f"{n_v} {vendor} cells; {work}, {n_own_w} own cells of it; {speed_note}{floor_note}"
     )
     return min(MAX_EFFICIENCY, e), source
 
