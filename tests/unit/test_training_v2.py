@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 
 from analysis import data, paths, training
+from analysis.inputs import resolve
 from analysis.params import load_scenario
+from analysis.training import calibration
 
 SPEC = {
     "accelerator": "TEST",
@@ -240,3 +242,37 @@ def test_better_memory_sibling_is_never_slower_on_the_bundled_scenarios() -> Non
             checked += 1
             assert tps[better] >= tps[worse] * (1 - 1e-9), (f.name, better, worse, tps)
     assert checked >= len(files)
+
+
+def test_unseen_moe_model_takes_the_expert_size_line(pred: pd.DataFrame) -> None:
+    # Mixtral's only source held out: its effect comes from the line of the measured
+    # workload effects on log expert GEMM size, not the mean of fine-grained MoE models
+    pub = pred.loc[pred["scheme"] == training.VALIDATION_SCHEMES[2]]
+    mx = pub.loc[pub["model"] == "mixtral-8x7b"]
+    assert len(mx) and mx["efficiency_from"].str.contains("(expert-size line)", regex=False).all()
+    # its 8 experts of 4,096 x 14,336 are Llama 3.1 8B's MLP; DeepSeek's 256 are 7,168 x 2,048
+    size = training.expert_gemm_size
+    assert size("mixtral-8x7b") == pytest.approx(size("llama3.1-8b"), rel=0.01)
+    assert size("deepseek-r1") < size("mixtral-8x7b") / 3
+
+
+def test_expert_size_line_recovers_a_linear_effect() -> None:
+    # workload effects exactly linear in log expert size: the unseen model lands on the line
+    models = ("llama3.1-8b", "llama3.1-70b", "deepseek-r1", "gpt-oss-120b")
+    fx: calibration.WorkloadEffects = {
+        "effect": {
+            (m, "pretrain"): 0.1 * math.log(training.expert_gemm_size(m)) - 2.0 for m in models
+        },
+        "family": {("MoE", "pretrain"): -5.0},
+        "kind": {"pretrain": -5.0},
+        "precision": {},
+        "resid": np.zeros(0),
+    }
+    want = 0.1 * math.log(training.expert_gemm_size("mixtral-8x7b")) - 2.0
+    got = calibration._target_effect(fx, "mixtral-8x7b", "pretrain", "MoE", inputs=resolve(None))
+    assert got == pytest.approx(want, abs=1e-9)
+    # a dense unseen model still takes the dense family mean (here absent: the kind's)
+    dense = calibration._target_effect(
+        fx, "llama3.1-405b", "pretrain", "dense", inputs=resolve(None)
+    )
+    assert dense == -5.0

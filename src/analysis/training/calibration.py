@@ -42,7 +42,7 @@ from analysis.training.model import (
     peak_tflops,
     spec_row,
 )
-from analysis.training.step import evaluate_layouts
+from analysis.training.step import evaluate_layouts, ffn_width
 
 
 def resolve_efficiency(
@@ -472,10 +472,58 @@ def workload_effects(cells: pd.DataFrame, k: float = SHRINK_CELLS) -> WorkloadEf
     }
 
 
-def _target_effect(fx: WorkloadEffects, model: str | None, kind: str, family: str) -> float:
-    # the workload's own effect; an unseen one takes its family x kind mean, then the kind's
+def expert_gemm_size(model: str, *, inputs: Inputs | None = None) -> float:
+    """``hidden x FFN width`` of one expert (of the MLP for a dense model).
+
+    The size of the GEMMs a token's FFN work runs in, which sets how close to peak they get.
+
+    >>> round(expert_gemm_size("llama3.1-8b") / 1e6, 1)  # 4,096 x 14,336
+    58.7
+    """
+    arch = model_arch(model, inputs=resolve(inputs))
+    return float(arch["hidden_size"] * ffn_width(arch)[0])
+
+
+#: Fewest measured workloads of a kind for the expert-size line (two points fix a line;
+#: a third checks it).
+_MIN_LINE_WORKLOADS = 3
+
+
+def _size_line_effect(
+    fx: WorkloadEffects, model: str, kind: str, *, inputs: Inputs
+) -> float | None:
+    # an unseen workload's effect from the line of the measured workload effects of the
+    # kind on log expert GEMM size (grouped GEMMs of small experts run further from peak)
+    pts = [
+        (math.log(expert_gemm_size(m, inputs=inputs)), e)
+        for (m, k), e in fx["effect"].items()
+        if k == kind
+    ]
+    if len(pts) < _MIN_LINE_WORKLOADS:
+        return None
+    xs, ys = np.asarray([p[0] for p in pts]), np.asarray([p[1] for p in pts])
+    slope, icpt = np.polyfit(xs, ys, 1)
+    return float(icpt + slope * math.log(expert_gemm_size(model, inputs=inputs)))
+
+
+def _unseen_note(family: str) -> str:
+    return "expert-size line" if family == "MoE" else f"{family} mean"
+
+
+def _target_effect(
+    fx: WorkloadEffects, model: str | None, kind: str, family: str, *, inputs: Inputs
+) -> float:
+    # the workload's own effect; an unseen MoE one the expert-size line (Mixtral's 8 large
+    # experts are not DeepSeek's 256 small ones), else its family x kind mean, the kind's
     if model is not None and (model, kind) in fx["effect"]:
         return fx["effect"][(model, kind)]
+    line = (
+        None
+        if model is None or family != "MoE"
+        else _size_line_effect(fx, model, kind, inputs=inputs)
+    )
+    if line is not None:
+        return line
     if (family, kind) in fx["family"]:
         return fx["family"][(family, kind)]
     return fx["kind"].get(kind, 0.0)
@@ -541,17 +589,19 @@ def estimate_efficiency(
 
     In FP8-equivalent log efficiency, two additive parts. The *workload effect*
     (:func:`workload_effects`: ``model`` x ``kind``, measured across vendors and shrunk
-    toward its dense/MoE family; an unseen model takes its family's mean, ``model=None``
-    the dense family's). The *part level*: each cell less its workload effect, the part's
-    cells shrunk toward its vendor x generation mean, that toward the vendor's mean, that
-    toward the mean of all cells (:data:`SHRINK_CELLS` pseudo-cells at each level; cells of
-    the other kind count :data:`OTHER_KIND_WEIGHT`). Last, the part's own cells of the same
-    workload are shrunk toward level + effect; a part takes the best of that and the same
-    value of each sibling it dominates (:func:`dominated_siblings`: H200 over H100-SXM), so
-    more and faster memory around the same die never predicts a slower part. Then converted
-    to ``precision`` with :func:`precision_factor` and the vendor's
-    :func:`measured_speedups`. ``moe`` (default: from the model table when ``model`` is
-    given) picks the family of an unseen model.
+    toward its dense/MoE family; an unseen dense model takes its family's mean, an unseen
+    MoE model the line of the measured workload effects on log expert GEMM size
+    (:func:`expert_gemm_size`; small experts' grouped GEMMs run further from peak),
+    ``model=None`` the dense family's mean). The *part level*: each cell less its workload
+    effect, the part's cells shrunk toward its vendor x generation mean, that toward the
+    vendor's mean, that toward the mean of all cells (:data:`SHRINK_CELLS` pseudo-cells at
+    each level; cells of the other kind count :data:`OTHER_KIND_WEIGHT`). Last, the part's
+    own cells of the same workload are shrunk toward level + effect; a part takes the best
+    of that and the same value of each sibling it dominates (:func:`dominated_siblings`:
+    H200 over H100-SXM), so more and faster memory around the same die never predicts a
+    slower part. Then converted to ``precision`` with :func:`precision_factor` and the
+    vendor's :func:`measured_speedups`. ``moe`` (default: from the model table when
+    ``model`` is given) picks the family of an unseen model.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown workload kind {kind!r}; allowed: 'pretrain', 'lora'")
@@ -572,7 +622,9 @@ def estimate_efficiency(
     m_v = (np.sum(w[mv_mask] * x_adj[mv_mask]) + k * m0) / (w[mv_mask].sum() + k)
     g_mask = mv_mask & (cells["generation"] == gen).to_numpy()
     m_g = (np.sum(w[g_mask] * x_adj[g_mask]) + k * m_v) / (w[g_mask].sum() + k)
-    effect = _target_effect(fx, model, kind, family) + fx["precision"].get(precision, 0.0)
+    effect = _target_effect(fx, model, kind, family, inputs=inputs) + fx["precision"].get(
+        precision, 0.0
+    )
     x_cells = cells["x"].to_numpy(dtype=float)
     work_mask = (cells["model"] == model).to_numpy() & (cells["kind"] == kind).to_numpy()
     acc_col = cells["accelerator"].to_numpy()
@@ -602,7 +654,7 @@ def estimate_efficiency(
     n_v = int(mv_mask.sum())
     seen = (model, kind) in fx["effect"]
     work = (
-        f"{model} {kind} effect {effect:+.2f} ({'measured' if seen else family + ' mean'})"
+        f"{model} {kind} effect {effect:+.2f} ({'measured' if seen else _unseen_note(family)})"
         if model is not None
         else f"dense {kind} mean effect {effect:+.2f}"
     )
