@@ -228,6 +228,8 @@ def test_better_memory_sibling_is_never_slower_on_the_bundled_scenarios() -> Non
     # with the better memory must not be predicted slower for the same training job
     pairs = _dominating_pairs()
     assert ("H200", "H100-SXM") in pairs and ("MI325X", "MI300X") in pairs
+    assert training.dominated_siblings(training.spec_row("H200")) == ["H100-SXM"]
+    assert training.dominated_siblings(training.spec_row("H100-SXM")) == []
     files = [paths.PARAMS / "default.yaml", *sorted(paths.SCENARIOS.glob("*.yaml"))]
     checked = 0
     for f in files:

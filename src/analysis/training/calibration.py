@@ -541,20 +541,28 @@ _AT_LEAST_COLUMNS = (
 )
 
 
+def _value(v: object) -> float:
+    # a spec value as a float, NaN when missing or not a number
+    try:
+        return float(str(v))
+    except ValueError:
+        return math.nan
+
+
 def _same(a: object, b: object) -> bool:
-    na, nb = a is None or pd.isna(a), b is None or pd.isna(b)
-    return (na and nb) or (not na and not nb and float(a) == float(b))  # type: ignore[arg-type]
+    fa, fb = _value(a), _value(b)
+    return (math.isnan(fa) and math.isnan(fb)) or fa == fb
 
 
 def dominated_siblings(
-    spec: Mapping[str, Any], specs: pd.DataFrame | None = None, *, inputs: Inputs | None = None
+    spec: Mapping[str, object], specs: pd.DataFrame | None = None, *, inputs: Inputs | None = None
 ) -> list[str]:
     """Parts ``spec`` dominates: same compute, no more memory or links (H100-SXM for H200).
 
     Same vendor, generation and peak FLOPs at every precision, and no more memory, memory
-    bandwidth or interconnect (MI300X for the MI325X). A part that dominates a sibling is
-    at least as efficient: the same compute die with more and faster memory does not run
-    its GEMMs at a lower fraction of the same peak.
+    bandwidth or interconnect (MI300X for the MI325X; a missing value dominates nothing). A
+    part that dominates a sibling is at least as efficient: the same compute die with more
+    and faster memory does not run its GEMMs at a lower fraction of the same peak.
     """
     frame = _load_specs(resolve(inputs)) if specs is None else specs
     out = []
@@ -563,13 +571,8 @@ def dominated_siblings(
             continue
         if row.get("vendor") != spec.get("vendor") or generation_of(row) != generation_of(spec):
             continue
-        if not all(_same(row.get(c), spec.get(c)) for c in _SAME_COLUMNS):
-            continue
-        try:
-            worse = all(float(row[c]) <= float(spec[c]) for c in _AT_LEAST_COLUMNS)
-        except (KeyError, TypeError, ValueError):
-            continue
-        if worse and not any(pd.isna(row[c]) or pd.isna(spec[c]) for c in _AT_LEAST_COLUMNS):
+        same = all(_same(row.get(c), spec.get(c)) for c in _SAME_COLUMNS)
+        if same and all(_value(row.get(c)) <= _value(spec.get(c)) for c in _AT_LEAST_COLUMNS):
             out.append(str(row["accelerator"]))
     return out
 
