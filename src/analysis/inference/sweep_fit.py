@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.inference.decode_model import SweepShape, _lookup, combine_scaled, sweep_parts
-from analysis.inference.latency import PRIOR_POINTS
+from analysis.inference.latency import PRIOR_POINTS, SWEEP_KEYS
 from analysis.inference.roofline import (
     CONCURRENCY,
     ROOFLINE_SHAPE,
@@ -32,17 +32,6 @@ KAPPA_GRID = np.array([0.25, 0.35, 0.5, 0.7, 1.0])
 ROWS_GRID = np.r_[0.0, np.geomspace(16.0, 1024.0, 7)]
 #: Residuals of log eta beyond this are clipped in the shape fit's loss.
 CLIP = 0.5
-SWEEP_KEYS = (
-    "accelerator",
-    "precision",
-    "framework",
-    "decode_tp",
-    "decode_ep",
-    "decode_dp_attention",
-    "isl",
-    "osl",
-    "date",
-)
 RAW_KEYS = (
     "lin_bw",
     "lin_c",
