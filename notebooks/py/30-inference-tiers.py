@@ -426,6 +426,32 @@ charts.table(
     ],
 )
 
+# %% [markdown]
+# **How far each figure can be trusted.** Each accelerator's serving prediction is in one of
+# four cases for this model: a measured combination (it has MLPerf rows of the model), a new
+# accelerator for the workload (the vendor ran the model on other parts), a new workload for
+# the vendor, or both. Each case carries the median held-out error of the validation scheme
+# that matches it (never less than the round scheme's, which every prediction carried to
+# today's software faces), and the cost chapter's Monte Carlo draws that accelerator's
+# throughput with that spread, so P(AMD cheaper) widens where the model extrapolates.
+
+# %%
+cases = inference.prediction_cases(sc.accelerators, inf.model, validations=checks.validations)
+Markdown(inference.case_note(cases, winners))
+
+# %%
+#| detail: "Prediction case per accelerator: the matching validation scheme, its held-out error for the vendor and the throughput spread the Monte Carlo draws"
+charts.table(
+    cases,
+    "inference-prediction-cases",
+    columns=[
+        "accelerator", "vendor", "case", "scheme", "median_ape_pct", "log_sigma",
+        "measured_precisions",
+    ],
+    decimals={"median_ape_pct": 1},
+    wide_text=("case",),
+)
+
 # %%
 from analysis import decision  # noqa: E402
 

@@ -43,7 +43,10 @@ charts.enable()
 # throughput and narrow their throughput error to the runs' residual (chapter "Your
 # measurements"); without measurements both are the public-data model's.
 mcal = measurements.calibrate(data.load_measurements(sc.measurements))
-sigmas = measurements.throughput_sigmas(mcal, sc)
+# Every other accelerator's serving throughput is drawn with the held-out error of its
+# prediction case (chapter "Inference": measured combination, new accelerator or new workload).
+cases = inference.prediction_cases(sc.accelerators, sc.inference.model)
+sigmas = {**inference.case_sigmas(cases), **measurements.throughput_sigmas(mcal, sc)}
 inp, inp_buy, inp_rent = (tco.with_throughput_sigmas(i, sigmas) for i in tco.scenario_inputs(sc))
 tiers = measurements.apply_to_tiers(inference.evaluate_tiers(sc, with_cost=False), mcal, sc)
 train = training.evaluate_training(sc)

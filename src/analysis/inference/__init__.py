@@ -286,6 +286,7 @@ from analysis.inference.tiers import (
     tier_winners,
     validation_verdict,
 )
+from analysis.inference.uncertainty import case_note, case_sigmas, prediction_cases
 from analysis.inference.validation import (
     HOLDOUT_SCHEMES,
     NO_WORKLOAD_DATA,
@@ -531,6 +532,9 @@ __all__ = [
     "sweep_configurations",
     "tier_bands",
     "tier_winners",
+    "prediction_cases",
+    "case_sigmas",
+    "case_note",
     "tp_choices",
     "usable_rows",
     "validate_against_mlperf",
