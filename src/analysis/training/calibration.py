@@ -112,9 +112,8 @@ AMD_FP8_SPEEDUP_RELATIVE = 0.955  # register: A-training-amd-fp8-speedup-relativ
 #: all-to-all runs over the scale-out network, which the layout search (EP within the
 #: domain) does not reproduce, so its fitted efficiency holds communication the model
 #: does not price, not the fraction of peak the part's GEMMs reach (B300 and B200
-#: gpt-oss-120b at EP64 on 8-GPU boards). The cell still counts in the workload effects
-#: and in the generation, vendor and overall means, which describe recipes as vendors run
-#: them.
+#: gpt-oss-120b at EP64 on 8-GPU boards). It still counts in the workload effects and the
+#: generation, vendor and overall means (recipes as vendors run them).
 SPILL_WEIGHT = 0.0
 #: Per-row root search: 15 candidates per round, 6 rounds narrow the log bracket 16**6-fold
 #: (1.7e7, finer than the data); fewer, narrower calls than the 63 x 4 of the old search.
@@ -128,9 +127,7 @@ def generation_of(spec: Mapping[str, object]) -> str:
 
 
 def die_of(spec: Mapping[str, object]) -> str:
-    """The part's compute die (spec column ``die``), e.g. ``GH100`` for H100 SXM and H200.
-
-    Parts without one are their own die.
+    """The part's compute die (spec column ``die``; else the part): ``GH100`` for H200.
 
     >>> die_of({"accelerator": "B300", "die": "Blackwell Ultra GPU"})
     'Blackwell Ultra GPU'
@@ -664,13 +661,9 @@ def estimate_efficiency(
     die_col = cells["die"].to_numpy() if "die" in cells else cells["accelerator"].to_numpy()
     d_mask = g_mask & (die_col == die)
     w = w * np.where(d_mask, lw, 1.0)  # spilled cells leave their part's and die's level
-    # (a die holding every cell of its generation is that level: pooling the same cells
-    # twice would shrink twice)
-    m_d = (
-        m_g
-        if bool(np.array_equal(d_mask, g_mask))
-        else (np.sum(w[d_mask] * x_adj[d_mask]) + k * m_g) / (w[d_mask].sum() + k)
-    )
+    # (a die with every cell of its generation is that level: the same cells shrink once)
+    m_d = (np.sum(w[d_mask] * x_adj[d_mask]) + k * m_g) / (w[d_mask].sum() + k)
+    m_d = m_g if bool(np.array_equal(d_mask, g_mask)) else m_d
     effect = _target_effect(fx, model, kind, family, inputs=inputs) + fx["precision"].get(
         precision, 0.0
     )
