@@ -117,8 +117,9 @@ charts.table(
 # efficiency. The model's efficiency for a part and model adds two pooled parts: a
 # cross-vendor *workload effect* (model x pre-training/LoRA, shrunk toward its dense or MoE
 # family: MoE training runs at a lower share of peak than dense, measured on other sources)
-# and a *part level* (the cells less their workload effects, shrunk part -> generation ->
-# vendor -> all), then the part's own cells of that workload; precision is converted with
+# and a *part level* (the cells less their workload effects, shrunk part -> compute die ->
+# generation -> vendor -> all: B300 and GB300 share the Blackwell Ultra die, H100 and H200
+# GH100), then the part's own cells of that workload; precision is converted with
 # the part's own peaks, the vendor's measured speedup of the same family and a cross-source
 # precision residual. Three schemes predict rows the pool did not see: a whole MLPerf
 # vendor x benchmark, one MLPerf GPU count, one published source. Errors are on tokens/s per
@@ -132,6 +133,9 @@ charts.table(
 # its eight 4,096 x 14,336 experts are the size of Llama 3.1 8B's MLP, not DeepSeek's 256
 # small ones. A part with the same die and peaks as a sibling and no less memory or
 # interconnect (H200 over H100, MI325X over MI300X) is taken to be at least as efficient.
+# A row whose recipe states more expert parallelism than the part's scale-up domain (NVIDIA's
+# gpt-oss-120b at EP64 on 8-GPU B200 and B300 boards) runs its all-to-all over the network,
+# which the layout search does not reproduce, so it does not count in its part's level.
 
 # %%
 pred = training.validate_training_model()

@@ -50,6 +50,7 @@ _IDENTITY_COLUMNS = (
     "name",
     "status",
     "architecture",
+    "die",
     "process_node",
     "package",
     "hbm_type",
@@ -221,6 +222,7 @@ class Inputs:
         by_id = ident.set_index("accelerator")
         out["identity_source"] = by_id["source_id"]
         out["process_source"] = by_id["process_source_id"]
+        out["die_source"] = by_id["die_source_id"]
         out["label"] = np.where(out["status"] == "announced", out.index + " (announced)", out.index)
         order = [a for a in ids.ACCELERATORS if a in out.index]
         return out.loc[order].reset_index()

@@ -208,12 +208,20 @@ ACCELERATORS = Table(
             isin=STATUSES,
         ),
         Col("architecture", "str", "GPU architecture (e.g. Hopper, CDNA 3)."),
+        Col(
+            "die",
+            "str",
+            "Compute die (silicon) the GPU is built on; parts sharing it differ only in "
+            "clocks, power, memory and links (H100 SXM and H200: GH100; B300 and GB300: "
+            "Blackwell Ultra GPU). The training model pools efficiency per die.",
+        ),
         Col("process_node", "str", "Foundry process of the compute dies (+ I/O dies)."),
         Col("package", "str", "Die organisation of the package.", isin=PACKAGES),
         Col("hbm_type", "str", "HBM generation (HBM3, HBM3e, HBM4)."),
         Col("scaleup_interconnect", "str", "Scale-up (GPU-to-GPU) interconnect and generation."),
         source_id_col("Source of name, architecture, HBM type and interconnect."),
         source_id_col("Source of process node and package.", "process_source_id"),
+        source_id_col("Source of the compute die.", "die_source_id"),
         Col("note", "str", "Caveats (conflicting sources, naming).", required=False),
     ),
     checks=(_known_accelerator, _status_matches_ids),

@@ -107,6 +107,14 @@ OTHER_KIND_WEIGHT = 0.5  # register: A-training-other-kind-weight
 #: training ratios (ROCm 7 training blog, 2025-12-02: Llama 3 70B BF16 1.16x, FP8 1.00x;
 #: Llama 3 8B BF16 1.02x, FP8 1.08x): sqrt((1.00/1.16) x (1.08/1.02)) = 0.955.
 AMD_FP8_SPEEDUP_RELATIVE = 0.955  # register: A-training-amd-fp8-speedup-relative
+#: Weight in its part's (and die's) level of a cell whose recipe states more expert
+#: parallelism than the part's scale-up domain (a rule set a priori, not tuned): its
+#: all-to-all runs over the scale-out network, which the layout search (EP within the
+#: domain) does not reproduce, so its fitted efficiency holds communication the model
+#: does not price, not the fraction of peak the part's GEMMs reach (B300 and B200
+#: gpt-oss-120b at EP64 on 8-GPU boards). It still counts in the workload effects and the
+#: generation, vendor and overall means (recipes as vendors run them).
+SPILL_WEIGHT = 0.0
 #: Per-row root search: 15 candidates per round, 6 rounds narrow the log bracket 16**6-fold
 #: (1.7e7, finer than the data); fewer, narrower calls than the 63 x 4 of the old search.
 _FIT_POINTS_V2, _FIT_ROUNDS_V2 = 15, 6
@@ -116,6 +124,18 @@ def generation_of(spec: Mapping[str, object]) -> str:
     """The part's architecture generation (spec column ``architecture``), e.g. ``Hopper``."""
     g = spec.get("architecture")
     return str(g) if g is not None and not pd.isna(g) else str(spec.get("accelerator"))
+
+
+def die_of(spec: Mapping[str, object]) -> str:
+    """The part's compute die (spec column ``die``; else the part): ``GH100`` for H200.
+
+    >>> die_of({"accelerator": "B300", "die": "Blackwell Ultra GPU"})
+    'Blackwell Ultra GPU'
+    >>> die_of({"accelerator": "X1"})
+    'X1'
+    """
+    d = spec.get("die")
+    return str(d) if d is not None and not pd.isna(d) else str(spec.get("accelerator"))
 
 
 def precision_factor(
@@ -154,8 +174,10 @@ def training_observations(
     MLPerf Training submissions become tokens/s per GPU with the RCP tokens to converge at
     the policy batch (:func:`mlperf_batch_size`); published rows keep their own batch and
     precision (Meta's TFLOPs/GPU become tokens/s with :func:`flops_per_token`).
-    Columns: origin, source, round, benchmark, accelerator, vendor, generation, kind, model,
-    precision, n_gpus, seq_len, batch_seqs, measured_tps (tokens/s per GPU), measured_min.
+    Columns: origin, source, round, benchmark, accelerator, vendor, generation, die, kind,
+    model, precision, n_gpus, seq_len, batch_seqs, measured_tps (tokens/s per GPU),
+    measured_min, ep (the recipe's stated expert parallelism; NaN where not stated) and
+    ep_spill (the stated EP exceeds the part's scale-up domain).
     """
     inputs = resolve(inputs)
     specs = _load_specs(inputs) if specs is None else specs
@@ -180,6 +202,7 @@ def training_observations(
                 "batch_seqs": b,
                 "measured_tps": tokens / (r.measured_min * 60.0) / r.n_gpus,
                 "measured_min": float(r.measured_min),
+                "ep": math.nan,
             }
         )
     pub = _load_published(inputs) if published is None else published
@@ -206,6 +229,7 @@ def training_observations(
                 "batch_seqs": float(r.global_batch_seqs),
                 "measured_tps": float(tps),
                 "measured_min": math.nan,
+                "ep": _value(r.ep),
             }
         )
     df = pd.DataFrame(out)
@@ -213,6 +237,9 @@ def training_observations(
     meta = {a: spec_row(a, specs, inputs=inputs) for a in df["accelerator"].unique()}
     df.insert(5, "vendor", df["accelerator"].map(lambda a: meta[a]["vendor"]))
     df.insert(6, "generation", df["accelerator"].map(lambda a: generation_of(meta[a])))
+    df.insert(7, "die", df["accelerator"].map(lambda a: die_of(meta[a])))
+    domain = df["accelerator"].map(lambda a: _value(meta[a].get("scaleup_domain_gpus")))
+    df["ep_spill"] = (df["ep"] > domain).to_numpy(dtype=bool)
     return df
 
 
@@ -399,12 +426,14 @@ def _fp8_equivalent(
         )
     ]
     ok["x"] = np.log(ok["efficiency"].to_numpy() / np.asarray(factors))
+    if "die" not in ok:
+        ok["die"] = ok["accelerator"]
+    spill = ok["ep_spill"] if "ep_spill" in ok else pd.Series(False, index=ok.index)
+    ok["level_weight"] = np.where(spill.to_numpy(dtype=bool), SPILL_WEIGHT, 1.0)
     # one cell per accelerator x model x kind x origin: many submissions of one cell (H100
     # LoRA has dozens) must not outweigh a cell with one published row
-    return ok.groupby(
-        ["vendor", "generation", "kind", "family", "accelerator", "model", "origin", "precision"],
-        as_index=False,
-    )["x"].mean()
+    keys = ["vendor", "generation", "die", "kind", "family", "accelerator", "model", "origin"]
+    return ok.groupby([*keys, "precision"], as_index=False)[["x", "level_weight"]].mean()
 
 
 #: Backfitting rounds of the part and workload effects (converged to 1e-6 well before).
@@ -620,11 +649,21 @@ def estimate_efficiency(
     fx = workload_effects(cells, k)
     x_adj = fx["resid"]
     w = np.where(cells["kind"] == kind, 1.0, OTHER_KIND_WEIGHT)
+    lw = cells["level_weight"].to_numpy(dtype=float) if "level_weight" in cells else 1.0
     m0 = float(np.average(x_adj, weights=w))
     mv_mask = (cells["vendor"] == vendor).to_numpy()
     m_v = (np.sum(w[mv_mask] * x_adj[mv_mask]) + k * m0) / (w[mv_mask].sum() + k)
     g_mask = mv_mask & (cells["generation"] == gen).to_numpy()
     m_g = (np.sum(w[g_mask] * x_adj[g_mask]) + k * m_v) / (w[g_mask].sum() + k)
+    # the compute die: same-die parts (B300 and GB300) pool their cells before the
+    # generation; a part's own cells then only move it off its die's mean
+    die = die_of(spec)
+    die_col = cells["die"].to_numpy() if "die" in cells else cells["accelerator"].to_numpy()
+    d_mask = g_mask & (die_col == die)
+    w = w * np.where(d_mask, lw, 1.0)  # spilled cells leave their part's and die's level
+    # (a die with every cell of its generation is that level: the same cells shrink once)
+    m_d = (np.sum(w[d_mask] * x_adj[d_mask]) + k * m_g) / (w[d_mask].sum() + k)
+    m_d = m_g if bool(np.array_equal(d_mask, g_mask)) else m_d
     effect = _target_effect(fx, model, kind, family, inputs=inputs) + fx["precision"].get(
         precision, 0.0
     )
@@ -632,12 +671,16 @@ def estimate_efficiency(
     work_mask = (cells["model"] == model).to_numpy() & (cells["kind"] == kind).to_numpy()
     acc_col = cells["accelerator"].to_numpy()
 
+    def level_of(acc: object) -> float:
+        # the part itself, shrunk toward its die: MI325X is an MI300X with more HBM and
+        # power, and runs faster
+        a_mask = d_mask & (acc_col == acc)
+        return float((np.sum(w[a_mask] * x_adj[a_mask]) + k * m_d) / (w[a_mask].sum() + k))
+
     def part_x(acc: object) -> tuple[float, int]:
-        # the part itself: MI325X is an MI300X with more HBM and power, and runs faster;
         # then its own cells of this workload, shrunk toward level + effect
-        a_mask = g_mask & (acc_col == acc)
-        level = (np.sum(w[a_mask] * x_adj[a_mask]) + k * m_g) / (w[a_mask].sum() + k)
-        own = a_mask & work_mask
+        level = level_of(acc)
+        own = d_mask & (acc_col == acc) & work_mask
         return float((np.sum(x_cells[own]) + k * (level + effect)) / (own.sum() + k)), int(
             own.sum()
         )
