@@ -39,14 +39,12 @@ import pandas as pd  # noqa: E402
 from analysis import charts, data, inference, measurements, results, tco, training  # noqa: E402
 
 charts.enable()
-# The team's own runs (scenario key `measurements`) correct the measured accelerators'
-# throughput and narrow their throughput error to the runs' residual (chapter "Your
-# measurements"); without measurements both are the public-data model's.
+# Serving throughput is drawn with the held-out error of each accelerator's prediction
+# case (chapter "Inference": measured combination, new accelerator or new workload); the
+# team's own runs (scenario key `measurements`) correct the measured accelerators'
+# throughput and replace that error with the runs' residual (chapter "Your measurements").
 mcal = measurements.calibrate(data.load_measurements(sc.measurements))
-# Every other accelerator's serving throughput is drawn with the held-out error of its
-# prediction case (chapter "Inference": measured combination, new accelerator or new workload).
-cases = inference.prediction_cases(sc.accelerators, sc.inference.model)
-sigmas = {**inference.case_sigmas(cases), **measurements.throughput_sigmas(mcal, sc)}
+sigmas = measurements.serving_sigmas(mcal, sc)
 inp, inp_buy, inp_rent = (tco.with_throughput_sigmas(i, sigmas) for i in tco.scenario_inputs(sc))
 tiers = measurements.apply_to_tiers(inference.evaluate_tiers(sc, with_cost=False), mcal, sc)
 train = training.evaluate_training(sc)

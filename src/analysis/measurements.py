@@ -361,6 +361,24 @@ def throughput_sigmas(mc: MeasuredCalibration, sc: Any) -> dict[str, float]:
     return mc.sigmas(sc.inference.model, sc.inference.precision)
 
 
+def case_sigmas(sc: Any, *, inputs: Inputs | None = None) -> dict[str, float]:
+    """Accelerator -> serving sigma of its prediction case (:func:`inference.prediction_cases`)."""
+    cases = inference.prediction_cases(sc.accelerators, sc.inference.model, inputs=inputs)
+    return inference.case_sigmas(cases)
+
+
+def serving_sigmas(
+    mc: MeasuredCalibration, sc: Any, *, inputs: Inputs | None = None
+) -> dict[str, float]:
+    """Accelerator -> the serving-throughput sigma the Monte Carlo draws with.
+
+    Its prediction case's held-out error (:func:`case_sigmas`), replaced by the residual
+    of the team's own runs where it measured the scenario's combination
+    (:func:`throughput_sigmas`).
+    """
+    return {**case_sigmas(sc, inputs=inputs), **throughput_sigmas(mc, sc)}
+
+
 # --------------------------------------------------------------------------- energy
 def energy_per_token(
     tiers: pd.DataFrame, mc: MeasuredCalibration, sc: Any, facility: pd.DataFrame
@@ -445,8 +463,10 @@ def decision_shift(
     """Per tier: winner and P(AMD cheaper) on public data only vs with the measurements.
 
     ``public_tiers``: ``inference.evaluate_tiers(sc)``; ``inputs``: the scenario's
-    :func:`analysis.tco.cost_inputs`. Both Monte Carlo runs use the scenario's seed and
-    draws, so the difference is the measurements' alone.
+    :func:`analysis.tco.cost_inputs`, with the prediction-case sigmas as chapter 40 draws
+    them (``tco.with_throughput_sigmas(inputs, case_sigmas(sc))``); the measured run
+    replaces the measured accelerators' sigma with the runs' residual. Both Monte Carlo
+    runs use the scenario's seed and draws, so the difference is the measurements' alone.
     """
     measured = apply_to_tiers(public_tiers, mc, sc)
     sim_pub = tco.simulate(sc, public_tiers, None, inputs=inputs)

@@ -97,3 +97,16 @@ def test_case_note_escapes_tier_names():
     )
     note = inference.case_note(cases, winners)
     assert "<script>" not in note and "B200" in note and "20.0 %" in note
+
+
+def test_serving_sigmas_are_the_case_sigmas_with_the_teams_residual_on_top():
+    from analysis import data, measurements
+
+    sc = params.load_scenario(paths.PARAMS / "ci.yaml")
+    mc = measurements.calibrate(data.load_measurements(sc.measurements))
+    by_case = measurements.case_sigmas(sc)
+    team = measurements.throughput_sigmas(mc, sc)
+    got = measurements.serving_sigmas(mc, sc)
+    assert set(got) == set(by_case) | set(team)
+    for acc, sig in got.items():
+        assert sig == pytest.approx(team.get(acc, by_case.get(acc)))

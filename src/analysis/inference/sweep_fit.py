@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.inference.decode_model import SweepShape, _lookup, combine_scaled, sweep_parts
-from analysis.inference.latency import PRIOR_POINTS, SWEEP_KEYS
+from analysis.inference.latency import PRIOR_POINTS, SHAPE_CLIP, SWEEP_KEYS
 from analysis.inference.roofline import (
     CONCURRENCY,
     ROOFLINE_SHAPE,
@@ -30,8 +30,8 @@ LAYER_GRID_S = np.arange(0.0, 301e-6, 10e-6)
 SEQ_GRID_S = np.array([0.0, 5e-6, 10e-6, 20e-6])
 KAPPA_GRID = np.array([0.25, 0.35, 0.5, 0.7, 1.0])
 ROWS_GRID = np.r_[0.0, np.geomspace(16.0, 1024.0, 7)]
-#: Residuals of log eta beyond this are clipped in the shape fit's loss.
-CLIP = 0.5
+#: Residuals of log eta beyond this are clipped in the shape fit's loss (latency's).
+CLIP = SHAPE_CLIP
 RAW_KEYS = (
     "lin_bw",
     "lin_c",
