@@ -238,15 +238,15 @@ def validate_sweep_model(
         shape = sweep_fit.fit_sweep_shape(tr, sweep_fit.subset(raw, train))
         terms = sweep_fit.shaped_terms(raw, shape)
         tr["eta"] = implied_eta(tr, {k: v[train] for k, v in terms.items()})
-        fitted = fit(tr)
-        eta[test] = predict_eta(pts[test], fitted)
+        fitted = sweep_fit.fit_level(tr)
+        eta[test] = sweep_fit.predict_level(pts[test], fitted)
         t_test = {k: v[test] for k, v in terms.items()}
         pred[test] = throughput_at_tpot(t_test, eta[test], tau[test])
         tpot[test] = (t_test["own_fixed"] + t_test["own_scaled"] / eta[test]) * 1e3
         tw = cell_tw == key
         if tw.any():
             t_tw = sweep_fit.shaped_terms(sweep_fit.subset(raw_tw, tw), shape)
-            e_tw = predict_eta(twins[tw], fitted)
+            e_tw = sweep_fit.predict_level(twins[tw], fitted)
             pred_tw[tw] = throughput_at_tpot(t_tw, e_tw, tau_tw[tw])
     out = _frame(pts, cell, pred, eta, tpot)
     out["predicted_fp4"] = np.nan

@@ -19,6 +19,7 @@ from analysis.inference.roofline import (
     CONCURRENCY,
     ROOFLINE_SHAPE,
     _codes,
+    _group_median,
     hardware_params_at,
     model_params,
     model_params_for,
@@ -267,3 +268,108 @@ def fit_sweep_shape(
         expert_rows=out["rows"],
         prefill_eta=eta_pre,
     )
+
+
+#: Prior of a precision class's log-efficiency effect where a vendor x generation has not
+#: served both classes in the fold: none (the format's bytes and peaks are already in the
+#: step terms, :func:`analysis.inference.decode_model.sweep_parts`). Fixed a priori: a
+#: format's software gain (its kernels' efficiency) is a property of one vendor's stack,
+#: so it is not carried from the other vendor's measurements.
+PRECISION_PRIOR = 0.0
+_REF_CLASS = "native"
+
+
+def _class_effects(
+    r: np.ndarray, group: list[Any], klass: list[Any], vendor: list[Any]
+) -> dict[tuple[Any, Any], float]:
+    """Per (group, class): log efficiency over the group's native class.
+
+    A group that served both classes: its own median difference, shrunk to its vendor's
+    by n / (n + PRIOR_POINTS) points of the class; the vendor's is the mean over such
+    groups, shrunk to :data:`PRECISION_PRIOR` by all their points; a group or vendor
+    without both classes takes the next level up.
+    """
+    frame = pd.DataFrame({"r": r, "g": group, "c": klass, "v": vendor})
+    med = frame.groupby(["g", "c"])["r"].agg(["median", "size"])
+    own: dict[tuple[Any, Any], tuple[float, int]] = {}
+    for (g, c), row in med.iterrows():
+        if c != _REF_CLASS and (g, _REF_CLASS) in med.index:
+            diff = float(row["median"] - med.at[(g, _REF_CLASS), "median"])
+            own[(g, c)] = (diff, int(row["size"]))
+    vend_of = dict(zip(group, vendor, strict=True))
+    by_vendor: dict[tuple[Any, Any], list[tuple[float, int]]] = {}
+    for (g, c), val in own.items():
+        by_vendor.setdefault((vend_of[g], c), []).append(val)
+    vend: dict[tuple[Any, Any], float] = {}
+    for key, vals in by_vendor.items():
+        n = sum(k for _, k in vals)
+        w = n / (n + PRIOR_POINTS)
+        vend[key] = w * float(np.mean([d for d, _ in vals])) + (1 - w) * PRECISION_PRIOR
+    out: dict[tuple[Any, Any], float] = {}
+    for g, c in set(zip(group, klass, strict=True)) | set(own):
+        base = vend.get((vend_of[g], c), PRECISION_PRIOR)
+        if c == _REF_CLASS:
+            out[(g, c)] = 0.0
+        elif (g, c) in own:
+            d, k = own[(g, c)]
+            w = k / (k + PRIOR_POINTS)
+            out[(g, c)] = w * d + (1 - w) * base
+        else:
+            out[(g, c)] = base
+    for (v, c), val in vend.items():
+        out[(("vendor", v), c)] = val
+    return out
+
+
+def fit_level(points: pd.DataFrame, iterations: int = 20) -> dict[str, dict[Any, float]]:
+    """The sweep model's level: log eta = group + the group's class effect + framework.
+
+    Like :func:`analysis.inference.latency_validation.fit` (median polish, frameworks
+    shrunk by n / (n + PRIOR_POINTS) and centred) but the precision effect is per vendor x
+    generation (:func:`_class_effects`), never pooled over vendors: where the fold leaves
+    a vendor without both classes in any generation, a held-out class takes
+    :data:`PRECISION_PRIOR`.
+    """
+    p = points[points["eta"].notna()]
+    y = np.log(p["eta"].to_numpy(float))
+    group = list(zip(p["vendor"], p["generation"], strict=True))
+    klass = p["precision_class"].tolist()
+    vendor = p["vendor"].tolist()
+    g_names, g = _codes(group)
+    f_names, f = _codes(p["framework"].tolist())
+    cnt = np.bincount(f, minlength=len(f_names)).astype(float)
+    f_w = cnt / (cnt + PRIOR_POINTS)
+    df = np.zeros(len(f_names))
+    a = np.zeros(len(g_names))
+    eff: dict[tuple[Any, Any], float] = {}
+    for _ in range(iterations):
+        eff = _class_effects(y - df[f] - a[g], group, klass, vendor)
+        d = np.array([eff[k] for k in zip(group, klass, strict=True)])
+        a = _group_median(g, y - d - df[f], len(g_names))
+        df = _group_median(f, y - a[g] - d, len(f_names)) * f_w
+        df = df - np.median(df)
+    v_names, v = _codes(vendor)
+    vlev = _group_median(v, y - d - df[f], len(v_names))
+    return {
+        "group": dict(zip(g_names, a, strict=True)),
+        "vendor": dict(zip(v_names, vlev, strict=True)),
+        "class": eff,
+        "framework": dict(zip(f_names, df, strict=True)),
+    }
+
+
+def predict_level(points: pd.DataFrame, fitted: dict[str, dict[Any, float]]) -> np.ndarray:
+    """Efficiency of each point from :func:`fit_level` (an unseen group takes its vendor's)."""
+    out = np.empty(len(points))
+    cols = ["vendor", "generation", "precision_class", "framework"]
+    for i, (v, gen, kl, fw) in enumerate(points[cols].itertuples(index=False, name=None)):
+        g = (v, gen)
+        if g in fitted["group"]:
+            base = fitted["group"][g]
+            cls = fitted["class"].get((g, kl), fitted["class"].get((("vendor", v), kl)))
+        else:
+            base = fitted["vendor"].get(v, np.nan)
+            cls = fitted["class"].get((("vendor", v), kl))
+        cls = PRECISION_PRIOR if cls is None or kl == _REF_CLASS else cls
+        out[i] = np.exp(base + cls + fitted["framework"].get(fw, 0.0))
+    return out
