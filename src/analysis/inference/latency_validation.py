@@ -205,9 +205,12 @@ def validate_sweep_model(
 
     Validated here but not used by the tiers (:data:`MODEL_LABELS`). The model is the
     sweep physics (:mod:`analysis.inference.decode_model`). Each fold fits the serving
-    shape (:func:`analysis.inference.sweep_fit.fit_sweep_shape`) and the level (:func:`fit`)
-    on every other cell's points only, and predicts the held-out cell's points at their
-    measured median TPOT (:func:`throughput_at_tpot`). Columns:
+    shape (:func:`analysis.inference.sweep_fit.fit_sweep_shape`) and the level
+    (:func:`analysis.inference.sweep_fit.fit_level`: like :func:`fit`, but the precision
+    effect per vendor x generation, and a physics prior, not the other vendor's gain, where
+    the fold leaves a vendor without both formats) on every other cell's points only, and
+    predicts the held-out cell's points at their measured median TPOT
+    (:func:`throughput_at_tpot`). Columns:
     accelerator, vendor, precision, framework, isl, osl, conc, decode_tp, median_tpot_ms,
     measured (output tokens/s per GPU), predicted, ape_pct, holdout, run_url, eta,
     ``predicted_tpot_ms`` and ``tpot_ape_pct`` (the modelled median TPOT at the point's own

@@ -316,8 +316,8 @@ def _class_effects(
             out[(g, c)] = w * d + (1 - w) * base
         else:
             out[(g, c)] = base
-    for (v, c), val in vend.items():
-        out[(("vendor", v), c)] = val
+    for (v, c), effect in vend.items():
+        out[(("vendor", v), c)] = effect
     return out
 
 
