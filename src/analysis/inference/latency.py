@@ -17,7 +17,10 @@ checked on it directly. Analytical decisions taken here:
   stack (framework) deviation, both deviations shrunk by n / (n + 10) points, by median
   polish (robust, deterministic). No per-cell factor: a held-out accelerator x precision
   cell is predicted from its sister parts, its vendor's other precision and the pooled
-  precision effect.
+  precision effect. (The sweep model's level,
+  :func:`analysis.inference.sweep_fit.fit_level`, keeps the precision effect per vendor x
+  generation instead and, where a fold leaves a vendor without both formats, takes a
+  physics prior: equal efficiency, the format's bytes and peaks being in the step terms.)
 * **Prediction at matched interactivity**: the measured median TPOT of a point is the
   bound; the model's best throughput per GPU at the same TP under it (the concurrency at
   which the modelled step time reaches the bound, interpolated on the model's concurrency

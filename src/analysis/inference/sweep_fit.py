@@ -229,9 +229,12 @@ def fit_sweep_shape(
     sweeps wins (clipped squares, a penalty where the overheads alone exceed the TPOT or
     eta_b exceeds 1). Deterministic: the first minimum. The level is not seen here.
 
-    Options, both off by default (examined on the held-out scheme, neither lowered its
-    median error: 36.7 % and 36.9 % against 32.7 %, though the first lowers the held-out
-    TPOT error to 12.6 % and both the p90): ``by_generation`` fits the overheads per
+    Options, both off by default (examined on the held-out scheme with the level of
+    :func:`fit_level`, neither lowered its median error: 35.1 % and 38.2 % against
+    30.7 %; the first lowers the AMD TPOT error 17.0 -> 15.3 %, the second the AMD
+    median 41.9 -> 34.5 % but raises NVIDIA's 20.4 -> 40.5 %; a per-generation kappa
+    on top of the first, 36.2 %, and per-sequence overheads up to 320 us, which the fit
+    does not pick, were examined too): ``by_generation`` fits the overheads per
     vendor x generation too, shrunk to the vendor's by n / (n + PRIOR_POINTS) points
     (CDNA 3's fixed step cost is about twice CDNA 4's); ``prefill_from_ttft`` charges
     the prefill passes at an efficiency fitted on time to first token
