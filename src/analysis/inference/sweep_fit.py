@@ -277,7 +277,12 @@ def fit_sweep_shape(
 #: served both classes in the fold: none (the format's bytes and peaks are already in the
 #: step terms, :func:`analysis.inference.decode_model.sweep_parts`). Fixed a priori: a
 #: format's software gain (its kernels' efficiency) is a property of one vendor's stack,
-#: so it is not carried from the other vendor's measurements.
+#: so it is not carried from the other vendor's measurements. The formats the step terms
+#: use for fp4 (every weight at 4.5 bits, fp4 peak, fp8 KV cache) match AMD's MXFP4
+#: DeepSeek-R1 card (https://huggingface.co/amd/DeepSeek-R1-MXFP4, README revision
+#: 7f771af, accessed 2026-12-01: weights and activations OCP MXFP4, KV cache fp8, only
+#: lm_head excluded; an earlier revision also excluded self_attn and mlp.gate), so
+#: MI355X's measured fp4 efficiency, 0.88x its fp8 one, is its kernels', not bytes.
 PRECISION_PRIOR = 0.0
 _REF_CLASS = "native"
 
