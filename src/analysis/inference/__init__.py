@@ -88,7 +88,8 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` explains the
   the median vote is shrunk towards no drift by n / (n + ``DRIFT_PRIOR_PAIRS`` = 10) pairs
   (``Calibration.drift_per_round``, shown by ``efficiency_trend``; today about +4.7 % per
   release NVIDIA from 27 pairs, +0.4 % AMD from 6). It never changes today's model (the
-  latest round needs no shift, and nothing predicts past it). A benchmark with no calibration data takes the median
+  report's queries take the latest round, which needs no shift; only a query naming an
+  uncalibrated round is moved). A benchmark with no calibration data takes the median
   workload scale of its family (MoE or dense) in the API; validation does not score it.
   *Not adopted*: a per-vendor x workload drift (shrunk towards the vendor's by n / (n + 10)
   pairs, applied to the workload scale from its rows' median release, since a workload's
