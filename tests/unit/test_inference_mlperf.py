@@ -118,6 +118,23 @@ def test_drift_is_measured_and_shown_in_the_trend():
     )
 
 
+def test_drift_pairs_table_is_the_data_behind_the_drift():
+    # Issue 16: the software drift is measured on cells seen in two rounds; the table lists
+    # them, and its per-workload vote, shrunk by pairs, is the calibration's drift.
+    table = inference.drift_pairs_table()
+    cal = inference.default_calibration()
+    assert set(table["precision_class"]) == {"native"}  # B200's fp8 preview pairs nothing
+    for vendor, g in table.groupby("vendor"):
+        assert len(g) == cal.drift_pairs[vendor]
+        slope = np.log1p(g["pct_per_release"] / 100.0)
+        vote = slope.groupby([g["benchmark"], g["scenario"]]).median().median()
+        shrunk = vote * len(g) / (len(g) + inference.DRIFT_PRIOR_PAIRS)
+        assert np.exp(shrunk) == pytest.approx(cal.drift_per_round[vendor])
+    # DeepSeek-R1's v5.1 -> v6.0 step on NVIDIA (the round scheme's largest error) is data.
+    ds = table[(table["vendor"] == "NVIDIA") & (table["benchmark"] == "deepseek-r1")]
+    assert len(ds) == 6 and (ds["change_pct"] > 40).all()
+
+
 def test_key_results_report_every_scheme(validation, round_validation, accelerator_validation):
     system = inference.validation_summary(validation)
     rnd = inference.validation_summary(round_validation)

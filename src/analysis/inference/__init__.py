@@ -275,6 +275,7 @@ from analysis.inference.shape import (
     hardware_params,
 )
 from analysis.inference.tables import (
+    drift_pairs_table,
     efficiency_table,
     efficiency_trend,
     power_cap_runs,
@@ -508,6 +509,7 @@ __all__ = [
     "best_deployment",
     "default_calibration",
     "default_shape",
+    "drift_pairs_table",
     "efficiency_table",
     "efficiency_trend",
     "evaluate_tiers",
