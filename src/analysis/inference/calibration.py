@@ -63,8 +63,9 @@ class Calibration:
     #: (vendor, generation, round) -> rows behind ``by_group`` (weights of a round tie).
     group_rows: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     #: vendor -> software drift: multiplier of the efficiency per MLPerf release (1 = none),
-    #: measured on the same accelerator x benchmark x scenario in two calibrated rounds and
-    #: shrunk towards 1 (see :func:`_drift_per_round`); and the pairs behind it.
+    #: measured on the same accelerator x benchmark x scenario x precision class in two
+    #: calibrated rounds, each benchmark x scenario voting once, and shrunk towards 1 (see
+    #: :func:`_drift_per_round`); and the pairs behind it.
     drift_per_round: Mapping[str, float] = field(default_factory=dict)
     drift_pairs: Mapping[str, int] = field(default_factory=dict)
     #: vendor -> power exponent beta: a part's efficiency scales as (its board power / the
