@@ -326,6 +326,41 @@ def test_drift_is_paired_within_cells_and_shrunk():
     assert inference.fit_efficiency(rows.iloc[1:]).drift_per_round == {"AMD": 1.0}
 
 
+def test_drift_ignores_a_precision_change_between_rounds():
+    # The same cell read at two precision classes (B200's fp8 preview, then fp4) is a
+    # precision contrast, not software: it pairs nothing.
+    drift, pairs = inference._drift_per_round(
+        np.log([0.6, 0.4]),
+        ["NVIDIA"] * 2,
+        ["B200"] * 2,
+        ["llama2-70b"] * 2,
+        ["Offline"] * 2,
+        ["v4.1", "v5.1"],
+        ["fp8 on fp4", "native"],
+    )
+    assert drift == {"NVIDIA": 0.0} and pairs == {"NVIDIA": 0}
+
+
+def test_drift_gives_each_workload_one_vote():
+    # Six parts double on workload A in one release; B and C gain 2 % on one part each.
+    # The pair median would be A's doubling; each benchmark x scenario votes once instead.
+    accs = [f"P{i}" for i in range(6)] + ["P0", "P0"]
+    benches = ["A"] * 6 + ["B", "C"]
+    gain = np.array([np.log(2.0)] * 6 + [np.log(1.02)] * 2)
+    n = len(accs)
+    drift, pairs = inference._drift_per_round(
+        np.concatenate([np.zeros(n), gain]),
+        ["NVIDIA"] * 2 * n,
+        accs * 2,
+        benches * 2,
+        ["Offline"] * 2 * n,
+        ["v5.1"] * n + ["v6.0"] * n,
+    )
+    assert pairs == {"NVIDIA": 8}
+    want = np.log(1.02) * 8 / (8 + inference.DRIFT_PRIOR_PAIRS)
+    assert drift["NVIDIA"] == pytest.approx(want)
+
+
 def _power_rows(slope: float) -> pd.DataFrame:
     # CDNA 3 in one round: MI300X (750 W) and MI325X (1000 W, the top bin) on the same
     # benchmark in two scenarios: two pairs, eta proportional to power ** slope.

@@ -63,8 +63,9 @@ class Calibration:
     #: (vendor, generation, round) -> rows behind ``by_group`` (weights of a round tie).
     group_rows: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     #: vendor -> software drift: multiplier of the efficiency per MLPerf release (1 = none),
-    #: measured on the same accelerator x benchmark x scenario in two calibrated rounds and
-    #: shrunk towards 1 (see :func:`_drift_per_round`); and the pairs behind it.
+    #: measured on the same accelerator x benchmark x scenario x precision class in two
+    #: calibrated rounds, each benchmark x scenario voting once, and shrunk towards 1 (see
+    #: :func:`_drift_per_round`); and the pairs behind it.
     drift_per_round: Mapping[str, float] = field(default_factory=dict)
     drift_pairs: Mapping[str, int] = field(default_factory=dict)
     #: vendor -> power exponent beta: a part's efficiency scales as (its board power / the
@@ -295,7 +296,7 @@ WORKLOAD_PRIOR_ROWS = 10.0
 PRECISION_PRIOR_ROWS = 10.0
 
 #: Prior pair count of the software-drift estimate: a vendor's median per-round change,
-#: measured on n (accelerator, benchmark, scenario) cells seen in two calibrated rounds,
+#: measured on n (accelerator, benchmark, scenario, precision) cells seen in two rounds,
 #: gets weight n / (n + 10) against a prior of no drift. Fixed a priori, like the above.
 DRIFT_PRIOR_PAIRS = 10.0
 
@@ -543,7 +544,7 @@ def _fit_arrays(
                 at_tdp = beta[vendor_of_acc[k[0]]] * np.log(tdp / top)  # from the top bin
                 by_acc[k] = float(np.exp(m + at_tdp))
                 acc_rows[k] = int(c)
-    drift, pairs = _drift_per_round(y, vendors, accs, benches, scens, rounds_)
+    drift, pairs = _drift_per_round(y, vendors, accs, benches, scens, rounds_, klasses)
     gen_names, gen = _codes(list(zip(vendors, gens, strict=True)))
     by_gen = _masked_group_median(gen, base, len(gen_names), fit)
     ven_names, ven = _codes(vendors)
@@ -618,13 +619,16 @@ def _paired_slopes(
     y: np.ndarray,
     prior_pairs: float,
     prior: float = 0.0,
+    vote: int | None = None,
 ) -> tuple[dict[str, float], dict[str, int]]:
     """Per-vendor median within-cell slope d y / d x, shrunk towards ``prior``, and pairs.
 
     Rows are grouped by (vendor, cell, x) with their median y; within a cell, levels
     adjacent in x give one slope each; per vendor the median slope gets weight
     n / (n + ``prior_pairs``) against the prior slope (0: no effect). A cell with one
-    level gives no pair. The rule behind :func:`_drift_per_round` and
+    level gives no pair. With ``vote`` = k, the cells sharing their first k keys vote
+    once: the vendor's slope is the median over those groups of each group's median
+    slope (n still counts pairs). The rule behind :func:`_drift_per_round` and
     :func:`_power_exponent`.
     """
     vendor_names = sorted(set(vendors))
@@ -639,13 +643,22 @@ def _paired_slopes(
     slope = ((m[1:] - m[:-1]) / np.where(same, lv[1:] - lv[:-1], 1.0))[same]
     owner = np.array([names[i][0] for i in order[1:]], dtype=object)[same]
     slopes = {v: slope[owner == v] for v in vendor_names}
+    centre = {v: float(np.median(sl)) for v, sl in slopes.items() if len(sl)}
+    if vote is not None:
+        _, voter = _codes([names[i][1][:vote] for i in order[1:]])
+        centre = {v: _vote_median(slope, voter[same], owner == v) for v in centre}
     shrunk = {
-        v: prior + (float(np.median(sl)) - prior) * len(sl) / (len(sl) + prior_pairs)
-        if len(sl)
-        else prior
+        v: prior + (centre[v] - prior) * len(sl) / (len(sl) + prior_pairs) if len(sl) else prior
         for v, sl in slopes.items()
     }
     return shrunk, {v: len(sl) for v, sl in slopes.items()}
+
+
+def _vote_median(values: np.ndarray, voter: np.ndarray, mask: np.ndarray) -> float:
+    """Median over the ``voter`` groups (codes) of each group's median of ``mask`` values."""
+    codes = voter[mask]
+    present, sub = np.unique(codes, return_inverse=True)
+    return float(np.median(_group_median(sub, values[mask], len(present))))
 
 
 def _drift_per_round(
@@ -655,23 +668,32 @@ def _drift_per_round(
     benches: list[str],
     scens: list[str],
     rounds_: list[str],
+    precision_classes: Sequence[str] | None = None,
 ) -> tuple[dict[str, float], dict[str, int]]:
     """Per-vendor software drift (log eta per release) and the pairs behind it.
 
-    Paired within accelerator x benchmark x scenario, so that drift is separated from the
-    mix of parts and workloads each round holds: each cell's median log eta per round; for
-    each cell, the change between its consecutive calibrated rounds divided by the releases
-    between them; per vendor, the median of these slopes shrunk towards no drift by
-    n / (n + ``DRIFT_PRIOR_PAIRS``) pairs. Rows without an accelerator pair nothing.
+    Paired within benchmark x scenario x accelerator x precision class, so that drift is
+    separated from the mix of parts and workloads each round holds and from a submission
+    changing format (B200's fp8 preview in v4.1 against its fp4 runs since, -35 % of its
+    roofline fraction, is a precision contrast, not software): each cell's median log eta
+    per round; for each cell, the change between its consecutive calibrated rounds divided
+    by the releases between them. Per vendor, each benchmark x scenario votes once with its
+    cells' median slope (one workload's own software step, DeepSeek-R1's +45..95 % from
+    v5.1 to v6.0 on six cells, does not set the vendor's drift), and the median vote is
+    shrunk towards no drift by n / (n + ``DRIFT_PRIOR_PAIRS``) pairs. Rows without an
+    accelerator pair nothing.
     """
     accs = list(accs) if accs is not None else [None] * len(vendors)
+    klass = list(precision_classes) if precision_classes is not None else ["native"] * len(y)
     known = np.array([a is not None for a in accs], dtype=bool)
+    cells = zip(benches, scens, accs, klass, strict=True)
     drift, pairs = _paired_slopes(
         [v for v, k in zip(vendors, known, strict=True) if k],
-        [c for c, k in zip(zip(accs, benches, scens, strict=True), known, strict=True) if k],
+        [c for c, k in zip(cells, known, strict=True) if k],
         np.array([_release_index(r) for r in rounds_], dtype=float)[known],
         np.asarray(y, dtype=float)[known],
         DRIFT_PRIOR_PAIRS,
+        vote=2,
     )
     vendor_names = sorted(set(vendors))
     return (

@@ -6,10 +6,12 @@ import numpy as np
 import pandas as pd
 
 from analysis import ids
+from analysis.inference.benchmarks import benchmark_def
 from analysis.inference.calibration import (
     Calibration,
     _calibration,
     _default_implied,
+    _release_index,
     _round_key,
     default_calibration,
     fit_efficiency,
@@ -160,7 +162,9 @@ def efficiency_trend(
     Each usable MLPerf run's eta divided by its workload and scenario scales, then the
     median per vendor and round, with the number of runs behind it; and the vendor's
     measured software drift (:attr:`Calibration.drift_per_round`, percent per MLPerf
-    release, paired on the same accelerator x benchmark x scenario) with its pair count.
+    release, paired on the same accelerator x benchmark x scenario x precision class, each
+    benchmark x scenario voting once; :func:`drift_pairs_table` lists the pairs) with its
+    pair count.
     """
     if calibration is None:  # the fit of these rows (the bundled rows' fit is cached)
         cal = (
@@ -192,3 +196,45 @@ def efficiency_trend(
         .drop(columns="round_order")
         .reset_index(drop=True)
     )
+
+
+#: Keys of a drift pair's cell (:func:`drift_pairs_table`).
+DRIFT_CELL = ("vendor", "benchmark", "scenario", "accelerator", "precision_class")
+
+
+def drift_pairs_table(
+    rows: pd.DataFrame | None = None, *, inputs: Inputs | None = None
+) -> pd.DataFrame:
+    """The pairs behind the software drift: one cell seen in two consecutive rounds.
+
+    Per cell of :data:`DRIFT_CELL` (the benchmark without its accuracy suffix) and round,
+    the median eta of its usable runs; each pair of consecutive rounds of a cell gives
+    ``change_pct`` (eta ratio - 1) and ``pct_per_release`` (the log-linear change per
+    MLPerf release, :func:`analysis.inference.calibration._release_index`). Data, not a
+    fit: the median polish's drift (:attr:`Calibration.drift_per_round`) reads the same
+    pairs after its power adjustment, each benchmark x scenario voting once.
+    """
+    rows = _default_implied(inputs=inputs) if rows is None else rows
+    cols = [*DRIFT_CELL, "round_from", "round_to", "releases", "change_pct", "pct_per_release"]
+    ok = usable_rows(rows)
+    if ok.empty or "accelerator" not in ok:
+        return pd.DataFrame(columns=cols)
+    ok = ok.assign(
+        benchmark=[benchmark_def(b).benchmark for b in ok["benchmark"]],
+        precision_class=ok.get("precision_class", "native"),
+        log_eta=np.log(ok["eta"].to_numpy(dtype=float)),
+    )
+    cell = ok.groupby([*DRIFT_CELL, "round"])["log_eta"].median().reset_index()
+    cell["release"] = cell["round"].map(_release_index)
+    cell = cell.sort_values([*DRIFT_CELL, "release"]).reset_index(drop=True)
+    prev = cell.groupby(list(DRIFT_CELL))[["round", "release", "log_eta"]].shift(1)
+    pairs = cell.assign(
+        round_from=prev["round"],
+        round_to=cell["round"],
+        releases=cell["release"] - prev["release"],
+        d=cell["log_eta"] - prev["log_eta"],
+    )
+    pairs = pairs[pairs["round_from"].notna()].copy()
+    pairs["change_pct"] = (np.exp(pairs["d"]) - 1.0) * 100.0
+    pairs["pct_per_release"] = (np.exp(pairs["d"] / pairs["releases"]) - 1.0) * 100.0
+    return pairs[cols].reset_index(drop=True)
