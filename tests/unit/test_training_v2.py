@@ -166,6 +166,19 @@ def test_summary_and_ratio_tables(pred: pd.DataFrame) -> None:
     assert all(math.isfinite(v) for v in r["median_abs_ratio_err_pct"])
 
 
+def test_the_gpu_count_error_is_the_leave_one_gpu_count_out_scheme(pred: pd.DataFrame) -> None:
+    # one definition of "held-out GPU counts": the scheme that refits without each count;
+    # the key result quotes its overall row
+    g = training.gpu_count_summary(pred)
+    assert list(g["group"]) == ["AMD", "NVIDIA", "overall"]
+    rows = pred.loc[(pred["scheme"] == "mlperf: leave one GPU count out") & pred["err_pct"].notna()]
+    assert int(g.loc[g["group"] == "overall", "n"].iloc[0]) == len(rows)
+    want = float(rows["err_pct"].abs().median())
+    assert training.overall_error(g) == pytest.approx(want)
+    ev = training.evaluate_training(load_scenario(paths.PARAMS / "ci.yaml"))
+    assert training.key_results(ev, g)["mlperf_median_err_pct"] == pytest.approx(want)
+
+
 def test_workload_effects_recover_an_additive_part_and_workload_split() -> None:
     # two parts x two workloads, x = part + workload exactly: the effects' difference and
     # each cell's residual (x less its effect) are the additive parts
