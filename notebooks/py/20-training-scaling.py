@@ -136,6 +136,12 @@ charts.table(
 # A row whose recipe states more expert parallelism than the part's scale-up domain (NVIDIA's
 # gpt-oss-120b at EP64 on 8-GPU B200 and B300 boards) runs its all-to-all over the network,
 # which the layout search does not reproduce, so it does not count in its part's level.
+# Nor does any MoE row: an MoE step adds all-to-all and memory-forced layouts that depend on
+# the system (NVIDIA runs DeepSeek-R1 on B300 boards at PP16 x EP8, where the search finds
+# PP4), so a part's level comes from its dense rows and its die's; MoE rows still set the
+# MoE workload effects and the part's own estimate of that MoE model. A part's own rows of
+# the workload are compared net of their precision's effect, so an FP8 row does not cancel
+# the BF16 effect of a BF16 job. B300 and GB300 (one die) then land within 15 % of each other.
 
 # %%
 pred = training.validate_training_model()
