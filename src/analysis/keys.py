@@ -217,7 +217,7 @@ KEYS: tuple[KeySpec, ...] = (
         _k("train_winner", "text", "", "Fastest shipping candidate (empty text: none feasible)", decision=True),
         _k("train_winner_vendor", "text", "", "Its vendor", decision=True),
         _k("train_margin_pct", "number", "%", "Winner's lead over the best candidate of the other vendor", nullable=True),
-        _k("mlperf_median_err_pct", "number", "%", "Median error of the step-time model against MLPerf Training", nullable=True),
+        _k("mlperf_median_err_pct", "number", "%", "Median error of the training model against MLPerf Training, tokens/s per GPU, each accelerator x benchmark x GPU count predicted from a fit without it (the scheme `mlperf: leave one GPU count out`)", nullable=True),
     ),
     *_chapter("30-inference-tiers",
         _k("tier{i}_name", "text", "", "The tier's name (scenario)"),

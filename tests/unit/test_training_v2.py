@@ -166,6 +166,19 @@ def test_summary_and_ratio_tables(pred: pd.DataFrame) -> None:
     assert all(math.isfinite(v) for v in r["median_abs_ratio_err_pct"])
 
 
+def test_the_gpu_count_error_is_the_leave_one_gpu_count_out_scheme(pred: pd.DataFrame) -> None:
+    # one definition of "held-out GPU counts": the scheme that refits without each count;
+    # the key result quotes its overall row
+    g = training.gpu_count_summary(pred)
+    assert list(g["group"]) == ["AMD", "NVIDIA", "overall"]
+    rows = pred.loc[(pred["scheme"] == "mlperf: leave one GPU count out") & pred["err_pct"].notna()]
+    assert int(g.loc[g["group"] == "overall", "n"].iloc[0]) == len(rows)
+    want = float(rows["err_pct"].abs().median())
+    assert training.overall_error(g) == pytest.approx(want)
+    ev = training.evaluate_training(load_scenario(paths.PARAMS / "ci.yaml"))
+    assert training.key_results(ev, g)["mlperf_median_err_pct"] == pytest.approx(want)
+
+
 def test_workload_effects_recover_an_additive_part_and_workload_split() -> None:
     # two parts x two workloads, x = part + workload exactly: the effects' difference and
     # each cell's residual (x less its effect) are the additive parts
@@ -281,11 +294,12 @@ def test_expert_size_line_recovers_a_linear_effect() -> None:
 
 
 #: Largest ratio of two same-die parts' training efficiencies (fraction of each one's own
-#: peak) on a bundled scenario. Same-die parts should run their GEMMs at a close fraction
-#: of peak; the bound is what the die level and the spill rule reach with the data today
-#: (GB300 over B300 on Llama 3.1 70B: 0.68 / 0.44, from B300's one remaining own cell,
-#: DeepSeek-R1 at EP8/PP16, which the model over-predicts), not the closeness wanted.
-SAME_DIE_MAX_RATIO = 1.6
+#: peak) on a bundled scenario (stated tolerance, set before looking at the result): the
+#: same die runs its GEMMs at a close fraction of peak; what differs between an 8-GPU
+#: board and an NVL72 rack (links, domain, clocks) is in the step model and the peaks.
+#: It was 1.53 (GB300 0.68 over B300 0.44 on Llama 3.1 70B) while B300's level rested
+#: on its MoE cells and GB300's own FP8 cells skipped the BF16 precision effect.
+SAME_DIE_MAX_RATIO = 1.15
 
 
 def _same_die_groups() -> list[list[str]]:
@@ -313,7 +327,8 @@ def test_die_column_pairs_the_same_silicon() -> None:
 def test_same_die_parts_get_close_efficiencies_on_the_bundled_scenarios() -> None:
     groups = _same_die_groups()
     parts = tuple(sorted(a for g in groups for a in g))
-    files = [paths.PARAMS / "default.yaml", *sorted(paths.SCENARIOS.glob("*.yaml"))]
+    files = [*sorted(paths.PARAMS.glob("*.yaml")), *sorted(paths.SCENARIOS.glob("*.yaml"))]
+    assert paths.PARAMS / "default.yaml" in files
     for f in files:
         job = load_scenario(f).model_copy(update={"candidates": parts, "include_announced": False})
         ev = training.evaluate_training(job)
@@ -324,7 +339,9 @@ def test_same_die_parts_get_close_efficiencies_on_the_bundled_scenarios() -> Non
                 assert max(vals) / min(vals) <= SAME_DIE_MAX_RATIO, (f.name, g, vals)
 
 
-def test_expert_parallelism_beyond_the_scaleup_domain_leaves_the_part_level() -> None:
+def test_expert_parallelism_beyond_the_scaleup_domain_leaves_the_part_level(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # NVIDIA's gpt-oss-120b recipe runs EP64 on 8-GPU HGX boards, DeepSeek-R1's on H100
     # more than EP8 (all-to-all over the network, which the layout search does not
     # reproduce): flagged, and out of the part's
@@ -339,7 +356,37 @@ def test_expert_parallelism_beyond_the_scaleup_domain_leaves_the_part_level() ->
     assert not fitted.loc[fitted["accelerator"].isin(["GB200", "GB300"]), "ep_spill"].any()
     spec = training.spec_row("B300")
     kw = {"kind": "pretrain", "precision": "bf16", "model": "llama3.1-70b"}
+    # the spill rule on its own (MoE cells otherwise in the level; every spilled cell is MoE)
+    monkeypatch.setattr(calibration, "MOE_LEVEL_WEIGHT", 1.0)
     with_rule, _ = training.estimate_efficiency(fitted, spec, **kw)
     without, _ = training.estimate_efficiency(fitted.assign(ep_spill=False), spec, **kw)
     assert training.SPILL_WEIGHT == 0.0
     assert with_rule > without * 1.05
+
+
+def test_own_cells_do_not_change_the_precision_conversion() -> None:
+    # GB300's own Llama 3.1 70B cells are FP8/FP4; a BF16 estimate must add the BF16
+    # precision effect once, not average it away with FP8-equivalent own cells (B300, no
+    # own cells of the workload, converts the same way)
+    fitted = training.fitted_observations()
+    kw = {"kind": "pretrain", "model": "llama3.1-70b"}
+    conv = []
+    for acc in ("B300", "GB300"):
+        spec = training.spec_row(acc)
+        bf, _ = training.estimate_efficiency(fitted, spec, precision="bf16", **kw)
+        f8, _ = training.estimate_efficiency(fitted, spec, precision="fp8", **kw)
+        speed, _ = training.measured_speedups(fitted, "NVIDIA", family="dense")
+        conv.append(bf / f8 / training.precision_factor(spec, "bf16", speed))
+    assert conv[0] == pytest.approx(conv[1], rel=1e-9)
+
+
+def test_moe_cells_leave_the_part_level() -> None:
+    # B300's only cells are NVIDIA MoE recipes (DeepSeek-R1 at PP16 x EP8, gpt-oss EP64):
+    # they inform the MoE workload effects, not B300's dense level
+    assert training.MOE_LEVEL_WEIGHT == 0.0
+    fitted = training.fitted_observations()
+    spec = training.spec_row("B300")
+    kw = {"kind": "pretrain", "precision": "bf16", "model": "llama3.1-70b"}
+    got, _ = training.estimate_efficiency(fitted, spec, **kw)
+    gb, _ = training.estimate_efficiency(fitted, training.spec_row("GB300"), **kw)
+    assert max(got, gb) / min(got, gb) <= SAME_DIE_MAX_RATIO

@@ -91,10 +91,10 @@ def plot_training_validation(val: pd.DataFrame) -> alt.Chart:
         )
     )
     return (diag + pts).properties(
-        title="Training model vs MLPerf Training (held-out GPU counts)",
+        title="Scaling check: one calibration count per part x benchmark vs MLPerf's other counts",
         description="Scatter plot of predicted against measured MLPerf Training time to "
-        "train for held-out submissions; the dashed diagonal is a perfect "
-        "prediction.",
+        "train at counts other than each part x benchmark's calibration count; the dashed "
+        "diagonal is a perfect prediction.",
     )
 
 

@@ -44,6 +44,7 @@ from analysis.training.calibration import (
     _FIT_ROUNDS_V2,
     AMD_FP8_SPEEDUP_RELATIVE,
     KINDS,
+    MOE_LEVEL_WEIGHT,
     OTHER_KIND_WEIGHT,
     SHRINK_CELLS,
     SPILL_WEIGHT,
@@ -168,6 +169,7 @@ from analysis.training.step import (
 )
 from analysis.training.validation import (
     VALIDATION_SCHEMES,
+    gpu_count_summary,
     ratio_error_summary,
     ratio_errors,
     validate_training_model,
@@ -330,6 +332,7 @@ __all__ = [
     "flops_per_token",
     "generation_of",
     "die_of",
+    "MOE_LEVEL_WEIGHT",
     "SPILL_WEIGHT",
     "gpu_hours",
     "key_results",
@@ -363,6 +366,7 @@ __all__ = [
     "validate_against_mlperf",
     "validate_training_model",
     "validation_detail",
+    "gpu_count_summary",
     "validation_scheme_summary",
     "validation_summary",
     "what_if_matrix",

@@ -115,6 +115,10 @@ AMD_FP8_SPEEDUP_RELATIVE = 0.955  # register: A-training-amd-fp8-speedup-relativ
 #: gpt-oss-120b at EP64 on 8-GPU boards). It still counts in the workload effects and the
 #: generation, vendor and overall means (recipes as vendors run them).
 SPILL_WEIGHT = 0.0
+#: Weight in its part's (and die's) level of an MoE cell (a priori, not tuned): an MoE
+#: step adds all-to-all and memory-forced layouts the search does not reproduce (B300
+#: DeepSeek PP16 x EP8; search PP4). Kept in workload effects, higher means, own workload.
+MOE_LEVEL_WEIGHT = 0.0
 #: Per-row root search: 15 candidates per round, 6 rounds narrow the log bracket 16**6-fold
 #: (1.7e7, finer than the data); fewer, narrower calls than the 63 x 4 of the old search.
 _FIT_POINTS_V2, _FIT_ROUNDS_V2 = 15, 6
@@ -429,7 +433,8 @@ def _fp8_equivalent(
     if "die" not in ok:
         ok["die"] = ok["accelerator"]
     spill = ok["ep_spill"] if "ep_spill" in ok else pd.Series(False, index=ok.index)
-    ok["level_weight"] = np.where(spill.to_numpy(dtype=bool), SPILL_WEIGHT, 1.0)
+    moe_w = np.where(moe.to_numpy(dtype=bool), MOE_LEVEL_WEIGHT, 1.0)
+    ok["level_weight"] = np.where(spill.to_numpy(dtype=bool), SPILL_WEIGHT, moe_w)
     # one cell per accelerator x model x kind x origin: many submissions of one cell (H100
     # LoRA has dozens) must not outweigh a cell with one published row
     keys = ["vendor", "generation", "die", "kind", "family", "accelerator", "model", "origin"]
@@ -660,14 +665,15 @@ def estimate_efficiency(
     die = die_of(spec)
     die_col = cells["die"].to_numpy() if "die" in cells else cells["accelerator"].to_numpy()
     d_mask = g_mask & (die_col == die)
-    w = w * np.where(d_mask, lw, 1.0)  # spilled cells leave their part's and die's level
+    w = w * np.where(d_mask, lw, 1.0)  # spilled and MoE cells leave part and die levels
     # (a die with every cell of its generation is that level: the same cells shrink once)
     m_d = (np.sum(w[d_mask] * x_adj[d_mask]) + k * m_g) / (w[d_mask].sum() + k)
     m_d = m_g if bool(np.array_equal(d_mask, g_mask)) else m_d
-    effect = _target_effect(fx, model, kind, family, inputs=inputs) + fx["precision"].get(
-        precision, 0.0
-    )
-    x_cells = cells["x"].to_numpy(dtype=float)
+    p_eff = fx["precision"]
+    effect = _target_effect(fx, model, kind, family, inputs=inputs)
+    # own cells less their own precision's effect (FP4 and BF16 cells are FP8-equivalent
+    # only after it), so the requested precision's effect is added once, after the shrink
+    x_cells = cells["x"].to_numpy(dtype=float) - cells["precision"].map(p_eff).to_numpy(float)
     work_mask = (cells["model"] == model).to_numpy() & (cells["kind"] == kind).to_numpy()
     acc_col = cells["accelerator"].to_numpy()
 
@@ -681,9 +687,8 @@ def estimate_efficiency(
         # then its own cells of this workload, shrunk toward level + effect
         level = level_of(acc)
         own = d_mask & (acc_col == acc) & work_mask
-        return float((np.sum(x_cells[own]) + k * (level + effect)) / (own.sum() + k)), int(
-            own.sum()
-        )
+        mix = (np.sum(x_cells[own]) + k * (level + effect)) / (own.sum() + k)
+        return float(mix + p_eff.get(precision, 0.0)), int(own.sum())
 
     x, n_own_w = part_x(spec.get("accelerator"))
     # a part with the same compute die and at least the memory and links of a sibling is no

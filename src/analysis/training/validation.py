@@ -104,6 +104,20 @@ def validation_scheme_summary(pred: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def gpu_count_summary(pred: pd.DataFrame) -> pd.DataFrame:
+    """The training model's MLPerf error: leave one GPU count out, per vendor and overall.
+
+    The rows of :func:`validation_scheme_summary` for ``mlperf: leave one GPU count out``
+    (every accelerator x benchmark x GPU count predicted from a pooled fit without it),
+    in :func:`~analysis.training.mlperf.validation_summary`'s columns (group, n,
+    median_abs_err_pct, median_err_pct): the one figure quoted as the model's error
+    against MLPerf Training (``mlperf_median_err_pct``).
+    """
+    s = validation_scheme_summary(pred.loc[pred["scheme"] == VALIDATION_SCHEMES[1]])
+    keep = s["group"].isin([*pred["vendor"].unique(), "overall"])
+    return s.loc[keep].drop(columns="scheme").reset_index(drop=True)
+
+
 def ratio_errors(pred: pd.DataFrame) -> pd.DataFrame:
     """Error of the AMD/NVIDIA throughput ratio, per scheme, benchmark and GPU count.
 
