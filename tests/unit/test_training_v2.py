@@ -343,3 +343,72 @@ def test_expert_parallelism_beyond_the_scaleup_domain_leaves_the_part_level() ->
     without, _ = training.estimate_efficiency(fitted.assign(ep_spill=False), spec, **kw)
     assert training.SPILL_WEIGHT == 0.0
     assert with_rule > without * 1.05
+
+
+def _amd_pretrain_cell(fitted: pd.DataFrame, accelerator: str, efficiency: float) -> pd.DataFrame:
+    # one published NVIDIA llama3.1-8b FP8 row recast as an AMD part's own pre-training cell
+    # (the shape a row of AMD's own framework table takes once fitted)
+    base = fitted.loc[
+        (fitted["origin"] == "published")
+        & (fitted["model"] == "llama3.1-8b")
+        & (fitted["precision"] == "fp8")
+    ].iloc[[0]]
+    spec = training.spec_row(accelerator)
+    cell = base.assign(
+        source="amd-test-table",
+        accelerator=accelerator,
+        vendor="AMD",
+        generation=training.generation_of(spec),
+        die=training.die_of(spec),
+        efficiency=efficiency,
+    )
+    return pd.concat([fitted, cell], ignore_index=True)
+
+
+def test_amd_published_pretrain_rows_are_own_cells_of_the_amd_part() -> None:
+    # an AMD row in the published table enters the hierarchy as the part's own pre-training
+    # cell: the source counts it, and the estimate moves toward it (both ways), shrunk
+    fitted = training.fitted_observations()
+    spec = training.spec_row("MI355X")
+    e0, src0 = training.estimate_efficiency(
+        fitted, spec, kind="pretrain", precision="fp8", model="llama3.1-8b"
+    )
+    assert "pretrain: 0 own cells" in src0
+    for target in (0.15, 0.9):
+        e1, src1 = training.estimate_efficiency(
+            _amd_pretrain_cell(fitted, "MI355X", target),
+            spec,
+            kind="pretrain",
+            precision="fp8",
+            model="llama3.1-8b",
+        )
+        assert "pretrain: 1 own cells" in src1 and "1 own cells of it" in src1
+        assert (e1 - e0) * (target - e0) > 0  # toward the cell
+        assert abs(e1 - target) > 0.01  # shrunk, not replaced
+
+
+def test_ratio_errors_pair_published_rows_on_model_precision_and_gpu_count() -> None:
+    scheme = "published: leave one source out"
+    pred = pd.DataFrame(
+        {
+            "scheme": scheme,
+            "origin": "published",
+            "benchmark": "",
+            "model": ["llama3.1-8b", "llama3.1-8b", "llama3.1-8b", "llama3.1-70b"],
+            "precision": ["fp8", "fp8", "fp8", "fp8"],
+            "n_gpus": [8, 8, 64, 8],
+            "vendor": ["AMD", "NVIDIA", "NVIDIA", "NVIDIA"],
+            "accelerator": ["MI355X", "B200", "B200", "B200"],
+            "measured_tps": [20_000.0, 25_000.0, 24_000.0, 3_000.0],
+            "predicted_tps": [22_000.0, 25_000.0, 24_000.0, 3_000.0],
+            "err_pct": [10.0, 0.0, 0.0, 0.0],
+        }
+    )
+    r = training.ratio_errors(pred)
+    assert len(r) == 1  # only the 8-GPU llama3.1-8b FP8 pair matches
+    row = r.iloc[0]
+    assert row["origin"] == "published" and row["benchmark"] == "llama3.1-8b fp8"
+    assert row["measured_ratio"] == pytest.approx(0.8)
+    assert row["ratio_err_pct"] == pytest.approx(10.0)
+    s = training.ratio_error_summary(r)
+    assert s.loc[s["scheme"] == scheme, "pairs"].item() == 1
