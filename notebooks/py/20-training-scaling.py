@@ -124,9 +124,13 @@ charts.table(
 # precision residual. Three schemes predict rows the pool did not see: a whole MLPerf
 # vendor x benchmark, one MLPerf GPU count, one published source. Errors are on tokens/s per
 # GPU (negative = the model is too slow). No AMD pre-training table with absolute numbers
-# was found, and AMD's MLPerf Training rows are all one benchmark (Llama 2 70B LoRA, MI300X
-# and MI325X): holding that benchmark out leaves no AMD row at all, so that fold predicts
-# AMD at NVIDIA's pooled efficiency and its error measures the vendor gap, not the model.
+# is among the published rows (AMD's ROCm performance-results page has training tables, but
+# the stored copies this report can read give only the page's opening, its inference tables;
+# AMD's ROCm 7 training blog states ratios to B200), so AMD parts have no own pre-training
+# cell and the published scheme has no AMD row. AMD's MLPerf Training rows are all one
+# benchmark (Llama 2 70B LoRA, MI300X and MI325X): holding that benchmark out leaves no AMD
+# row at all, so that fold predicts AMD at NVIDIA's pooled efficiency and its error
+# measures the vendor gap, not the model.
 #
 # An MoE model no other source measured (Mixtral, when its one source is held out) takes the
 # line of the measured workload effects on log expert GEMM size, not the MoE family's mean:
@@ -147,8 +151,10 @@ charts.table(
 )
 
 # %% [markdown]
-# The AMD/NVIDIA throughput ratio on MLPerf (same benchmark and GPU count), per scheme: the
-# error of the quantity the decision turns on.
+# The AMD/NVIDIA throughput ratio, per scheme: MLPerf rows matched on benchmark and GPU
+# count, published rows on model, precision and GPU count where both vendors published one
+# (none yet, so the published scheme has no pair): the error of the quantity the decision
+# turns on.
 
 # %%
 charts.table(
