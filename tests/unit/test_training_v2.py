@@ -367,8 +367,12 @@ def _amd_pretrain_cell(fitted: pd.DataFrame, accelerator: str, efficiency: float
 
 def test_amd_published_pretrain_rows_are_own_cells_of_the_amd_part() -> None:
     # an AMD row in the published table enters the hierarchy as the part's own pre-training
-    # cell: the source counts it, and the estimate moves toward it (both ways), shrunk
-    fitted = training.fitted_observations()
+    # cell: the source counts it, and the estimate moves toward it (both ways), shrunk.
+    # Without AMD's MLPerf v5.1 pre-training rows the part has no own cell (the baseline)
+    every = training.fitted_observations()
+    amd_pub = ((every["origin"] == "published") & (every["vendor"] == "AMD")).to_numpy()
+    assert set(every.loc[amd_pub, "source"]) == {"mlperf-training-v5.1-amd"}
+    fitted = every.loc[~amd_pub].reset_index(drop=True)
     spec = training.spec_row("MI355X")
     e0, src0 = training.estimate_efficiency(
         fitted, spec, kind="pretrain", precision="fp8", model="llama3.1-8b"
@@ -385,6 +389,14 @@ def test_amd_published_pretrain_rows_are_own_cells_of_the_amd_part() -> None:
         assert "pretrain: 1 own cells" in src1 and "1 own cells of it" in src1
         assert (e1 - e0) * (target - e0) > 0  # toward the cell
         assert abs(e1 - target) > 0.01  # shrunk, not replaced
+    # the real rows: MI355X and MI350X (one CDNA 4 die) are own cells, MI355X's of this model
+    e2, src2 = training.estimate_efficiency(
+        every, spec, kind="pretrain", precision="fp8", model="llama3.1-8b"
+    )
+    assert "pretrain: 2 own cells" in src2 and "1 own cells of it" in src2
+    cell = every.loc[amd_pub & (every["accelerator"] == "MI355X").to_numpy(), "efficiency"]
+    assert len(cell) == 1
+    assert (e2 - e0) * (float(cell.iloc[0]) - e0) > 0
 
 
 def test_ratio_errors_pair_published_rows_on_model_precision_and_gpu_count() -> None:
