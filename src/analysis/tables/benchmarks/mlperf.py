@@ -411,7 +411,7 @@ PUBLISHED_TRAINING = Table(
         "FLOPs per token; see `tokens_derived`). MLPerf Training v5.1 result logs "
         "(mlcommons/training_results_v5.1, 2025-11-12; one source per submitter): the "
         "llama31_8b pre-training runs on 8 GPUs of AMD (MI355X and MI350X, FP8) and NVIDIA "
-        "(GB300, NVFP4), tokens/s per GPU computed from the logged steady-state samples/s "
+        "(GB300 and GB200, NVFP4), tokens/s per GPU computed from the logged steady-state samples/s "
         "(`tokens_derived` = 'samples'; the note states the rule and the runs read). These "
         "are AMD's only pre-training rows: each is its part's own pre-training cell in the "
         "efficiency pooling. AMD's own ROCm performance-results training tables are not in "
