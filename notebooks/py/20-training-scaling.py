@@ -113,7 +113,8 @@ charts.table(
 # ## Out-of-sample error of the pre-training model (v2)
 #
 # Every MLPerf submission and every published pre-training row (NVIDIA's Megatron Bridge,
-# NeMo Framework and NeMo AutoModel tables, Meta's Llama 3 paper) gets its own fitted
+# NeMo Framework and NeMo AutoModel tables, Meta's Llama 3 paper, the AMD and NVIDIA
+# MLPerf Training v5.1 Llama 3.1 8B logs) gets its own fitted
 # efficiency. The model's efficiency for a part and model adds two pooled parts: a
 # cross-vendor *workload effect* (model x pre-training/LoRA, shrunk toward its dense or MoE
 # family: MoE training runs at a lower share of peak than dense, measured on other sources)
@@ -172,10 +173,10 @@ charts.table(
 # ## The scenario's training job
 #
 # Time to train, GPU-hours and the chosen layout per candidate at the scenario's cluster
-# size. The efficiency comes from each part's `llama2_70b_lora` fit (the one benchmark both
-# vendors submitted), converted to the scenario's precision; parts without MLPerf results
-# borrow the nearest measured part of their vendor (`mfu_source`): those rows are
-# projections. Read the hours with the validation error above (the median absolute error
+# size. The efficiency is each part's pooled pre-training estimate above, converted to the
+# scenario's precision; `mfu_source` names the cells it rests on, and a part with no own
+# pre-training cell (MI325X, VR200, MI455X) borrows its die, generation or vendor:
+# those rows are projections. Read the hours with the validation error above (the median absolute error
 # on held-out submissions, printed below with the winner) in mind.
 
 # %%
