@@ -166,6 +166,22 @@ def test_summary_and_ratio_tables(pred: pd.DataFrame) -> None:
     assert all(math.isfinite(v) for v in r["median_abs_ratio_err_pct"])
 
 
+def test_published_scheme_holds_out_amds_mlperf_pretrain_rows_and_pairs_them(
+    pred: pd.DataFrame,
+) -> None:
+    # AMD's MLPerf v5.1 pre-training rows are one source: its fold pools no AMD pre-training
+    # cell, and the published ratio pairs them with NVIDIA's 8-GPU FP8 Llama 3.1 8B rows
+    pub = pred.loc[pred["scheme"] == "published: leave one source out"]
+    amd = pub.loc[pub["vendor"] == "AMD"]
+    assert set(amd["accelerator"]) == {"MI355X", "MI350X"}
+    assert (amd["fold"] == "mlperf-training-v5.1-amd").all()
+    assert amd["efficiency_from"].str.contains("pretrain: 0 own cells").all()
+    pairs = training.ratio_errors(pred)
+    pub_pairs = pairs.loc[pairs["scheme"] == "published: leave one source out"]
+    assert set(pub_pairs["benchmark"]) == {"llama3.1-8b fp8"}
+    assert set(pub_pairs["accelerator_amd"]) == {"MI355X", "MI350X"}
+
+
 def test_workload_effects_recover_an_additive_part_and_workload_split() -> None:
     # two parts x two workloads, x = part + workload exactly: the effects' difference and
     # each cell's residual (x less its effect) are the additive parts
