@@ -113,7 +113,8 @@ charts.table(
 # ## Out-of-sample error of the pre-training model (v2)
 #
 # Every MLPerf submission and every published pre-training row (NVIDIA's Megatron Bridge,
-# NeMo Framework and NeMo AutoModel tables, Meta's Llama 3 paper) gets its own fitted
+# NeMo Framework and NeMo AutoModel tables, Meta's Llama 3 paper, the AMD and NVIDIA
+# MLPerf Training v5.1 Llama 3.1 8B logs) gets its own fitted
 # efficiency. The model's efficiency for a part and model adds two pooled parts: a
 # cross-vendor *workload effect* (model x pre-training/LoRA, shrunk toward its dense or MoE
 # family: MoE training runs at a lower share of peak than dense, measured on other sources)
@@ -123,10 +124,17 @@ charts.table(
 # the part's own peaks, the vendor's measured speedup of the same family and a cross-source
 # precision residual. Three schemes predict rows the pool did not see: a whole MLPerf
 # vendor x benchmark, one MLPerf GPU count, one published source. Errors are on tokens/s per
-# GPU (negative = the model is too slow). No AMD pre-training table with absolute numbers
-# was found, and AMD's MLPerf Training rows are all one benchmark (Llama 2 70B LoRA, MI300X
-# and MI325X): holding that benchmark out leaves no AMD row at all, so that fold predicts
-# AMD at NVIDIA's pooled efficiency and its error measures the vendor gap, not the model.
+# GPU (negative = the model is too slow). AMD's only pre-training rows are its MLPerf
+# Training v5.1 Llama 3.1 8B submissions (MI355X and MI350X, 8 GPUs, FP8; tokens/s from the
+# logs' steady-state samples/s): they are the CDNA 4 parts' own pre-training cells, and the
+# published scheme holds out AMD's whole submission at once, so its AMD rows are predicted
+# from NVIDIA's sources and AMD's LoRA rows only. AMD's own ROCm performance-results training
+# tables are not among the rows (the stored copies this report can read give only the
+# page's inference tables; AMD's ROCm 7 training blog states ratios to B200). AMD's MLPerf
+# time-to-train rows are all one benchmark (Llama 2 70B LoRA, MI300X and MI325X): holding
+# that benchmark out leaves no AMD LoRA row, so that fold predicts AMD LoRA from the
+# pre-training cells and NVIDIA's pooled efficiency, and its error measures the vendor gap
+# more than the model.
 #
 # An MoE model no other source measured (Mixtral, when its one source is held out) takes the
 # line of the measured workload effects on log expert GEMM size, not the MoE family's mean:
@@ -154,8 +162,11 @@ charts.table(
 )
 
 # %% [markdown]
-# The AMD/NVIDIA throughput ratio on MLPerf (same benchmark and GPU count), per scheme: the
-# error of the quantity the decision turns on.
+# The AMD/NVIDIA throughput ratio, per scheme: MLPerf rows matched on benchmark and GPU
+# count, published rows on model, precision and GPU count where both vendors published one
+# (today Llama 3.1 8B at FP8 on 8 GPUs: AMD's MLPerf v5.1 MI355X and MI350X rows against
+# NVIDIA's Megatron Bridge H100, B200, GB200 and GB300 rows, different frameworks and batch
+# sizes, which the model takes as given): the error of the quantity the decision turns on.
 
 # %%
 charts.table(
@@ -169,11 +180,11 @@ charts.table(
 # ## The scenario's training job
 #
 # Time to train, GPU-hours and the chosen layout per candidate at the scenario's cluster
-# size. The efficiency comes from each part's `llama2_70b_lora` fit (the one benchmark both
-# vendors submitted), converted to the scenario's precision; parts without MLPerf results
-# borrow the nearest measured part of their vendor (`mfu_source`): those rows are
-# projections. Read the hours with the validation error above (the median absolute error
-# of "mlperf: leave one GPU count out", printed below with the winner) in mind.
+# size. The efficiency is each part's pooled pre-training estimate above, converted to the
+# scenario's precision; `mfu_source` names the cells it rests on, and a part with no own
+# pre-training cell (MI325X, VR200, MI455X) borrows its die, generation or vendor:
+# those rows are projections. Read the hours with the validation error above (the median
+# absolute error of "mlperf: leave one GPU count out", printed below with the winner) in mind.
 
 # %%
 ev = training.evaluate_training(sc)

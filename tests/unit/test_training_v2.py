@@ -179,6 +179,22 @@ def test_the_gpu_count_error_is_the_leave_one_gpu_count_out_scheme(pred: pd.Data
     assert training.key_results(ev, g)["mlperf_median_err_pct"] == pytest.approx(want)
 
 
+def test_published_scheme_holds_out_amds_mlperf_pretrain_rows_and_pairs_them(
+    pred: pd.DataFrame,
+) -> None:
+    # AMD's MLPerf v5.1 pre-training rows are one source: its fold pools no AMD pre-training
+    # cell, and the published ratio pairs them with NVIDIA's 8-GPU FP8 Llama 3.1 8B rows
+    pub = pred.loc[pred["scheme"] == "published: leave one source out"]
+    amd = pub.loc[pub["vendor"] == "AMD"]
+    assert set(amd["accelerator"]) == {"MI355X", "MI350X"}
+    assert (amd["fold"] == "mlperf-training-v5.1-amd").all()
+    assert amd["efficiency_from"].str.contains("pretrain: 0 own cells").all()
+    pairs = training.ratio_errors(pred)
+    pub_pairs = pairs.loc[pairs["scheme"] == "published: leave one source out"]
+    assert set(pub_pairs["benchmark"]) == {"llama3.1-8b fp8"}
+    assert set(pub_pairs["accelerator_amd"]) == {"MI355X", "MI350X"}
+
+
 def test_workload_effects_recover_an_additive_part_and_workload_split() -> None:
     # two parts x two workloads, x = part + workload exactly: the effects' difference and
     # each cell's residual (x less its effect) are the additive parts
@@ -390,3 +406,84 @@ def test_moe_cells_leave_the_part_level() -> None:
     got, _ = training.estimate_efficiency(fitted, spec, **kw)
     gb, _ = training.estimate_efficiency(fitted, training.spec_row("GB300"), **kw)
     assert max(got, gb) / min(got, gb) <= SAME_DIE_MAX_RATIO
+
+
+def _amd_pretrain_cell(fitted: pd.DataFrame, accelerator: str, efficiency: float) -> pd.DataFrame:
+    # one published NVIDIA llama3.1-8b FP8 row recast as an AMD part's own pre-training cell
+    # (the shape a row of AMD's own framework table takes once fitted)
+    base = fitted.loc[
+        (fitted["origin"] == "published")
+        & (fitted["model"] == "llama3.1-8b")
+        & (fitted["precision"] == "fp8")
+    ].iloc[[0]]
+    spec = training.spec_row(accelerator)
+    cell = base.assign(
+        source="amd-test-table",
+        accelerator=accelerator,
+        vendor="AMD",
+        generation=training.generation_of(spec),
+        die=training.die_of(spec),
+        efficiency=efficiency,
+    )
+    return pd.concat([fitted, cell], ignore_index=True)
+
+
+def test_amd_published_pretrain_rows_are_own_cells_of_the_amd_part() -> None:
+    # an AMD row in the published table enters the hierarchy as the part's own pre-training
+    # cell: the source counts it, and the estimate moves toward it (both ways), shrunk.
+    # Without AMD's MLPerf v5.1 pre-training rows the part has no own cell (the baseline)
+    every = training.fitted_observations()
+    amd_pub = ((every["origin"] == "published") & (every["vendor"] == "AMD")).to_numpy()
+    assert set(every.loc[amd_pub, "source"]) == {"mlperf-training-v5.1-amd"}
+    fitted = every.loc[~amd_pub].reset_index(drop=True)
+    spec = training.spec_row("MI355X")
+    e0, src0 = training.estimate_efficiency(
+        fitted, spec, kind="pretrain", precision="fp8", model="llama3.1-8b"
+    )
+    assert "pretrain: 0 own cells" in src0
+    for target in (0.15, 0.9):
+        e1, src1 = training.estimate_efficiency(
+            _amd_pretrain_cell(fitted, "MI355X", target),
+            spec,
+            kind="pretrain",
+            precision="fp8",
+            model="llama3.1-8b",
+        )
+        assert "pretrain: 1 own cells" in src1 and "1 own cells of it" in src1
+        assert (e1 - e0) * (target - e0) > 0  # toward the cell
+        assert abs(e1 - target) > 0.01  # shrunk, not replaced
+    # the real rows: MI355X and MI350X (one CDNA 4 die) are own cells, MI355X's of this model
+    e2, src2 = training.estimate_efficiency(
+        every, spec, kind="pretrain", precision="fp8", model="llama3.1-8b"
+    )
+    assert "pretrain: 2 own cells" in src2 and "1 own cells of it" in src2
+    cell = every.loc[amd_pub & (every["accelerator"] == "MI355X").to_numpy(), "efficiency"]
+    assert len(cell) == 1
+    assert (e2 - e0) * (float(cell.iloc[0]) - e0) > 0
+
+
+def test_ratio_errors_pair_published_rows_on_model_precision_and_gpu_count() -> None:
+    scheme = "published: leave one source out"
+    pred = pd.DataFrame(
+        {
+            "scheme": scheme,
+            "origin": "published",
+            "benchmark": "",
+            "model": ["llama3.1-8b", "llama3.1-8b", "llama3.1-8b", "llama3.1-70b"],
+            "precision": ["fp8", "fp8", "fp8", "fp8"],
+            "n_gpus": [8, 8, 64, 8],
+            "vendor": ["AMD", "NVIDIA", "NVIDIA", "NVIDIA"],
+            "accelerator": ["MI355X", "B200", "B200", "B200"],
+            "measured_tps": [20_000.0, 25_000.0, 24_000.0, 3_000.0],
+            "predicted_tps": [22_000.0, 25_000.0, 24_000.0, 3_000.0],
+            "err_pct": [10.0, 0.0, 0.0, 0.0],
+        }
+    )
+    r = training.ratio_errors(pred)
+    assert len(r) == 1  # only the 8-GPU llama3.1-8b FP8 pair matches
+    row = r.iloc[0]
+    assert row["origin"] == "published" and row["benchmark"] == "llama3.1-8b fp8"
+    assert row["measured_ratio"] == pytest.approx(0.8)
+    assert row["ratio_err_pct"] == pytest.approx(10.0)
+    s = training.ratio_error_summary(r)
+    assert s.loc[s["scheme"] == scheme, "pairs"].item() == 1

@@ -119,24 +119,35 @@ def gpu_count_summary(pred: pd.DataFrame) -> pd.DataFrame:
 
 
 def ratio_errors(pred: pd.DataFrame) -> pd.DataFrame:
-    """Error of the AMD/NVIDIA throughput ratio, per scheme, benchmark and GPU count.
+    """Error of the AMD/NVIDIA throughput ratio, per scheme, matched workload and GPU count.
 
-    For every MLPerf benchmark and GPU count where both vendors have held-out predictions,
-    each AMD part is paired with each NVIDIA part: measured ratio of the median throughputs
-    against the predicted ratio; ``ratio_err_pct`` = 100 x (predicted / measured - 1).
+    MLPerf rows are matched on benchmark and GPU count; published rows (the vendors' own
+    framework tables) on model, precision and GPU count, where both vendors published one.
+    For every match where both vendors have held-out predictions, each AMD part is paired
+    with each NVIDIA part: measured ratio of the median throughputs against the predicted
+    ratio; ``ratio_err_pct`` = 100 x (predicted / measured - 1). ``benchmark`` names the
+    match: the MLPerf benchmark, or ``model precision`` for a published pair.
     """
-    ok = pred.loc[(pred["origin"] == "mlperf") & pred["err_pct"].notna()]
-    med = ok.groupby(["scheme", "benchmark", "n_gpus", "vendor", "accelerator"], as_index=False)[
+    ok = pred.loc[pred["origin"].isin(["mlperf", "published"]) & pred["err_pct"].notna()].copy()
+    published = (ok["origin"] == "published").to_numpy()
+    ok["benchmark"] = np.where(
+        published,
+        ok["model"].astype(str) + " " + ok["precision"].astype(str),
+        ok["benchmark"].astype(str),
+    )
+    keys = ["scheme", "origin", "benchmark", "n_gpus"]
+    med = ok.groupby([*keys, "vendor", "accelerator"], as_index=False)[
         ["measured_tps", "predicted_tps"]
     ].median()
     amd, nv = med.loc[med["vendor"] == "AMD"], med.loc[med["vendor"] == "NVIDIA"]
-    pair = amd.merge(nv, on=["scheme", "benchmark", "n_gpus"], suffixes=("_amd", "_nv"))
+    pair = amd.merge(nv, on=keys, suffixes=("_amd", "_nv"))
     pair["measured_ratio"] = pair["measured_tps_amd"] / pair["measured_tps_nv"]
     pair["predicted_ratio"] = pair["predicted_tps_amd"] / pair["predicted_tps_nv"]
     pair["ratio_err_pct"] = 100.0 * (pair["predicted_ratio"] / pair["measured_ratio"] - 1.0)
     return pair[
         [
             "scheme",
+            "origin",
             "benchmark",
             "n_gpus",
             "accelerator_amd",

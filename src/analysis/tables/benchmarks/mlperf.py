@@ -370,6 +370,8 @@ MLPERF_TRAINING = Table(
 #: Sources of ``published_training`` (one hold-out group each in the validation).
 PUBLISHED_TRAINING_SOURCES: tuple[str, ...] = (
     "meta-llama3-herd",
+    "mlperf-training-v5.1-amd",
+    "mlperf-training-v5.1-nvidia",
     "nvidia-automodel-perf",
     "nvidia-megatron-bridge-perf",
     "nvidia-nemo-framework-perf",
@@ -397,7 +399,8 @@ PUBLISHED_TRAINING = Table(
         "Published pre-training throughput from the framework vendors' own performance tables "
         "and papers, one row per published configuration, each citing its document, URL, "
         "document date and access date. Transcribed by hand from the sources (numbers as "
-        "published; nothing estimated). NVIDIA: Megatron Bridge performance summary archive "
+        "published, or computed from MLPerf logs by the rule in the row's note; nothing "
+        "estimated). NVIDIA: Megatron Bridge performance summary archive "
         "(NeMo 25.11 and 26.02 containers; Llama 3 8B/70B, Llama 3.1 405B, DeepSeek-V3, "
         "GPT-OSS 120B on DGX H100, B200, B300, GB200, GB300); NeMo Framework performance summary "
         "(NeMo 25.02 and 25.04 containers: Mixtral 8x7B at FP8 on DGX B200 and GB200); NeMo "
@@ -405,9 +408,17 @@ PUBLISHED_TRAINING = Table(
         "and Llama 3 70B at BF16 on DGX H100). Meta: The Llama 3 Herd of Models "
         "(Grattafiori et al. 2024), Table 4, the 8K-context stage of the 405B run on 8,192 and "
         "16,384 H100 (tokens/s per GPU DERIVED from the published TFLOPs/GPU with the model's "
-        "FLOPs per token; see `tokens_derived`). AMD: no absolute per-GPU pre-training "
-        "throughput table was found (AMD's ROCm 7 training blog gives only ratios to B200); "
-        "none is included. Llama 3 8B/70B rows use the Llama 3.1 ids (same architecture); "
+        "FLOPs per token; see `tokens_derived`). MLPerf Training v5.1 result logs "
+        "(mlcommons/training_results_v5.1, 2025-11-12; one source per submitter): the "
+        "llama31_8b pre-training runs on 8 GPUs of AMD (MI355X and MI350X, FP8) and NVIDIA "
+        "(GB300 and GB200, NVFP4) and NVIDIA's llama31_405b run on 512 GB300 (NVFP4), "
+        "tokens/s per GPU computed from the logged steady-state samples/s "
+        "(`tokens_derived` = 'samples'; the note states the rule and the runs read). These "
+        "are AMD's only pre-training rows: each is its part's own pre-training cell in the "
+        "efficiency pooling. AMD's own ROCm performance-results training tables are not in "
+        "the readable stored copies (only each page's inference tables), and AMD's ROCm 7 "
+        "MI355X training blog states ratios to B200, not throughput. Llama 3 8B/70B "
+        "rows use the Llama 3.1 ids (same architecture); "
         "DeepSeek-V3 rows use `deepseek-r1` (same architecture)."
     ),
     key=("source", "document", "system", "model", "precision_raw", "n_gpus", "seq_len"),
@@ -483,8 +494,10 @@ PUBLISHED_TRAINING = Table(
         Col(
             "tokens_derived",
             "str",
-            "'yes' when tokens/s must be derived from TFLOPs",
-            isin=("yes", "no"),
+            "'yes' when tokens/s must be derived from TFLOPs; 'samples' when tokens/s was "
+            "computed from a logged samples/s (samples/s x seq_len / GPUs, MLPerf result logs); "
+            "'no' when tokens/s is published",
+            isin=("yes", "no", "samples"),
         ),
         Col("note", "str", "What a reader must know about this row", required=False),
     ),
