@@ -181,7 +181,10 @@ charts.table(
 #
 # Which accelerator has MLPerf results for which LLM benchmark, and in which rounds. These are the measurements the inference and training
 # models are calibrated and checked against; an empty cell means there is no measured point
-# for that pair, so the chapters' figures for it are model predictions only.
+# for that pair, so the chapters' figures for it are model predictions only. The training
+# columns are time-to-train results (v4.0-v5.0); MLPerf Training v5.1's pre-training
+# throughput (Llama 3.1 8B on MI355X, MI350X, GB200, GB300; Llama 3.1 405B on GB300) is read
+# from the result logs into the published pre-training table (chapter 20), not counted here.
 
 # %%
 #| detail: "MLPerf coverage: results per accelerator and benchmark"

@@ -28,8 +28,11 @@
 #   backward pass); memory per GPU (weights, gradients, ZeRO-sharded optimizer state,
 #   activations with recomputation) decides which layouts are feasible, and a small search
 #   picks the best. FLOPs per token follow the PaLM/Megatron accounting
-#   (6 N + 12 L d T; 4 N for LoRA). The efficiency is fitted on MLPerf Training
-#   submissions at one node and validated on other GPU counts.
+#   (6 N + 12 L d T; 4 N for LoRA). The efficiency is a pooled estimate (part, die,
+#   generation, vendor) fitted on MLPerf Training submissions and published pre-training
+#   throughput (vendors' framework tables, Meta's Llama 3 paper, MLPerf Training v5.1
+#   logs), and validated out of sample three ways: leave one vendor x benchmark out, leave
+#   one GPU count out, leave one published source out.
 
 # %% tags=["parameters"]
 scenario: dict = {}  # the Scenario as plain data (papermill injects it); {} = params/default.yaml
@@ -99,7 +102,7 @@ charts.plot_training_validation(val)
 # submissions used context parallelism, which the model does not have.
 
 # %%
-#| detail: "Held-out errors per benchmark and accelerator"
+#| detail: "Scaling-check errors per benchmark and accelerator"
 charts.table(
     training.validation_detail(val),
     "training-validation-detail",
@@ -182,7 +185,7 @@ charts.table(
 # Time to train, GPU-hours and the chosen layout per candidate at the scenario's cluster
 # size. The efficiency is each part's pooled pre-training estimate above, converted to the
 # scenario's precision; `mfu_source` names the cells it rests on, and a part with no own
-# pre-training cell (MI325X, VR200, MI455X) borrows its die, generation or vendor:
+# pre-training cell (`mfu_source` says "0 own cells") borrows its die, generation or vendor:
 # those rows are projections. Read the hours with the validation error above (the median
 # absolute error of "mlperf: leave one GPU count out", printed below with the winner) in mind.
 

@@ -104,7 +104,7 @@ def test_appendix_model_error_lists_both_labelled():
     strict=True,
     reason="issue 16 bars on the model the tiers use (InferenceX held-out median APE <= 20 %, "
     "FP8/FP4 ratio within 15 % on B200 and MI355X) not met by the report's serving model: "
-    "55.9 % (AMD 63.1, NVIDIA 51.1), ratio B200 38 %, MI355X 85 %. The roofline spreads every "
+    "54.4 % (AMD 63.6, NVIDIA 49.0), ratio B200 28 %, MI355X 84 %. The roofline spreads every "
     "prompt's tokens over the decode steps (b (1 + ISL/OSL) a step), so a step reads the "
     "experts of far more tokens than it decodes; the sweep model, which does not, is not "
     "behind the tiers because the MLPerf calibration it would need "

@@ -106,6 +106,7 @@ def print_training_validation(console: Console) -> None:
     )
     _print_frame(
         console,
-        "Training model: AMD/NVIDIA throughput ratio error on MLPerf, per scheme",
+        "Training model: AMD/NVIDIA throughput ratio error on matched pairs "
+        "(MLPerf and published), per scheme",
         training.ratio_error_summary(training.ratio_errors(pred)),
     )

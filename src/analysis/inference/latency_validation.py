@@ -146,10 +146,14 @@ def validate_serving_model(
     """The report's serving model, leave one accelerator x precision out (matched TPOT).
 
     The model the tiers use: the roofline point terms (:func:`point_terms`) with the serving
-    shape (:func:`fit_shape`) and the level (:func:`fit`) fitted on every other cell's
-    points only; each held-out point predicted at its measured median TPOT
-    (:func:`throughput_at_tpot`). Columns as :func:`validate_sweep_model` without
-    ``predicted_fp4`` (:func:`fp8_fp4_ratio` then reads the fp4 cell's roofline terms).
+    shape (:func:`fit_shape`) and the level fitted on every other cell's points only; each
+    held-out point predicted at its measured median TPOT (:func:`throughput_at_tpot`). The
+    level is the sweep model's (:func:`analysis.inference.sweep_fit.fit_level`: the
+    precision effect per vendor x generation, never carried from one vendor's kernels to
+    the other's, with the physics prior of equal efficiency where a fold leaves a vendor
+    without both formats); :func:`fit` pools the precision effect over vendors. Columns as
+    :func:`validate_sweep_model` without ``predicted_fp4`` (:func:`fp8_fp4_ratio` then reads
+    the fp4 cell's roofline terms).
     """
     ix, specs, models = _load(ix, specs, models, inputs)
     pts = select(ix, specs, models)
@@ -171,8 +175,8 @@ def validate_serving_model(
         terms = point_terms(pts, specs, models, shape)
         tr = pts[train].copy()
         tr["eta"] = implied_eta(tr, {k: v[train] for k, v in terms.items() if k != "own_parts"})
-        fitted = fit(tr)
-        eta[test] = predict_eta(pts[test], fitted)
+        fitted = sweep_fit.fit_level(tr)
+        eta[test] = sweep_fit.predict_level(pts[test], fitted)
         t_test = {k: v[test] for k, v in terms.items() if k != "own_parts"}
         pred[test] = throughput_at_tpot(t_test, eta[test], tau[test])
         tpot[test] = (t_test["own_fixed"] + t_test["own_scaled"] / eta[test]) * 1e3

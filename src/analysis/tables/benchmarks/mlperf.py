@@ -435,8 +435,9 @@ PUBLISHED_TRAINING = Table(
         Col(
             "document_date",
             "str",
-            "Date of the document: the paper's arXiv date, or the month of the NeMo container "
-            "release the table is labelled with (26.02 = 2026-02)",
+            "Date of the document: the paper's arXiv date, the month of the NeMo container "
+            "release the table is labelled with (26.02 = 2026-02), the day a repository "
+            "document was committed, or the MLPerf results publication day",
             pattern=r"^\d{4}-\d{2}(-\d{2})?$",
         ),
         Col("accessed", "date", "Day the source was read"),
