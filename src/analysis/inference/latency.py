@@ -12,15 +12,14 @@ checked on it directly. Analytical decisions taken here:
 * **Implied efficiency** per point, closed form like the MLPerf calibration: the step
   time that delivers the measured output tokens/s per GPU at that concurrency,
   ``conc / (tp x throughput)``, equals ``fixed + scaled / eta``.
-* **Fit**: log eta = vendor x generation base + precision class (pooled over vendors, see
-  :func:`analysis.inference.precision_class`) + the vendor's precision deviation + serving
-  stack (framework) deviation, both deviations shrunk by n / (n + 10) points, by median
-  polish (robust, deterministic). No per-cell factor: a held-out accelerator x precision
-  cell is predicted from its sister parts, its vendor's other precision and the pooled
-  precision effect. (The sweep model's level,
-  :func:`analysis.inference.sweep_fit.fit_level`, keeps the precision effect per vendor x
-  generation instead and, where a fold leaves a vendor without both formats, takes a
-  physics prior: equal efficiency, the format's bytes and peaks being in the step terms.)
+* **Fit** (both models, :func:`analysis.inference.sweep_fit.fit_level`): log eta =
+  vendor x generation base + that generation's precision-class effect + serving stack
+  (framework) deviation, by median polish (robust, deterministic). The precision effect
+  is per vendor x generation, shrunk to its vendor's and never carried from one vendor's
+  kernels to the other's; where a fold leaves a vendor without both formats it takes a
+  physics prior, equal efficiency (the format's bytes and peaks are in the step terms).
+  No per-cell factor: a held-out accelerator x precision cell is predicted from its
+  sister parts and its generation's other precision.
 * **Prediction at matched interactivity**: the measured median TPOT of a point is the
   bound; the model's best throughput per GPU at the same TP under it (the concurrency at
   which the modelled step time reaches the bound, interpolated on the model's concurrency
@@ -232,8 +231,8 @@ def fit_shape(points: pd.DataFrame, terms: dict[str, Any]) -> ServingShape:
     sweep: the sum of squared deviations from the sweep mean, clipped at
     :data:`SHAPE_CLIP`, plus a penalty for each point whose TPOT the overheads alone
     exceed and for eta_b above 1. Exhaustive, vectorized and deterministic (first
-    minimum). Nothing here sees the level: that is :func:`fit` (and, for MLPerf, the
-    calibration).
+    minimum). Nothing here sees the level: that is
+    :func:`analysis.inference.sweep_fit.fit_level` (and, for MLPerf, the calibration).
     """
     parts = terms["own_parts"]
     tau = points["median_tpot_ms"].to_numpy(float) / 1e3

@@ -17,9 +17,7 @@ import pandas as pd
 
 from analysis.inference import sweep_fit
 from analysis.inference.latency import (
-    PRIOR_POINTS,
     RATIO_ACCELERATORS,
-    _codes,
     _load,
     fit_shape,
     implied_eta,
@@ -30,73 +28,10 @@ from analysis.inference.latency import (
 )
 from analysis.inference.roofline import (
     ROOFLINE_SHAPE,
-    _group_median,
     precision_class,
 )
 from analysis.inference.validation import validation_summary
 from analysis.inputs import Inputs
-
-
-def fit(points: pd.DataFrame, iterations: int = 20) -> dict[str, dict[Any, float]]:
-    """Median-polish fit of log eta (see the module docstring); returns log-space terms."""
-    ok = points["eta"].notna().to_numpy()
-    p = points[ok]
-    y = np.log(p["eta"].to_numpy(float))
-    g_names, g = _codes(list(zip(p["vendor"], p["generation"], strict=True)))
-    c_names, c = _codes(p["precision_class"].tolist())
-    vc_names, vc = _codes(list(zip(p["vendor"], p["precision_class"], strict=True)))
-    f_names, f = _codes(p["framework"].tolist())
-    med = _group_median
-
-    def shrink(codes: np.ndarray, n: int) -> np.ndarray:
-        cnt = np.bincount(codes, minlength=n).astype(float)
-        return cnt / (cnt + PRIOR_POINTS)
-
-    ref = c_names.index("native") if "native" in c_names else -1
-    vc_w = shrink(vc, len(vc_names)) * np.array([k[1] != "native" for k in vc_names])
-    f_w = shrink(f, len(f_names))
-    a = np.zeros(len(g_names))
-    pc = np.zeros(len(c_names))
-    dvc = np.zeros(len(vc_names))
-    df = np.zeros(len(f_names))
-    for _ in range(iterations):
-        a = med(g, y - pc[c] - dvc[vc] - df[f], len(g_names))
-        pc = med(c, y - a[g] - dvc[vc] - df[f], len(c_names))
-        pc = pc - (pc[ref] if ref >= 0 else 0.0)
-        dvc = med(vc, y - a[g] - pc[c] - df[f], len(vc_names)) * vc_w
-        df = med(f, y - a[g] - pc[c] - dvc[vc], len(f_names)) * f_w
-        df = df - np.median(df)  # frameworks are deviations around the typical stack
-    v_names, v = _codes(p["vendor"].tolist())
-    vendor = med(v, y - pc[c] - dvc[vc] - df[f], len(v_names))
-    return {
-        "group": dict(zip(g_names, a, strict=True)),
-        "vendor": dict(zip(v_names, vendor, strict=True)),
-        "precision": dict(zip(c_names, pc, strict=True)),
-        "vendor_precision": dict(zip(vc_names, dvc, strict=True)),
-        "framework": dict(zip(f_names, df, strict=True)),
-    }
-
-
-def predict_eta(points: pd.DataFrame, fitted: dict[str, dict[Any, float]]) -> np.ndarray:
-    """Efficiency of each point from a fit: its group (else its vendor) plus the terms."""
-    out = np.empty(len(points))
-    for i, (v, gen, kl, fw) in enumerate(
-        zip(
-            points["vendor"],
-            points["generation"],
-            points["precision_class"],
-            points["framework"],
-            strict=True,
-        )
-    ):
-        base = fitted["group"].get((v, gen), fitted["vendor"].get(v, np.nan))
-        out[i] = np.exp(
-            base
-            + fitted["precision"].get(kl, 0.0)
-            + fitted["vendor_precision"].get((v, kl), 0.0)
-            + fitted["framework"].get(fw, 0.0)
-        )
-    return out
 
 
 def _twins(pts: pd.DataFrame, specs: pd.DataFrame) -> pd.DataFrame:
@@ -151,7 +86,7 @@ def validate_serving_model(
     level is the sweep model's (:func:`analysis.inference.sweep_fit.fit_level`: the
     precision effect per vendor x generation, never carried from one vendor's kernels to
     the other's, with the physics prior of equal efficiency where a fold leaves a vendor
-    without both formats); :func:`fit` pools the precision effect over vendors. Columns as
+    without both formats). Columns as
     :func:`validate_sweep_model` without ``predicted_fp4`` (:func:`fp8_fp4_ratio` then reads
     the fp4 cell's roofline terms).
     """
@@ -210,8 +145,8 @@ def validate_sweep_model(
     Validated here but not used by the tiers (:data:`MODEL_LABELS`). The model is the
     sweep physics (:mod:`analysis.inference.decode_model`). Each fold fits the serving
     shape (:func:`analysis.inference.sweep_fit.fit_sweep_shape`) and the level
-    (:func:`analysis.inference.sweep_fit.fit_level`: like :func:`fit`, but the precision
-    effect per vendor x generation, and a physics prior, not the other vendor's gain, where
+    (:func:`analysis.inference.sweep_fit.fit_level`: the precision effect per vendor x
+    generation, and a physics prior, not the other vendor's gain, where
     the fold leaves a vendor without both formats) on every other cell's points only, and
     predicts the held-out cell's points at their measured median TPOT
     (:func:`throughput_at_tpot`). Columns:

@@ -332,11 +332,10 @@ def _class_effects(
 def fit_level(points: pd.DataFrame, iterations: int = 20) -> dict[str, dict[Any, float]]:
     """The sweep model's level: log eta = group + the group's class effect + framework.
 
-    Like :func:`analysis.inference.latency_validation.fit` (median polish, frameworks
-    shrunk by n / (n + PRIOR_POINTS) and centred) but the precision effect is per vendor x
-    generation (:func:`_class_effects`), never pooled over vendors: where the fold leaves
-    a vendor without both classes in any generation, a held-out class takes
-    :data:`PRECISION_PRIOR`.
+    A median polish (frameworks shrunk by n / (n + PRIOR_POINTS) and centred) whose
+    precision effect is per vendor x generation (:func:`_class_effects`), never pooled
+    over vendors: where the fold leaves a vendor without both classes in any generation,
+    a held-out class takes :data:`PRECISION_PRIOR`. Both InferenceX validations use it.
     """
     p = points[points["eta"].notna()]
     y = np.log(p["eta"].to_numpy(float))
