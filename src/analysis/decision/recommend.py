@@ -251,7 +251,10 @@ def recommend(
             # The chapters ran and priced nothing and named no winner: no candidate can run
             # this workload (e.g. no training layout fits any of them).
             rec, basis = INFEASIBLE, "no candidate has a feasible result for this workload"
-        cost_margin = (1 - a[1] / n[1]) * 100 if cost_known and n[1] > 0 else math.nan
+        # One decimal, the precision every sentence and table quotes it at: results.json's
+        # four significant digits would otherwise round 35.497 to 35.50, and the memo
+        # ("about 35% cheaper") and the stored key (36 %) disagree.
+        cost_margin = round((1 - a[1] / n[1]) * 100, 1) if cost_known and n[1] > 0 else math.nan
         be = _num(tco.get(be_key))
         amd_hour = _num(tco.get(f"gpu_hour_usd_{a[0]}")) if a[0] else math.nan
         nums = {
