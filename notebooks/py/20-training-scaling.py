@@ -117,8 +117,9 @@ charts.table(
 #
 # Every MLPerf submission and every published pre-training row (NVIDIA's Megatron Bridge,
 # NeMo Framework and NeMo AutoModel tables, Meta's Llama 3 paper, the AMD and NVIDIA
-# MLPerf Training v5.1 Llama 3.1 8B logs) gets its own fitted
-# efficiency. The model's efficiency for a part and model adds two pooled parts: a
+# MLPerf Training v5.1 Llama 3.1 8B logs, NVIDIA's Llama 3.1 405B logs, NVIDIA's at 8 to
+# 5,120 GPUs, and the University of Florida's 405B logs on 256 and 448 DGX B200 GPUs) gets
+# its own fitted efficiency. The model's efficiency for a part and model adds two pooled parts: a
 # cross-vendor *workload effect* (model x pre-training/LoRA, shrunk toward its dense or MoE
 # family: MoE training runs at a lower share of peak than dense, measured on other sources)
 # and a *part level* (the cells less their workload effects, shrunk part -> compute die ->
