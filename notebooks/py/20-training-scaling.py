@@ -90,8 +90,7 @@ charts.table(
 )
 
 # %%
-#| label: fig-training-validation
-#| fig-cap: "Scaling check: MLPerf Training time to train at the other GPU counts, predicted from one calibration count per part and benchmark, vs measured (log-log); the dashed line is a perfect prediction."
+#| detail: "Scaling check, predicted against measured time to train (log-log; the dashed line is a perfect prediction)"
 #| fig-alt: "Scatter of predicted against measured time to train for MLPerf Training submissions at counts other than the calibration one, coloured by vendor, shaped by benchmark."
 charts.plot_training_validation(val)
 
@@ -132,9 +131,8 @@ charts.table(
 # Training v5.1 Llama 3.1 8B submissions (MI355X and MI350X, 8 GPUs, FP8; tokens/s from the
 # logs' steady-state samples/s): they are the CDNA 4 parts' own pre-training cells, and the
 # published scheme holds out AMD's whole submission at once, so its AMD rows are predicted
-# from NVIDIA's sources and AMD's LoRA rows only. AMD's own ROCm performance-results training
-# tables are not among the rows (the stored copies this report can read give only the
-# page's inference tables; AMD's ROCm 7 training blog states ratios to B200). AMD's MLPerf
+# from NVIDIA's sources and AMD's LoRA rows only (AMD's ROCm performance-results training
+# tables are not readable here; the data README says why). AMD's MLPerf
 # time-to-train rows are all one benchmark (Llama 2 70B LoRA, MI300X and MI325X): holding
 # that benchmark out leaves no AMD LoRA row, so that fold predicts AMD LoRA from the
 # pre-training cells and NVIDIA's pooled efficiency, and its error measures the vendor gap
@@ -152,10 +150,9 @@ charts.table(
 # A row whose recipe states more expert parallelism than the part's scale-up domain (NVIDIA's
 # gpt-oss-120b at EP64 on 8-GPU B200 and B300 boards) runs its all-to-all over the network,
 # which the layout search does not reproduce, so it does not count in its part's level.
-# Nor does any MoE row: an MoE step adds all-to-all and memory-forced layouts that depend on
-# the system (NVIDIA runs DeepSeek-R1 on B300 boards at PP16 x EP8, where the search finds
-# PP4), so a part's level comes from its dense rows and its die's; MoE rows still set the
-# MoE workload effects and the part's own estimate of that MoE model. A part's own rows of
+# Nor does any MoE row (its all-to-all and memory-forced layouts depend on the system), so a
+# part's level comes from its dense rows and its die's; MoE rows still set the MoE workload
+# effects and the part's own estimate of that MoE model. A part's own rows of
 # the workload are compared net of their precision's effect, so an FP8 row does not cancel
 # the BF16 effect of a BF16 job. B300 and GB300 (one die) then land within 15 % of each other.
 

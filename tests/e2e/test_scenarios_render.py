@@ -52,6 +52,22 @@ def test_scenario_renders_and_its_summary_matches_the_chapters(
     check_html_summary_shows_the_same_numbers(rendered)
     check_measurements_section(rendered)
     check_plan_comparison(rendered)
+    check_default_pdf_length(rendered)
+
+
+# Issue 18's bar: the default report reads as a memo of about 25 pages. It holds for the
+# Quarto PDF, the one users get (the fallback's Chromium print runs longer, about 30).
+DEFAULT_PDF_MAX_PAGES = 26
+
+
+def check_default_pdf_length(scenario_report) -> None:
+    from pypdf import PdfReader
+
+    sc, r, _ = scenario_report
+    if sc.name != "default" or r.renderer["name"] != "quarto":
+        return
+    pages = len(PdfReader(r.version_dir / "report.pdf").pages)
+    assert pages <= DEFAULT_PDF_MAX_PAGES, f"default PDF has {pages} pages"
 
 
 def _text(fragment: str) -> str:

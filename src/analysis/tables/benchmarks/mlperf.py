@@ -412,7 +412,7 @@ PUBLISHED_TRAINING = Table(
         "FLOPs per token; see `tokens_derived`). MLPerf Training v5.1 result logs "
         "(mlcommons/training_results_v5.1, 2025-11-12; one source per submitter): the "
         "llama31_8b pre-training runs on 8 GPUs of AMD (MI355X and MI350X, FP8) and NVIDIA "
-        "(GB300 and GB200, NVFP4), NVIDIA's llama31_8b runs on 72 GB300 and 72 GB200 (FP8) "
+        "(GB300 and GB200, NVFP4), NVIDIA's llama31_8b runs on 72 and 512 GB300 and GB200 (FP8) "
         "and NVIDIA's llama31_405b runs on 512 GB300 and GB200, 2,560 and 5,120 GB200 "
         "(NVFP4), and the University of Florida's llama31_405b runs on 256 and 448 DGX B200 "
         "GPUs (FP8), "
