@@ -16,19 +16,20 @@ import nbformat
 import pytest
 
 from analysis import charts, report
-from analysis.render import find_chromium
+from analysis.render import DETAIL_OPTION, cell_options, find_chromium
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("report")]
 
 
-def _chart_count(version_dir: Path) -> int:
+def _chart_count(version_dir: Path, *, pdf: bool = False) -> int:
+    """Charts in the executed chapters; ``pdf``: without detail cells (HTML-only)."""
     n = 0
     for p in sorted((version_dir / "notebooks").glob("*.ipynb")):
         nb = nbformat.read(p, as_version=4)
         n += sum(
             charts.VEGALITE_MIME in o.get("data", {})
             for c in nb.cells
-            if c.cell_type == "code"
+            if c.cell_type == "code" and not (pdf and DETAIL_OPTION in cell_options(c.source))
             for o in c.outputs
         )
     return n
@@ -129,7 +130,7 @@ def test_pdf_has_every_chapter_and_the_charts(rendered_report) -> None:
     for title in _chapter_titles(rendered_report.version_dir):
         assert re.sub(r"\s+", " ", title) in flat, title
     images = sum(len(page.images) for page in reader.pages)
-    assert images >= _chart_count(rendered_report.version_dir)
+    assert images >= _chart_count(rendered_report.version_dir, pdf=True)
     assert mediabox_is_a4(reader.pages[0].mediabox)
     assert all("Rendered by" in p.extract_text() for p in reader.pages)
     assert "Code" not in [line.strip() for line in text.splitlines()]  # code folded away
