@@ -430,11 +430,8 @@ def _fp8_equivalent(
         )
     ]
     ok["x"] = np.log(ok["efficiency"].to_numpy() / np.asarray(factors))
-    if "die" not in ok:
-        ok["die"] = ok["accelerator"]
-    spill = ok["ep_spill"] if "ep_spill" in ok else pd.Series(False, index=ok.index)
     moe_w = np.where(moe.to_numpy(dtype=bool), MOE_LEVEL_WEIGHT, 1.0)
-    ok["level_weight"] = np.where(spill.to_numpy(dtype=bool), SPILL_WEIGHT, moe_w)
+    ok["level_weight"] = np.where(ok["ep_spill"].to_numpy(dtype=bool), SPILL_WEIGHT, moe_w)
     # one cell per accelerator x model x kind x origin: many submissions of one cell (H100
     # LoRA has dozens) must not outweigh a cell with one published row
     keys = ["vendor", "generation", "die", "kind", "family", "accelerator", "model", "origin"]
@@ -654,7 +651,7 @@ def estimate_efficiency(
     fx = workload_effects(cells, k)
     x_adj = fx["resid"]
     w = np.where(cells["kind"] == kind, 1.0, OTHER_KIND_WEIGHT)
-    lw = cells["level_weight"].to_numpy(dtype=float) if "level_weight" in cells else 1.0
+    lw = cells["level_weight"].to_numpy(dtype=float)
     m0 = float(np.average(x_adj, weights=w))
     mv_mask = (cells["vendor"] == vendor).to_numpy()
     m_v = (np.sum(w[mv_mask] * x_adj[mv_mask]) + k * m0) / (w[mv_mask].sum() + k)
@@ -663,8 +660,7 @@ def estimate_efficiency(
     # the compute die: same-die parts (B300 and GB300) pool their cells before the
     # generation; a part's own cells then only move it off its die's mean
     die = die_of(spec)
-    die_col = cells["die"].to_numpy() if "die" in cells else cells["accelerator"].to_numpy()
-    d_mask = g_mask & (die_col == die)
+    d_mask = g_mask & (cells["die"].to_numpy() == die)
     w = w * np.where(d_mask, lw, 1.0)  # spilled and MoE cells leave part and die levels
     # (a die with every cell of its generation is that level: the same cells shrink once)
     m_d = (np.sum(w[d_mask] * x_adj[d_mask]) + k * m_g) / (w[d_mask].sum() + k)
