@@ -52,6 +52,7 @@ __all__ = [
     "load_mlperf_training",
     "load_models",
     "load_published_training",
+    "load_training_holdout",
     "load_purchase_prices",
     "load_rental_quotes",
     "load_sources",
@@ -401,6 +402,15 @@ def load_mlperf_training() -> pd.DataFrame:
 def load_published_training() -> pd.DataFrame:
     """Published pre-training throughput tables (``benchmarks/published_training.csv``)."""
     return load_table("published_training")
+
+
+def load_training_holdout() -> pd.DataFrame:
+    """MLPerf Training v5.1 forward-validation rows, never fitted.
+
+    ``benchmarks/mlperf_training_v5.1_holdout.csv``: only the training validation's
+    forward scheme reads them, to predict them.
+    """
+    return load_table("mlperf_training_holdout")
 
 
 def load_rental_quotes() -> pd.DataFrame:
