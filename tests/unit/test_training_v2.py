@@ -9,8 +9,12 @@ import pandas as pd
 import pytest
 
 from analysis import data, paths, training
-from analysis.inputs import resolve
+from analysis.errors import ReportError
+from analysis.inputs import Inputs, resolve
 from analysis.params import load_scenario
+from analysis.schema import read_raw_csv
+from analysis.tables import ALL as ALL_TABLES
+from analysis.tables.benchmarks import MLPERF_TRAINING_HOLDOUT, PUBLISHED_TRAINING
 from analysis.training import calibration
 
 SPEC = {
@@ -137,8 +141,14 @@ def test_each_scheme_predicts_rows_it_did_not_fit(pred: pd.DataFrame) -> None:
     assert set(pred["scheme"]) == set(training.VALIDATION_SCHEMES)
     for scheme, fold in pred[["scheme", "fold"]].drop_duplicates().itertuples(index=False):
         rows = pred.loc[(pred["scheme"] == scheme) & (pred["fold"] == fold)]
-        # the fold fitted on every row except the ones it predicts
-        assert (rows["fold_rows"] == len(fitted) - len(rows)).all()
+        # the fold fitted on every row except the ones it predicts; the v5.1 rows are in no
+        # fit, so their scheme fits on every fitted row
+        held = 0 if scheme == training.FORWARD_SCHEME else len(rows)
+        assert (rows["fold_rows"] == len(fitted) - held).all()
+    # leave one round out: each MLPerf round once, predicted without any row of it
+    rounds = pred.loc[pred["scheme"] == training.ROUND_SCHEME]
+    assert set(rounds["fold"]) == set(fitted.loc[fitted["origin"] == "mlperf", "round"])
+    assert (rounds["fold"] == rounds["round"]).all()
     # a held-out vendor x benchmark cell cannot see itself: AMD LoRA is predicted without
     # any AMD row, so its source names no own cells
     amd = pred.loc[(pred["scheme"] == training.VALIDATION_SCHEMES[0]) & (pred["vendor"] == "AMD")]
@@ -179,42 +189,78 @@ def test_the_gpu_count_error_is_the_leave_one_gpu_count_out_scheme(pred: pd.Data
     assert training.key_results(ev, g)["mlperf_median_err_pct"] == pytest.approx(want)
 
 
-def test_published_scheme_holds_out_amds_mlperf_pretrain_rows_and_pairs_them(
+def test_forward_scheme_predicts_amds_v51_rows_without_an_amd_pretrain_cell(
     pred: pd.DataFrame,
 ) -> None:
-    # AMD's MLPerf v5.1 pre-training rows are one source: its fold pools no AMD pre-training
-    # cell, and the published ratio pairs them with NVIDIA's 8-GPU FP8 Llama 3.1 8B rows
-    pub = pred.loc[pred["scheme"] == "published: leave one source out"]
-    amd = pub.loc[pub["vendor"] == "AMD"]
+    # AMD's MLPerf v5.1 pre-training rows are in no fit: the CDNA 4 parts have no own
+    # pre-training cell, and the forward ratio pairs them with NVIDIA's 8-GPU Llama 3.1 8B
+    # v5.1 rows, each vendor at its own submitted precision (AMD FP8, NVIDIA NVFP4)
+    fwd = pred.loc[pred["scheme"] == training.FORWARD_SCHEME]
+    assert len(fwd) == len(data.load_training_holdout())
+    assert (fwd["origin"] == "holdout").all() and (fwd["round"] == "v5.1").all()
+    amd = fwd.loc[fwd["vendor"] == "AMD"]
     assert set(amd["accelerator"]) == {"MI355X", "MI350X"}
-    assert (amd["fold"] == "mlperf-training-v5.1-amd").all()
     assert amd["efficiency_from"].str.contains("pretrain: 0 own cells").all()
     pairs = training.ratio_errors(pred)
-    pub_pairs = pairs.loc[pairs["scheme"] == "published: leave one source out"]
-    assert set(pub_pairs["benchmark"]) == {"llama3.1-8b fp8"}
-    assert set(pub_pairs["accelerator_amd"]) == {"MI355X", "MI350X"}
+    fwd_pairs = pairs.loc[pairs["scheme"] == training.FORWARD_SCHEME]
+    assert set(fwd_pairs["benchmark"]) == {"llama31_8b"}
+    assert set(fwd_pairs["n_gpus"]) == {8}
+    assert set(fwd_pairs["accelerator_amd"]) == {"MI355X", "MI350X"}
+    assert set(fwd_pairs["accelerator_nv"]) == {"GB300", "GB200"}
+    rows = training.forward_predictions(pred)
+    assert len(rows) == len(fwd) and rows["err_pct"].notna().all()
 
 
-def test_published_scheme_predicts_the_mlperf_scaling_rows_from_other_sources(
-    pred: pd.DataFrame,
-) -> None:
-    # NVIDIA's MLPerf v5.1 rows at 72 to 5,120 GPUs and the University of Florida's B200 rows
-    # are predicted with their whole submission held out (the NVIDIA fold also drops its
-    # 8-GPU rows); all but the two strong-scaling 8B rows land within 25 % (largest |error|
-    # ~17 %, the 2,560-GPU GB200 405B row), so a change that breaks scaling at the
-    # 256-5,120 GPU range fails here
-    pub = pred.loc[pred["scheme"] == training.VALIDATION_SCHEMES[2]]
-    scale = pub.loc[pub["source"].str.startswith("mlperf-training-v5.1") & (pub["n_gpus"] >= 72)]
+def test_forward_scheme_predicts_the_v51_scaling_rows(pred: pd.DataFrame) -> None:
+    # NVIDIA's MLPerf v5.1 rows at 72 to 5,120 GPUs and the University of Florida's B200
+    # rows, predicted from the fit on every other row (the bar, set before they were moved
+    # to the forward set: within 25 % but the two strong-scaling 8B rows), so a change
+    # that breaks scaling at the 256-5,120 GPU range fails here
+    fwd = pred.loc[pred["scheme"] == training.FORWARD_SCHEME]
+    scale = fwd.loc[fwd["n_gpus"] >= 72]
     assert set(scale["n_gpus"]) >= {72, 256, 448, 512, 2560, 5120}
     assert (scale["fold"] == scale["source"]).all()
-    nvidia = pub.loc[pub["source"] == "mlperf-training-v5.1-nvidia"]
-    assert set(nvidia["n_gpus"]) >= {8, 5120}  # one fold holds the 8-GPU and at-scale rows
     # NVIDIA's Llama 3.1 8B on 512 GPUs (GBS 64: one sequence per data-parallel rank) is the
     # known miss: the step model has no per-step fixed cost, so it over-predicts both rows by
     # far more than 25 %; once a mechanism prices that regime this pin fails and must go
     strong = (scale["model"] == "llama3.1-8b") & (scale["n_gpus"] == 512)
     assert int(strong.sum()) == 2 and (scale.loc[strong, "err_pct"] > 25.0).all()
     assert scale.loc[~strong, "err_pct"].abs().max() < 25.0
+
+
+def test_no_fit_sees_a_v51_row() -> None:
+    # the held-aside round is in no fitted row, and the fit, the validation's refitting
+    # folds and the scenario's efficiency are the same whatever its table holds (here its
+    # throughputs doubled): only its own predictions' errors move
+    fitted = training.fitted_observations()
+    assert not fitted["source"].str.startswith("mlperf-training-v5.1").any()
+    assert not (fitted["round"] == "v5.1").any()
+    full = data.load_inputs()
+    hold = full.table("mlperf_training_holdout")
+    tables = {name: full.table(name) for name in ALL_TABLES}
+    twice = hold.assign(tokens_per_s_per_gpu=2 * hold["tokens_per_s_per_gpu"])
+    doubled = Inputs.from_tables(tables | {"mlperf_training_holdout": twice})
+    pd.testing.assert_frame_equal(training.fitted_observations(inputs=doubled), fitted)
+    sc = load_scenario(paths.PARAMS / "default.yaml")
+    a, b = training.evaluate_training(sc), training.evaluate_training(sc, inputs=doubled)
+    cols = ["accelerator", "efficiency", "mfu", "tokens_per_s_per_gpu"]
+    pd.testing.assert_frame_equal(a[cols], b[cols])
+    got = training.validate_training_model(inputs=doubled)
+    base = training.validate_training_model()
+    fwd = got["scheme"] == training.FORWARD_SCHEME
+    np.testing.assert_allclose(got["predicted_tps"], base["predicted_tps"])
+    np.testing.assert_allclose(got.loc[~fwd, "err_pct"], base.loc[~fwd, "err_pct"])
+    np.testing.assert_allclose(got.loc[fwd, "measured_tps"], 2 * base.loc[fwd, "measured_tps"])
+
+
+def test_published_table_refuses_an_mlperf_training_row() -> None:
+    # a v5.1 row put back into the fitted table is a clear data error, not a silent fit
+    pub = read_raw_csv(paths.DATA / PUBLISHED_TRAINING.path)
+    hold = read_raw_csv(paths.DATA / MLPERF_TRAINING_HOLDOUT.path)
+    both = pd.concat([pub, hold.iloc[[0]]], ignore_index=True)
+    with pytest.raises(ReportError, match="'mlperf-training-v5.1-amd' fails isin"):
+        PUBLISHED_TRAINING.validate(both)
+    assert len(MLPERF_TRAINING_HOLDOUT.validate(hold)) == len(hold)
 
 
 def test_workload_effects_recover_an_additive_part_and_workload_split() -> None:
@@ -453,11 +499,11 @@ def _amd_pretrain_cell(fitted: pd.DataFrame, accelerator: str, efficiency: float
 def test_amd_published_pretrain_rows_are_own_cells_of_the_amd_part() -> None:
     # an AMD row in the published table enters the hierarchy as the part's own pre-training
     # cell: the source counts it, and the estimate moves toward it (both ways), shrunk.
-    # Without AMD's MLPerf v5.1 pre-training rows the part has no own cell (the baseline)
-    every = training.fitted_observations()
-    amd_pub = ((every["origin"] == "published") & (every["vendor"] == "AMD")).to_numpy()
-    assert set(every.loc[amd_pub, "source"]) == {"mlperf-training-v5.1-amd"}
-    fitted = every.loc[~amd_pub].reset_index(drop=True)
+    # The fitted rows hold no AMD pre-training row (AMD's MLPerf v5.1 rows are the forward
+    # validation set), so the part has no own cell (the baseline)
+    fitted = training.fitted_observations()
+    amd_pub = ((fitted["origin"] == "published") & (fitted["vendor"] == "AMD")).to_numpy()
+    assert not amd_pub.any()
     spec = training.spec_row("MI355X")
     e0, src0 = training.estimate_efficiency(
         fitted, spec, kind="pretrain", precision="fp8", model="llama3.1-8b"
@@ -475,14 +521,6 @@ def test_amd_published_pretrain_rows_are_own_cells_of_the_amd_part() -> None:
         assert (e1 - e0) * (target - e0) > 0  # toward the cell
         # shrunk, not replaced: the estimate keeps part of its log distance to the cell
         assert abs(math.log(e1 / target)) > 0.05 * abs(math.log(e0 / target))
-    # the real rows: MI355X and MI350X (one CDNA 4 die) are own cells, MI355X's of this model
-    e2, src2 = training.estimate_efficiency(
-        every, spec, kind="pretrain", precision="fp8", model="llama3.1-8b"
-    )
-    assert "pretrain: 2 own cells" in src2 and "1 own cells of it" in src2
-    cell = every.loc[amd_pub & (every["accelerator"] == "MI355X").to_numpy(), "efficiency"]
-    assert len(cell) == 1
-    assert (e2 - e0) * (float(cell.iloc[0]) - e0) > 0
 
 
 def test_ratio_errors_pair_published_rows_on_model_precision_and_gpu_count() -> None:
