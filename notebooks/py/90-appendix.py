@@ -92,9 +92,10 @@ display(decision.glossary_bundle(), raw=True)
 #   predicted from the others) two errors are listed: the **report's serving model**, the
 #   one the tiers use, and the **sweep model** (validated candidate, not yet used by the
 #   tiers).
-# - **Training:** a step-time and scaling model calibrated on MLPerf Training and published
-#   pre-training throughput (vendors' framework tables, Meta's Llama 3 paper, MLPerf Training
-#   v5.1 result logs of AMD and NVIDIA).
+# - **Training:** a step-time and scaling model calibrated on MLPerf Training v4.0-v5.0 and
+#   published pre-training throughput (vendors' framework tables, Meta's Llama 3 paper);
+#   MLPerf Training v5.1's result logs of AMD and NVIDIA are kept aside and predicted, never
+#   fitted.
 # - **Cost:** owned and rented $/GPU-hour with a Monte Carlo over the assumptions' ranges;
 #   the summary calls a workload "either" when P(AMD cheaper) is between 0.35 and 0.65.
 #

@@ -110,3 +110,14 @@ def print_training_validation(console: Console) -> None:
         "(MLPerf and published), per scheme",
         training.ratio_error_summary(training.ratio_errors(pred)),
     )
+    _print_frame(
+        console,
+        f"Training model: {training.FORWARD_SCHEME} (fitted on MLPerf v4.0-v5.0 and the "
+        "published tables), per vendor and AMD/NVIDIA ratio",
+        training.forward_summary(pred),
+    )
+    _print_frame(
+        console,
+        "Training model: each MLPerf v5.1 row predicted (tokens/s per GPU)",
+        training.forward_predictions(pred),
+    )

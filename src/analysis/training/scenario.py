@@ -296,10 +296,13 @@ def key_results(
     summary: pd.DataFrame,
     curves: pd.DataFrame | None = None,
     studies: pd.DataFrame | None = None,
+    forward: pd.DataFrame | None = None,
 ) -> dict[str, object]:
     """The chapter's key results (contracts.md, ``20-training-scaling``).
 
-    ``ev`` from :func:`evaluate_training`, ``summary`` from :func:`validation_summary`.
+    ``ev`` from :func:`evaluate_training`, ``summary`` from :func:`validation_summary`,
+    ``forward`` from :func:`~analysis.training.validation.forward_summary` (the MLPerf
+    v5.1 rows no fit saw; without it the ``mlperf_v51_*`` keys are None).
     ``scaling_eff_{N}_{ACC}`` is the efficiency at the largest count N (16,384 GPUs) so the
     report shows the scale-out gap beyond the scenario's cluster. With ``studies``
     (:func:`scaling_studies`) it is the *strong-scaling* efficiency against the part's
@@ -336,4 +339,15 @@ def key_results(
     out["train_margin_pct"] = float(win["margin_pct"])
     overall = summary.loc[summary["group"] == "overall", "median_abs_err_pct"]
     out["mlperf_median_err_pct"] = float(overall.iloc[0]) if len(overall) else None
+    fwd = (
+        pd.Series(dtype=float)
+        if forward is None
+        else forward.set_index("group")["median_abs_err_pct"]
+    )
+    for key, group in (
+        ("mlperf_v51_median_err_pct", "overall"),
+        ("mlperf_v51_ratio_err_pct", "AMD/NVIDIA ratio"),
+    ):
+        v = float(fwd.get(group, math.nan))
+        out[key] = v if math.isfinite(v) else None
     return out

@@ -252,3 +252,25 @@ def ratio_error_summary(pairs: pd.DataFrame) -> pd.DataFrame:
         median_abs_ratio_err_pct=("ratio_err_pct", lambda s: float(s.abs().median())),
         median_ratio_err_pct=("ratio_err_pct", "median"),
     )
+
+
+def forward_summary(pred: pd.DataFrame) -> pd.DataFrame:
+    """The MLPerf v5.1 forward scheme in one small table: per vendor, overall, the ratio.
+
+    Rows ``AMD``, ``NVIDIA``, ``overall`` (tokens/s per GPU, :func:`validation_scheme_summary`)
+    and ``AMD/NVIDIA ratio`` (:func:`ratio_errors` on the matched v5.1 pairs: same
+    benchmark and GPU count, each vendor at its own precision); columns group, n (rows or
+    pairs), median_abs_err_pct, median_err_pct.
+    """
+    fwd = pred.loc[pred["scheme"] == FORWARD_SCHEME]
+    s = validation_scheme_summary(fwd)
+    s = s.loc[s["group"].isin([*sorted(fwd["vendor"].unique()), "overall"])]
+    r = ratio_errors(fwd)["ratio_err_pct"]
+    ratio = {
+        "group": "AMD/NVIDIA ratio",
+        "n": len(r),
+        "median_abs_err_pct": float(r.abs().median()) if len(r) else np.nan,
+        "median_err_pct": float(r.median()) if len(r) else np.nan,
+    }
+    out = pd.concat([s.drop(columns="scheme"), pd.DataFrame([ratio])], ignore_index=True)
+    return out.reset_index(drop=True)
