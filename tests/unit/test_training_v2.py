@@ -228,7 +228,7 @@ def test_forward_scheme_predicts_the_v51_scaling_rows(pred: pd.DataFrame) -> Non
     assert scale.loc[~strong, "err_pct"].abs().max() < 25.0
 
 
-def test_no_fit_sees_a_v51_row() -> None:
+def test_no_fit_sees_a_v51_row(pred: pd.DataFrame) -> None:
     # the held-aside round is in no fitted row, and the fit, the validation's refitting
     # folds and the scenario's efficiency are the same whatever its table holds (here its
     # throughputs doubled): only its own predictions' errors move
@@ -246,11 +246,26 @@ def test_no_fit_sees_a_v51_row() -> None:
     cols = ["accelerator", "efficiency", "mfu", "tokens_per_s_per_gpu"]
     pd.testing.assert_frame_equal(a[cols], b[cols])
     got = training.validate_training_model(inputs=doubled)
-    base = training.validate_training_model()
+    base = pred
     fwd = got["scheme"] == training.FORWARD_SCHEME
     np.testing.assert_allclose(got["predicted_tps"], base["predicted_tps"])
     np.testing.assert_allclose(got.loc[~fwd, "err_pct"], base.loc[~fwd, "err_pct"])
     np.testing.assert_allclose(got.loc[fwd, "measured_tps"], 2 * base.loc[fwd, "measured_tps"])
+    # an empty held-aside table: no forward rows, and the summary says so without failing
+    empty = Inputs.from_tables(tables | {"mlperf_training_holdout": hold[:0]})
+    assert training.holdout_observations(inputs=empty).empty
+    none = training.forward_summary(base.loc[~fwd])
+    assert list(none["group"]) == ["AMD/NVIDIA ratio"] and int(none["n"].iloc[0]) == 0
+    assert (
+        training.key_results(a, training.gpu_count_summary(base))["mlperf_v51_ratio_err_pct"]
+        is None
+    )
+    both = training.forward_summary(base)
+    assert list(both["group"]) == ["AMD", "NVIDIA", "overall", "AMD/NVIDIA ratio"]
+    keys = training.key_results(a, training.gpu_count_summary(base), forward=both)
+    assert keys["mlperf_v51_median_err_pct"] == pytest.approx(
+        float(base.loc[fwd, "err_pct"].abs().median())
+    )
 
 
 def test_published_table_refuses_an_mlperf_training_row() -> None:

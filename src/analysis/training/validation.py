@@ -47,6 +47,8 @@ def holdout_observations(
     """
     inputs = resolve(inputs)
     hold = inputs.table("mlperf_training_holdout")
+    if hold.empty:
+        return _fitted_cached(inputs).iloc[:0].drop(columns="efficiency").assign(origin="holdout")
     obs = training_observations(inputs.table("mlperf_training")[:0], hold, specs, inputs=inputs)
     bench = hold["url"].astype(str).str.rstrip("/").str.rsplit("/", n=1).str[-1]
     return obs.assign(origin="holdout", round="v5.1", benchmark=bench.to_numpy(dtype=object))
@@ -263,7 +265,8 @@ def forward_summary(pred: pd.DataFrame) -> pd.DataFrame:
     pairs), median_abs_err_pct, median_err_pct.
     """
     fwd = pred.loc[pred["scheme"] == FORWARD_SCHEME]
-    s = validation_scheme_summary(fwd)
+    cols = ["group", "n", "median_abs_err_pct", "median_err_pct"]
+    s = validation_scheme_summary(fwd) if len(fwd) else pd.DataFrame(columns=["scheme", *cols])
     s = s.loc[s["group"].isin([*sorted(fwd["vendor"].unique()), "overall"])]
     r = ratio_errors(fwd)["ratio_err_pct"]
     ratio = {
@@ -272,5 +275,6 @@ def forward_summary(pred: pd.DataFrame) -> pd.DataFrame:
         "median_abs_err_pct": float(r.abs().median()) if len(r) else np.nan,
         "median_err_pct": float(r.median()) if len(r) else np.nan,
     }
-    out = pd.concat([s.drop(columns="scheme"), pd.DataFrame([ratio])], ignore_index=True)
+    parts = [s.drop(columns="scheme"), pd.DataFrame([ratio])] if len(s) else [pd.DataFrame([ratio])]
+    out = pd.concat(parts, ignore_index=True)
     return out.reset_index(drop=True)
