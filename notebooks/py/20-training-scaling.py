@@ -201,6 +201,7 @@ charts.table(
     forward,
     "training-v51-forward",
     columns=["group", "n", "median_abs_err_pct", "median_err_pct"],
+    labels={"n": "Rows (pairs for the ratio)"},
     decimals=1,
 )
 
