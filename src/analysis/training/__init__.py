@@ -233,7 +233,8 @@ def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
             0.5,
         ),
         ("training: fit_efficiencies() (MLPerf calibration), cold", cold(fit_efficiencies), 0.5),
-        # v2: per-row fits of every MLPerf and published row, then three hold-out schemes
+        # v2: per-row fits of every MLPerf and published row, then the hold-out schemes
+        # (four refits and the v5.1 forward set)
         ("training: fitted_observations(), cold (v2 calibration)", cold(fitted_observations), 2.0),
         ("training: validate_training_model(), calibration cached", validate_training_model, 2.0),
         (
