@@ -373,7 +373,10 @@ def _pooling(fitted: pd.DataFrame, specs: pd.DataFrame | None, *, inputs: Inputs
     # (not the inputs'), computed afresh
     if specs is not None:
         return _Pooling(fitted, specs, inputs)
-    digest = pd.util.hash_pandas_object(fitted, index=False).to_numpy().tobytes()
+    try:
+        digest = pd.util.hash_pandas_object(fitted, index=False).to_numpy().tobytes()
+    except TypeError:  # a column of unhashable values: no key, computed afresh
+        return _Pooling(fitted, None, inputs)
     key = ("training.pooling", tuple(map(str, fitted.columns)), tuple(map(str, fitted.dtypes)))
     return inputs.derived((*key, digest), lambda: _Pooling(fitted, None, inputs))
 
