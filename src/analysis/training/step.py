@@ -213,8 +213,7 @@ def _shape_memory(
 
 def _pruned(
     lay: dict[str, np.ndarray],
-    n: np.ndarray,
-    b: np.ndarray,
+    cols: np.ndarray,
     domain: int,
     arch: Mapping[str, float],
     seq_len: int,
@@ -224,8 +223,7 @@ def _pruned(
 ) -> dict[str, np.ndarray]:
     # Only the layouts feasible at some column (a layout infeasible at every one never wins
     # the search), when every column has one (else the reasons need them all). Feasibility
-    # does not depend on the efficiency: it is found once per distinct GPU count and batch.
-    cols = np.unique(np.concatenate([n, b]), axis=1)
+    # does not depend on the efficiency: ``cols`` are the distinct (GPU count, batch) pairs.
     with np.errstate(divide="ignore", invalid="ignore"):
         ok = _shape_memory(
             lay, cols[:1], cols[1:], domain, arch, seq_len, lora, unconstrained, mem_usable
@@ -284,10 +282,16 @@ def evaluate_layouts(
     experts, k_act = arch.get("experts", 1.0), arch.get("active_experts", 1.0)
     moe = experts > 1
     per_expert = (n_total - n_active) / (experts - k_act) if moe else 0.0
-    lay = _pruned(lay, n, b, domain, arch, seq_len, lora, unconstrained, mem_usable)
+    # shape and memory once per distinct GPU count and batch (the calibration's candidate
+    # efficiencies repeat each), then spread over the columns
+    cols, inv = np.unique(np.concatenate([n, b]), axis=1, return_inverse=True)
+    lay = _pruned(lay, cols, domain, arch, seq_len, lora, unconstrained, mem_usable)
     tp, pp, cp, zero, rc, epw = (lay[k][:, None] for k in ("tp", "pp", "cp", "zero", "rc", "epw"))
     with np.errstate(divide="ignore", invalid="ignore"):
-        sm = _shape_memory(lay, n, b, domain, arch, seq_len, lora, unconstrained, mem_usable)
+        sm = _shape_memory(
+            lay, cols[:1], cols[1:], domain, arch, seq_len, lora, unconstrained, mem_usable
+        )
+        sm = {k: a if a.shape[1] == 1 else a[:, inv.ravel()] for k, a in sm.items()}
         dp, dpc, ep, params_local = sm["dp"], sm["dpc"], sm["ep"], sm["params_local"]
         m, tokens_step, v, shard, mem = sm["m"], sm["tokens_step"], sm["v"], sm["shard"], sm["mem"]
         trainable = LORA_TRAINABLE_FRACTION if lora else 1.0
