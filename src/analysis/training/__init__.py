@@ -18,6 +18,8 @@ A package of focused modules (``from analysis import training`` re-exports every
   pre-training row, pooled part -> vendor x generation -> vendor -> all and shrunk;
   precision factors from each part's own peaks and the vendor's measured compute-term
   speedup (dense pairs first).
+* :mod:`~analysis.training.speedups`: the measured precision speedups (published pairs of
+  one recipe at two precisions, compute term only).
 * :mod:`~analysis.training.validation`: out-of-sample schemes (MLPerf leave one vendor x
   benchmark out, leave one GPU count out; published rows leave one source out) and the
   AMD/NVIDIA ratio error.
@@ -42,7 +44,6 @@ from analysis.training.calibration import (
     _EVAL_KEYS,
     _FIT_POINTS_V2,
     _FIT_ROUNDS_V2,
-    AMD_FP8_SPEEDUP_RELATIVE,
     KINDS,
     MOE_LEVEL_WEIGHT,
     OTHER_KIND_WEIGHT,
@@ -59,7 +60,6 @@ from analysis.training.calibration import (
     fit_row_efficiencies,
     fitted_observations,
     generation_of,
-    measured_speedups,
     precision_factor,
     predict_mlperf,
     pretrain_efficiency,
@@ -159,6 +159,7 @@ from analysis.training.scenario import (
     what_if_matrix,
     what_if_table,
 )
+from analysis.training.speedups import AMD_FP8_SPEEDUP_RELATIVE, measured_speedups
 from analysis.training.step import (
     _as_float,
     _layouts,

@@ -42,6 +42,7 @@ from analysis.training.model import (
     peak_tflops,
     spec_row,
 )
+from analysis.training.speedups import _pick_speedups, _speedup_ratios
 from analysis.training.step import evaluate_layouts, ffn_width
 
 
@@ -103,10 +104,6 @@ SHRINK_CELLS = 1.0  # register: A-training-shrink-cells
 #: Weight of a same vendor x generation cell of the other kind (LoRA for pre-training and
 #: back), after the measured kind offset (assumption: it informs, but less than own kind).
 OTHER_KIND_WEIGHT = 0.5  # register: A-training-other-kind-weight
-#: AMD's FP8-over-BF16 speedup relative to NVIDIA's, from AMD's own MI355X vs B200
-#: training ratios (ROCm 7 training blog, 2025-12-02: Llama 3 70B BF16 1.16x, FP8 1.00x;
-#: Llama 3 8B BF16 1.02x, FP8 1.08x): sqrt((1.00/1.16) x (1.08/1.02)) = 0.955.
-AMD_FP8_SPEEDUP_RELATIVE = 0.955  # register: A-training-amd-fp8-speedup-relative
 #: Weight in its part's (and die's) level of a cell whose recipe states more expert
 #: parallelism than the part's scale-up domain (a rule set a priori, not tuned): its
 #: all-to-all runs over the scale-out network, which the layout search (EP within the
@@ -345,90 +342,68 @@ def fit_row_efficiencies(
     return obs.assign(efficiency=eff)
 
 
-def measured_speedups(
-    obs: pd.DataFrame, vendor: str, *, family: str | None = None, inputs: Inputs | None = None
-) -> tuple[dict[str, float], str]:
-    """Realized GEMM speedup over FP8 per precision for ``vendor``, and where it comes from.
-
-    Measured from published rows of the same source, system, model, GPU count and sequence
-    at two precisions (the best recipe at each precision: FP8-CS vs MXFP8 take the faster).
-    When ``obs`` carries fitted efficiencies the speedup is that of the *compute term*:
-    ``(eff_p x peak_p) / (eff_fp8 x peak_fp8)``, so the precision-independent parts of the
-    step (communication, bubble, MoE token permutation) do not dilute it; otherwise the raw
-    throughput ratio. Dense pairs are used where the vendor has any (a dense step is almost
-    all GEMM, the cleanest measurement); only without them the MoE pairs. With ``family``
-    ("dense" or "MoE") only that family's pairs count: an MoE step's compute term holds
-    routing and grouped-GEMM work that speeds up less with precision, so MoE pairs would
-    understate a dense model's speedup (and dense pairs overstate an MoE model's). A vendor
-    without pairs takes NVIDIA's speedup (AMD's FP8/BF16 scaled by
-    :data:`AMD_FP8_SPEEDUP_RELATIVE`); without any pairs, the registered assumptions.
-    """
-    inputs = resolve(inputs)
-    pub = obs.loc[obs["origin"] == "published"].copy()
-    if "efficiency" in pub:
-        peaks = {
-            (a, p): peak_tflops(spec_row(a, inputs=inputs), p)
-            for a, p in set(zip(pub["accelerator"], pub["precision"], strict=True))
-        }
-        pk = [peaks[(a, p)] for a, p in zip(pub["accelerator"], pub["precision"], strict=True)]
-        pub["rate"] = pub["efficiency"].to_numpy(dtype=float) * np.asarray(pk)
-    else:
-        pub["rate"] = pub["measured_tps"]
-    moe = pub["moe"] if "moe" in pub else pd.Series(False, index=pub.index)
-    pub["family"] = np.where(moe.to_numpy(dtype=bool), "MoE", "dense")
-    keys = ["source", "accelerator", "model", "n_gpus", "seq_len", "family", "vendor"]
-    best = pub.groupby([*keys, "precision"], as_index=False)["rate"].max()
-    wide = best.pivot_table(index=keys, columns="precision", values="rate")
-    out: dict[str, float] = {}
-    notes = []
-
-    def pick(r: pd.Series, who: str) -> tuple[pd.Series, str]:
-        r = r[r.index.get_level_values("vendor") == who]
-        fam = r.index.get_level_values("family")
-        if family is not None:
-            return r[fam == family], family
-        dense = r[fam == "dense"]
-        return (dense, "dense") if len(dense) else (r, "MoE")
-
-    for prec, num, den in (("bf16", "bf16", "fp8"), ("fp4", "fp4", "fp8")):
-        ratios = (
-            (wide[num] / wide[den]).dropna()
-            if num in wide and den in wide
-            else pd.Series(dtype=float, index=pd.MultiIndex.from_tuples([], names=keys))
-        )
-        mine, fam_m = pick(ratios, vendor)
-        nv, fam_n = pick(ratios, "NVIDIA")
-        if len(mine):
-            out[prec] = float(np.exp(np.log(mine).mean()))
-            notes.append(f"{prec} measured ({len(mine)} {fam_m} pairs)")
-        elif len(nv):
-            r = float(np.exp(np.log(nv).mean()))
-            if prec == "bf16" and vendor == "AMD":
-                r = 1.0 / (AMD_FP8_SPEEDUP_RELATIVE / r)
-            out[prec] = r
-            notes.append(f"{prec} from NVIDIA's {len(nv)} {fam_n} pairs")
-        else:
-            notes.append(f"{prec} assumed")
-    return out, "; ".join(notes)
-
-
 def _fp8_equivalent(
     fitted: pd.DataFrame, specs: pd.DataFrame | None, *, inputs: Inputs
 ) -> pd.DataFrame:
     # log efficiency converted to FP8-relative terms with each vendor's speedups
+    return _pooling(fitted, specs, inputs=inputs).cells
+
+
+class _Pooling:
+    # What the pooled estimate derives from one set of fitted rows alone, whatever part and
+    # workload it is asked for: the speedup pairs (a vendor x family's speedups picked once),
+    # the FP8-equivalent cells and their workload effects. Read-only once built.
+    def __init__(self, fitted: pd.DataFrame, specs: pd.DataFrame | None, inputs: Inputs):
+        self.ratios = _speedup_ratios(fitted, inputs=inputs)
+        self._picks: dict[tuple[str, str | None], tuple[dict[str, float], str]] = {}
+        self.cells = _fp8_cells(fitted, specs, self, inputs=inputs)
+        self.effects = workload_effects(self.cells, SHRINK_CELLS)
+
+    def speedups(self, vendor: str, family: str | None) -> tuple[dict[str, float], str]:
+        # :func:`measured_speedups` of these rows for ``vendor`` (and ``family``)
+        key = (vendor, family)
+        if key not in self._picks:
+            self._picks[key] = _pick_speedups(self.ratios, vendor, family)
+        return self._picks[key]
+
+
+def _pooling(fitted: pd.DataFrame, specs: pd.DataFrame | None, *, inputs: Inputs) -> _Pooling:
+    # one :class:`_Pooling` per inputs and content of ``fitted`` (a validation fold's rows
+    # serve each held-out part; the scenario's parts share the full fit); given ``specs``
+    # (not the inputs'), computed afresh
+    if specs is not None:
+        return _Pooling(fitted, specs, inputs)
+    try:
+        digest = pd.util.hash_pandas_object(fitted, index=False).to_numpy().tobytes()
+    except TypeError:  # a column of unhashable values: no key, computed afresh
+        return _Pooling(fitted, None, inputs)
+    key = ("training.pooling", tuple(map(str, fitted.columns)), tuple(map(str, fitted.dtypes)))
+    return inputs.derived((*key, digest), lambda: _Pooling(fitted, None, inputs))
+
+
+def _fp8_cells(
+    fitted: pd.DataFrame,
+    specs: pd.DataFrame | None,
+    pool: _Pooling,
+    *,
+    inputs: Inputs,
+) -> pd.DataFrame:
+    # :func:`_fp8_equivalent` given the fitted rows' speedup pairs (``pool``)
     ok = fitted.loc[np.isfinite(fitted["efficiency"])].copy()
     moe = ok["moe"] if "moe" in ok else pd.Series(False, index=ok.index)
     ok["family"] = np.where(moe.to_numpy(dtype=bool), "MoE", "dense")
     speed = {
-        (v, f): measured_speedups(fitted, v, family=f, inputs=inputs)[0]
-        for v, f in set(zip(ok["vendor"], ok["family"], strict=True))
+        (v, f): pool.speedups(v, f)[0] for v, f in set(zip(ok["vendor"], ok["family"], strict=True))
     }
-    factors = [
-        precision_factor(spec_row(a, specs, inputs=inputs), p, speed[(v, f)])
-        for a, p, v, f in zip(
-            ok["accelerator"], ok["precision"], ok["vendor"], ok["family"], strict=True
-        )
-    ]
+    row_keys = list(
+        zip(ok["accelerator"], ok["precision"], ok["vendor"], ok["family"], strict=True)
+    )
+    # one factor per part x precision x vendor x family (many rows share one)
+    factor = {
+        (a, p, v, f): precision_factor(spec_row(a, specs, inputs=inputs), p, speed[(v, f)])
+        for a, p, v, f in set(row_keys)
+    }
+    factors = [factor[key] for key in row_keys]
     ok["x"] = np.log(ok["efficiency"].to_numpy() / np.asarray(factors))
     moe_w = np.where(moe.to_numpy(dtype=bool), MOE_LEVEL_WEIGHT, 1.0)
     ok["level_weight"] = np.where(ok["ep_spill"].to_numpy(dtype=bool), SPILL_WEIGHT, moe_w)
@@ -640,7 +615,8 @@ def estimate_efficiency(
     if kind not in KINDS:
         raise ValueError(f"unknown workload kind {kind!r}; allowed: 'pretrain', 'lora'")
     inputs = resolve(inputs)
-    cells = _fp8_equivalent(fitted, specs, inputs=inputs)
+    pool = _pooling(fitted, specs, inputs=inputs)
+    cells = pool.cells
     if cells.empty:
         raise ValueError("no fitted training rows to estimate an efficiency from")
     if moe is None:
@@ -648,7 +624,7 @@ def estimate_efficiency(
     family = "MoE" if moe else "dense"
     vendor, gen = spec.get("vendor"), generation_of(spec)
     k = SHRINK_CELLS
-    fx = workload_effects(cells, k)
+    fx = pool.effects  # workload_effects(cells, k)
     x_adj = fx["resid"]
     w = np.where(cells["kind"] == kind, 1.0, OTHER_KIND_WEIGHT)
     lw = cells["level_weight"].to_numpy(dtype=float)
@@ -694,7 +670,7 @@ def estimate_efficiency(
         x_s, _ = part_x(sib)
         if x_s > x:
             x, floor_note = x_s, f"; floored at {sib}'s (same compute, less memory)"
-    speed, speed_note = measured_speedups(fitted, str(vendor), family=family, inputs=inputs)
+    speed, speed_note = pool.speedups(str(vendor), family)
     e = math.exp(x) * precision_factor(spec, precision, speed)
     n_own = int((g_mask & (cells["kind"] == kind).to_numpy()).sum())
     n_oth = int(g_mask.sum()) - n_own

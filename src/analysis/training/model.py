@@ -236,7 +236,6 @@ def spec_row(
         raise ValueError(ids.unknown_id_message("accelerator", accelerator, ids.ACCELERATORS))
     if specs is None:
         inp = resolve(inputs)
-        frame = _load_specs(inp)
         row = _memo(
             inp,
             "spec",
@@ -244,9 +243,10 @@ def spec_row(
             lambda f: _first_row(f, "accelerator", accelerator),
         )
     else:
-        frame = specs
-        row = _first_row(frame, "accelerator", accelerator)
+        row = _first_row(specs, "accelerator", accelerator)
     if row is None:
+        # the frame only for the message (a copy of the inputs' specs costs a lookup's time)
+        frame = _load_specs(resolve(inputs)) if specs is None else specs
         known = tuple(frame["accelerator"])
         raise ValueError(ids.unknown_id_message("accelerator (no spec row)", accelerator, known))
     return dict(row)

@@ -127,6 +127,113 @@ def activation_bytes_per_token(arch: Mapping[str, float], *, full_recompute: boo
     return 8.0 * h + 4.0 * d_kv + mlp
 
 
+def _shape_memory(
+    lay: Mapping[str, np.ndarray],
+    n: np.ndarray,
+    b: np.ndarray,
+    domain: int,
+    arch: Mapping[str, float],
+    seq_len: int,
+    lora: bool,
+    unconstrained: bool,
+    mem_usable: float,
+) -> dict[str, np.ndarray]:
+    # Layouts (rows) x GPU counts (columns): the DP degree, EP, microbatches and memory per
+    # GPU, and which are feasible (none of it depends on the efficiency).
+    tp, pp, cp, zero, rc, epw = (lay[k][:, None] for k in ("tp", "pp", "cp", "zero", "rc", "epw"))
+    L = arch["layers"]
+    n_total, n_active = arch["total_params_b"] * 1e9, arch["active_params_b"] * 1e9
+    experts, k_act = arch.get("experts", 1.0), arch.get("active_experts", 1.0)
+    moe = experts > 1
+    # Split parameters into shared and per-expert parts from total and active counts.
+    per_expert = (n_total - n_active) / (experts - k_act) if moe else 0.0
+    shared = n_total - experts * per_expert
+    act_sel = activation_bytes_per_token(arch, full_recompute=False)
+    act_full = activation_bytes_per_token(arch, full_recompute=True)
+    mp = tp * pp * cp
+    dp = n / mp
+    dp_int = np.isclose(dp, np.round(dp)) & (dp >= 1)
+    dp = np.where(dp_int, np.round(dp), np.nan)
+    # Megatron shards the optimizer and reduces gradients over DP x CP (CP ranks hold
+    # the same weights); experts are spread over the DP ranks.
+    dpc = dp * cp
+    # EP either stays inside the scale-up domain (a2a over NVLink/xGMI) or spans every
+    # DP rank (fewer experts per GPU, a2a over the scale-out network): both are searched
+    ep_in = np.maximum(1.0, np.minimum(dp, np.floor(domain / (tp * cp))))
+    ep = np.minimum(experts, np.where(epw == 1, dp, ep_in)) if moe else np.ones_like(dp)
+    params_local = (shared + experts * per_expert / ep) / (tp * pp)
+    if unconstrained:
+        m = np.full_like(dp, float(REFERENCE_MICROBATCHES))
+        tokens_step = m * dp * seq_len
+    else:
+        m = np.ceil(b / dp)  # microbatches of one sequence per DP rank and step
+        tokens_step = b * seq_len
+    # interleaved 1F1B (Narayanan et al. 2021, sec. 2.2): v model chunks per stage
+    v = np.where(pp > 1, np.clip(np.floor(L / pp), 1, PP_INTERLEAVE), 1.0)
+    # ---- memory per GPU
+    trainable = LORA_TRAINABLE_FRACTION if lora else 1.0
+    shard = np.where(zero == 3, dpc, 1.0)
+    weights = BYTES_WEIGHT * params_local / shard
+    grads = BYTES_GRAD * trainable * params_local / shard
+    optim = BYTES_OPTIM * trainable * params_local / dpc
+    act_tok = np.where(rc == 1, act_full, act_sel) * seq_len / (tp * cp)
+    # 1F1B keeps up to PP microbatches in flight on the first stage (L/PP layers each);
+    # interleaving adds (PP - 1) / (PP v) of that (Narayanan et al. 2021, sec. 2.2.2).
+    inflight = np.minimum(m, pp) * np.where(pp > 1, 1.0 + (pp - 1.0) / (pp * v), 1.0)
+    acts = act_tok * L / pp * inflight
+    # fp32 logits (4 bytes per vocabulary entry per token), vocabulary-parallel over TP
+    logits = 4.0 * seq_len / cp * arch["vocab_size"] / tp
+    # FSDP holds two layers' weights unsharded: the one computing and the one prefetched
+    gathered = np.where(zero == 3, 2.0 * BYTES_WEIGHT * params_local / max(L, 1.0) * pp, 0.0)
+    mem = weights + grads + optim + acts + logits + gathered
+    ok_batch = dp_int & ((dp <= b) | unconstrained)
+    tp_up = tp <= domain  # TP never leaves the scale-up domain (layout filter)
+    ok_heads = (tp <= arch["attention_heads"]) & tp_up
+    ok_pp = pp <= L
+    # CP splits the sequence into 2 cp chunks (load-balanced causal ring); keep >= 1K
+    ok_cp = seq_len / cp >= MIN_CP_CHUNK_TOKENS
+    ok_mem = (mem <= mem_usable) | unconstrained
+    # dense models: the EP choice is moot, keep one copy of each layout
+    shape_ok = dp_int & ok_heads & ok_pp & ok_cp & (moe | (epw == 0))
+    return {
+        "dp": dp,
+        "dpc": dpc,
+        "ep": ep,
+        "params_local": params_local,
+        "m": m,
+        "tokens_step": tokens_step,
+        "v": v,
+        "shard": shard,
+        "mem": mem,
+        "shape_ok": shape_ok,
+        "ok_batch": ok_batch,
+        "feasible": shape_ok & ok_batch & ok_mem,
+    }
+
+
+def _pruned(
+    lay: dict[str, np.ndarray],
+    cols: np.ndarray,
+    domain: int,
+    arch: Mapping[str, float],
+    seq_len: int,
+    lora: bool,
+    unconstrained: bool,
+    mem_usable: float,
+) -> dict[str, np.ndarray]:
+    # Only the layouts feasible at some column (a layout infeasible at every one never wins
+    # the search), when every column has one (else the reasons need them all). Feasibility
+    # does not depend on the efficiency: ``cols`` are the distinct (GPU count, batch) pairs.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ok = _shape_memory(
+            lay, cols[:1], cols[1:], domain, arch, seq_len, lora, unconstrained, mem_usable
+        )["feasible"]
+    if not ok.any(axis=0).all():
+        return lay
+    keep = ok.any(axis=1)
+    return lay if keep.all() else {k: a[keep] for k, a in lay.items()}
+
+
 def evaluate_layouts(
     spec: Mapping[str, Any],
     arch: Mapping[str, float],
@@ -161,7 +268,6 @@ def evaluate_layouts(
     b = np.broadcast_to(np.asarray(batch_seqs, dtype=float), n.shape[1:])[None, :]
     domain = int(_as_float(spec, "scaleup_domain_gpus"))
     lay = _layouts(domain)
-    tp, pp, cp, zero, rc, epw = (lay[k][:, None] for k in ("tp", "pp", "cp", "zero", "rc", "epw"))
     peak = peak_tflops(spec, precision) * 1e12
     mem_usable = _as_float(spec, "memory_gb") * 1e9 * USABLE_MEMORY_FRACTION
     hbm = _as_float(spec, "memory_bw_tbps") * 1e12
@@ -175,49 +281,20 @@ def evaluate_layouts(
     n_total, n_active = arch["total_params_b"] * 1e9, arch["active_params_b"] * 1e9
     experts, k_act = arch.get("experts", 1.0), arch.get("active_experts", 1.0)
     moe = experts > 1
-    # Split parameters into shared and per-expert parts from total and active counts.
     per_expert = (n_total - n_active) / (experts - k_act) if moe else 0.0
-    shared = n_total - experts * per_expert
-    act_sel = activation_bytes_per_token(arch, full_recompute=False)
-    act_full = activation_bytes_per_token(arch, full_recompute=True)
-
+    # shape and memory once per distinct GPU count and batch (the calibration's candidate
+    # efficiencies repeat each), then spread over the columns
+    cols, inv = np.unique(np.concatenate([n, b]), axis=1, return_inverse=True)
+    lay = _pruned(lay, cols, domain, arch, seq_len, lora, unconstrained, mem_usable)
+    tp, pp, cp, zero, rc, epw = (lay[k][:, None] for k in ("tp", "pp", "cp", "zero", "rc", "epw"))
     with np.errstate(divide="ignore", invalid="ignore"):
-        mp = tp * pp * cp
-        dp = n / mp
-        dp_int = np.isclose(dp, np.round(dp)) & (dp >= 1)
-        dp = np.where(dp_int, np.round(dp), np.nan)
-        # Megatron shards the optimizer and reduces gradients over DP x CP (CP ranks hold
-        # the same weights); experts are spread over the DP ranks.
-        dpc = dp * cp
-        # EP either stays inside the scale-up domain (a2a over NVLink/xGMI) or spans every
-        # DP rank (fewer experts per GPU, a2a over the scale-out network): both are searched
-        ep_in = np.maximum(1.0, np.minimum(dp, np.floor(domain / (tp * cp))))
-        ep = np.minimum(experts, np.where(epw == 1, dp, ep_in)) if moe else np.ones_like(dp)
-        params_local = (shared + experts * per_expert / ep) / (tp * pp)
-        if unconstrained:
-            m = np.full_like(dp, float(REFERENCE_MICROBATCHES))
-            tokens_step = m * dp * seq_len
-        else:
-            m = np.ceil(b / dp)  # microbatches of one sequence per DP rank and step
-            tokens_step = b * seq_len
-        # interleaved 1F1B (Narayanan et al. 2021, sec. 2.2): v model chunks per stage
-        v = np.where(pp > 1, np.clip(np.floor(L / pp), 1, PP_INTERLEAVE), 1.0)
-        # ---- memory per GPU
+        sm = _shape_memory(
+            lay, cols[:1], cols[1:], domain, arch, seq_len, lora, unconstrained, mem_usable
+        )
+        sm = {k: a if a.shape[1] == 1 else a[:, inv.ravel()] for k, a in sm.items()}
+        dp, dpc, ep, params_local = sm["dp"], sm["dpc"], sm["ep"], sm["params_local"]
+        m, tokens_step, v, shard, mem = sm["m"], sm["tokens_step"], sm["v"], sm["shard"], sm["mem"]
         trainable = LORA_TRAINABLE_FRACTION if lora else 1.0
-        shard = np.where(zero == 3, dpc, 1.0)
-        weights = BYTES_WEIGHT * params_local / shard
-        grads = BYTES_GRAD * trainable * params_local / shard
-        optim = BYTES_OPTIM * trainable * params_local / dpc
-        act_tok = np.where(rc == 1, act_full, act_sel) * seq_len / (tp * cp)
-        # 1F1B keeps up to PP microbatches in flight on the first stage (L/PP layers each);
-        # interleaving adds (PP - 1) / (PP v) of that (Narayanan et al. 2021, sec. 2.2.2).
-        inflight = np.minimum(m, pp) * np.where(pp > 1, 1.0 + (pp - 1.0) / (pp * v), 1.0)
-        acts = act_tok * L / pp * inflight
-        # fp32 logits (4 bytes per vocabulary entry per token), vocabulary-parallel over TP
-        logits = 4.0 * seq_len / cp * arch["vocab_size"] / tp
-        # FSDP holds two layers' weights unsharded: the one computing and the one prefetched
-        gathered = np.where(zero == 3, 2.0 * BYTES_WEIGHT * params_local / max(L, 1.0) * pp, 0.0)
-        mem = weights + grads + optim + acts + logits + gathered
         # ---- compute (per GPU and step)
         f_model = flops_per_token(arch, seq_len, lora=lora)
         f_extra = 2.0 * n_active + 4.0 * L * d_attn * seq_len  # one more forward pass
@@ -227,7 +304,6 @@ def evaluate_layouts(
         t_work = t_comp + t_recomp
         # backward share of the model FLOPs: 4N of 6N (LoRA: 2N of 4N, no weight gradients)
         bwd_frac = (2.0 if lora else 4.0) / (4.0 if lora else 6.0)
-        tp_up = tp <= domain  # TP never leaves the scale-up domain (layout filter)
         cp_inside = tp * cp <= domain
         bw_cp = np.where(cp_inside, bw_up, bw_out)
         # ---- tensor parallel (sequence parallel): 4 all-gather/reduce-scatter pairs of
@@ -318,16 +394,8 @@ def evaluate_layouts(
         t_opt = OPTIMIZER_BYTES_PER_PARAM * trainable * params_local / shard / hbm
         step = t_work + t_tp + t_cp + t_a2a + t_moe_k + t_bubble + t_pp + t_dp_exp + t_lat + t_opt
 
-        ok_batch = dp_int & ((dp <= b) | unconstrained)
-        ok_heads = (tp <= arch["attention_heads"]) & tp_up
-        ok_pp = pp <= L
-        # CP splits the sequence into 2 cp chunks (load-balanced causal ring); keep >= 1K
-        ok_cp = seq_len / cp >= MIN_CP_CHUNK_TOKENS
-        ok_mem = (mem <= mem_usable) | unconstrained
-        # dense models: the EP choice is moot, keep one copy of each layout
-        shape_ok = dp_int & ok_heads & ok_pp & ok_cp & (moe | (epw == 0))
-        feasible = shape_ok & ok_batch & ok_mem
-        score = np.where(feasible, step, np.inf)
+        shape_ok, ok_batch = sm["shape_ok"], sm["ok_batch"]
+        score = np.where(sm["feasible"], step, np.inf)
 
     best = np.argmin(score, axis=0)
     cols = np.arange(n.shape[1])
