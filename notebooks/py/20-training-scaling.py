@@ -137,7 +137,7 @@ charts.table(
 # pooled efficiency only, and its error measures the vendor gap more than the model. The
 # round scheme's v5.0 fold does the same to AMD (all its MLPerf rows are v5.0).
 #
-# Rules fixed before the errors were seen: an MoE model no other source measured (Mixtral)
+# Pooling rules: an MoE model no other source measured (Mixtral)
 # takes the line of the measured workload effects on log expert GEMM size; a part with the
 # same die and peaks as a sibling and no less memory or interconnect (H200 over H100,
 # MI325X over MI300X) is at least as efficient; MoE rows (their all-to-all and
