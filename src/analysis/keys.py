@@ -218,7 +218,7 @@ KEYS: tuple[KeySpec, ...] = (
         _k("train_winner_vendor", "text", "", "Its vendor", decision=True),
         _k("train_margin_pct", "number", "%", "Winner's lead over the best candidate of the other vendor", nullable=True),
         _k("mlperf_median_err_pct", "number", "%", "Median error of the training model against MLPerf Training, tokens/s per GPU, each accelerator x benchmark x GPU count predicted from a fit without it (the scheme `mlperf: leave one GPU count out`)", nullable=True),
-        _k("mlperf_v51_median_err_pct", "number", "%", "Median absolute error of the training model on the MLPerf Training v5.1 rows, a newer round no fit reads (tokens/s per GPU, each row at its own layout, precision and GPU count)", nullable=True),
+        _k("mlperf_v51_median_err_pct", "number", "%", "Median absolute error of the training model on the MLPerf Training v5.1 rows, a newer round no fit reads (tokens/s per GPU, each row at its own precision, GPU count and global batch, the layout searched as for fitted rows)", nullable=True),
         _k("mlperf_v51_ratio_err_pct", "number", "%", "Median absolute error of the AMD/NVIDIA throughput ratio on the matched MLPerf Training v5.1 pairs (same benchmark and GPU count, each vendor's own precision; None: no pair)", nullable=True),
     ),
     *_chapter("30-inference-tiers",

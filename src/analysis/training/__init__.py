@@ -21,8 +21,8 @@ A package of focused modules (``from analysis import training`` re-exports every
 * :mod:`~analysis.training.speedups`: the measured precision speedups (published pairs of
   one recipe at two precisions, compute term only).
 * :mod:`~analysis.training.validation`: out-of-sample schemes (MLPerf leave one vendor x
-  benchmark out, leave one GPU count out; published rows leave one source out) and the
-  AMD/NVIDIA ratio error.
+  benchmark out, one GPU count out, one round out; published rows leave one source out;
+  the MLPerf Training v5.1 rows, a round no fit reads) and the AMD/NVIDIA ratio error.
 * :mod:`~analysis.training.scaling`: ``throughput_per_gpu`` / ``throughput_details``
   (public contract), the scaling curves and ``scaling_efficiency`` (public contract: capped
   at 1 against the one-node baseline), weak and strong scaling uncapped against an

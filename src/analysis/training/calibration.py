@@ -16,6 +16,7 @@ from typing import Any, TypedDict
 import numpy as np
 import pandas as pd
 
+import analysis.training.speedups as speedups
 from analysis import ids
 from analysis.inputs import Inputs, resolve
 from analysis.training.mlperf import (
@@ -345,8 +346,9 @@ def fit_row_efficiencies(
 def _fp8_equivalent(
     fitted: pd.DataFrame, specs: pd.DataFrame | None, *, inputs: Inputs
 ) -> pd.DataFrame:
-    # log efficiency converted to FP8-relative terms with each vendor's speedups
-    return _pooling(fitted, specs, inputs=inputs).cells
+    # log efficiency converted to FP8-relative terms with each vendor's speedups (a copy:
+    # the pooling's own frame is shared through the memo)
+    return _pooling(fitted, specs, inputs=inputs).cells.copy()
 
 
 class _Pooling:
@@ -378,7 +380,19 @@ def _pooling(fitted: pd.DataFrame, specs: pd.DataFrame | None, *, inputs: Inputs
     except TypeError:  # a column of unhashable values: no key, computed afresh
         return _Pooling(fitted, None, inputs)
     key = ("training.pooling", tuple(map(str, fitted.columns)), tuple(map(str, fitted.dtypes)))
-    return inputs.derived((*key, digest), lambda: _Pooling(fitted, None, inputs))
+    return inputs.derived((*key, _pooling_rules(), digest), lambda: _Pooling(fitted, None, inputs))
+
+
+def _pooling_rules() -> tuple[float, ...]:
+    # the module constants a pooling is built with, read now (part of the memo key, so a
+    # changed rule, e.g. a test's monkeypatch, is never answered from an earlier build)
+    return (
+        SHRINK_CELLS,
+        SPILL_WEIGHT,
+        MOE_LEVEL_WEIGHT,
+        speedups.AMD_FP8_SPEEDUP_RELATIVE,
+        float(_BACKFIT_ROUNDS),
+    )
 
 
 def _fp8_cells(
