@@ -116,8 +116,9 @@ def validate_training_model(
     rows); published rows leaving out one source (publisher) at a time, fitted on MLPerf and
     the other sources. :data:`FORWARD_SCHEME` predicts the MLPerf Training v5.1 rows
     (:func:`holdout_observations`, a round no fit reads) from the whole fit, each at its
-    own precision, GPU count and global batch (the layout searched, as for fitted rows). ``err_pct`` is on throughput: 100 x (predicted /
-    measured - 1), negative when the model is too slow. ``fold_rows`` counts the rows the
+    own precision, GPU count and global batch (the layout searched, as for fitted rows).
+    ``err_pct`` is on throughput: 100 x (predicted / measured - 1), negative when the model
+    is too slow. ``fold_rows`` counts the rows the
     fold fitted on (never including the predicted one).
     """
     inputs = resolve(inputs)
