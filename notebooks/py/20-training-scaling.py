@@ -181,8 +181,8 @@ charts.table(
 # Florida's B200 405B) sit in a table no fit reads; each row is predicted at its own layout,
 # precision and GPU count, and the ratio pairs same-benchmark, same-count rows at each
 # vendor's submitted precision. Nothing was tuned on these errors. The two NVIDIA 8B rows on
-# 512 GPUs (64 sequences, one per data-parallel rank) are the regime the step model does not
-# price (no fixed cost per optimizer step): both are over-predicted far more than the rest.
+# 512 GPUs (64 sequences, 1,024 tokens per GPU) are the regime the step model does not price
+# (its 2 ms fixed cost per step is small): both are over-predicted far more than the rest.
 
 # %%
 forward = training.forward_summary(pred)
