@@ -182,9 +182,9 @@ charts.table(
 # precision, GPU count and batch (layout searched), and the ratio pairs same-benchmark,
 # same-count rows at each vendor's submitted precision. A held-out round, not a forecast:
 # earlier versions fitted these rows (two pooling rules were chosen then), and some fitted
-# NVIDIA tables postdate v5.1. The two NVIDIA 8B rows on
-# 512 GPUs (64 sequences, one per data-parallel rank) are the regime the step model does not
-# price (no fixed cost per optimizer step): both are over-predicted far more than the rest.
+# NVIDIA tables postdate v5.1. The two NVIDIA 8B rows on 512 GPUs (64 sequences, 1,024
+# tokens per GPU) are the regime the step model does not price (its 2 ms fixed cost per
+# step is small): both are over-predicted far more than the rest.
 
 # %%
 forward = training.forward_summary(pred)

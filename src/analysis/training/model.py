@@ -62,6 +62,13 @@ DP_OVERLAP = 0.8  # register: A-training-dp-overlap
 #: 10-20 us per inter-node tree level on 400G RDMA).
 COLLECTIVE_LATENCY_UP_S = 5e-6  # register: A-training-latency-up
 COLLECTIVE_LATENCY_OUT_S = 15e-6  # register: A-training-latency-out
+#: Assumption: fixed cost of one optimizer step beyond the optimizer's HBM pass and the
+#: gradient reduction: the gradient-norm and loss all-reduces (two small collectives over
+#: every GPU), the optimizer's and the step's kernel launches (each "on the order of
+#: microseconds", NVIDIA, docs.nvidia.com/dl-cuda-graph; MLPerf recipes capture the step
+#: in CUDA graphs) and the host's step bookkeeping. A per-layer launch cost per microbatch
+#: was tried and left out: on the fit rows any value above zero raises the in-sample error.
+STEP_OVERHEAD_S = 2e-3  # register: A-training-step-overhead
 #: Gradient bucket of the data-parallel reduction (PyTorch DDP's default bucket is 25 MB,
 #: Megatron's distributed optimizer uses about 40M parameters per bucket); one collective
 #: per bucket.

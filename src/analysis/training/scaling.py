@@ -112,6 +112,7 @@ def scaling_curve(
             "t_pp": res["t_pp"],
             "t_latency": res["t_latency"],
             "t_optimizer": res["t_optimizer"],
+            "t_step_fixed": res["t_step_fixed"],
             "reason": res["reason"],
         }
     )
@@ -282,6 +283,7 @@ LIMIT_TERMS: tuple[tuple[str, str], ...] = (
     ("t_dp_exposed", "exposed data-parallel communication"),
     ("t_latency", "collective latency"),
     ("t_optimizer", "optimizer step"),
+    ("t_step_fixed", "fixed per-step cost"),
 )
 
 

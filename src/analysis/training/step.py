@@ -3,8 +3,9 @@
 Analytical decisions: a layout is TP x PP (interleaved 1F1B) x CP x DP with ZeRO-1 or FSDP
 and selective or full recomputation, plus EP for MoE inside the scale-up domain or across
 every DP rank; the step is compute / efficiency plus the exposed communication, bubble,
-latency, optimizer and MoE-kernel terms; memory (SwiGLU/GQA activations, interleaving's
-extra in-flight microbatches) decides feasibility. The efficiency is the only fitted number.
+latency, optimizer, MoE-kernel and a fixed per-step term; memory (SwiGLU/GQA activations,
+interleaving's extra in-flight microbatches) decides feasibility. The efficiency is the only
+fitted number.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from analysis.training.model import (
     PRECISION_BYTES,
     RECOMPUTE_CHOICES,
     REFERENCE_MICROBATCHES,
+    STEP_OVERHEAD_S,
     TP_CHOICES,
     USABLE_MEMORY_FRACTION,
     ZERO_CHOICES,
@@ -168,8 +170,10 @@ def _shape_memory(
     else:
         m = np.ceil(b / dp)  # microbatches of one sequence per DP rank and step
         tokens_step = b * seq_len
-    # interleaved 1F1B (Narayanan et al. 2021, sec. 2.2): v model chunks per stage
-    v = np.where(pp > 1, np.clip(np.floor(L / pp), 1, PP_INTERLEAVE), 1.0)
+    # interleaved 1F1B (Narayanan et al. 2021, sec. 2.2): v model chunks per stage; it needs
+    # at least PP microbatches in flight (Megatron), so with fewer a microbatch crosses
+    # the stages one after the other and the bubble is the plain (PP - 1) microbatch times
+    v = np.where((pp > 1) & (m >= pp), np.clip(np.floor(L / pp), 1, PP_INTERLEAVE), 1.0)
     # ---- memory per GPU
     trainable = LORA_TRAINABLE_FRACTION if lora else 1.0
     shard = np.where(zero == 3, dpc, 1.0)
@@ -261,8 +265,9 @@ def evaluate_layouts(
     terms: ``t_compute`` (at the model's FLOPs), ``t_recompute``, ``t_tp`` (TP and CP
     collectives), ``t_moe`` (all-to-all), ``t_moe_kernels`` (grouped-GEMM weight reads
     beyond their compute and token permutation), ``t_bubble``, ``t_pp`` (point-to-point),
-    ``t_dp_exposed``, ``t_latency`` (per-collective latency), ``t_optimizer``; ``t_other``
-    is ``t_pp + t_optimizer`` (kept for older callers).
+    ``t_dp_exposed``, ``t_latency`` (per-collective latency), ``t_optimizer`` (the HBM pass
+    over the rank's shard of the optimizer state), ``t_step_fixed``
+    (:data:`STEP_OVERHEAD_S`); ``t_other`` is ``t_pp + t_optimizer`` (kept for older callers).
     """
     n = np.atleast_1d(np.asarray(n_gpus, dtype=float))[None, :]
     b = np.broadcast_to(np.asarray(batch_seqs, dtype=float), n.shape[1:])[None, :]
@@ -293,7 +298,7 @@ def evaluate_layouts(
         )
         sm = {k: a if a.shape[1] == 1 else a[:, inv.ravel()] for k, a in sm.items()}
         dp, dpc, ep, params_local = sm["dp"], sm["dpc"], sm["ep"], sm["params_local"]
-        m, tokens_step, v, shard, mem = sm["m"], sm["tokens_step"], sm["v"], sm["shard"], sm["mem"]
+        m, tokens_step, v, mem = sm["m"], sm["tokens_step"], sm["v"], sm["mem"]
         trainable = LORA_TRAINABLE_FRACTION if lora else 1.0
         # ---- compute (per GPU and step)
         f_model = flops_per_token(arch, seq_len, lora=lora)
@@ -390,9 +395,11 @@ def evaluate_layouts(
         n_buckets = np.ceil(g / DP_BUCKET_BYTES)
         lat_dp = np.where(zero == 3, 3.0 * (L / pp) * m, 2.0 * n_buckets) * lat_dp1
         t_lat = lat_tp + lat_cp + lat_ep + lat_pp + lat_dp
-        # ---- optimizer step (memory bound)
-        t_opt = OPTIMIZER_BYTES_PER_PARAM * trainable * params_local / shard / hbm
+        # ---- optimizer step: memory bound over the rank's shard of the state (ZeRO-1 and
+        # FSDP both shard it over DP x CP), plus the fixed cost of a step
+        t_opt = OPTIMIZER_BYTES_PER_PARAM * trainable * params_local / dpc / hbm
         step = t_work + t_tp + t_cp + t_a2a + t_moe_k + t_bubble + t_pp + t_dp_exp + t_lat + t_opt
+        step = step + STEP_OVERHEAD_S
 
         shape_ok, ok_batch = sm["shape_ok"], sm["ok_batch"]
         score = np.where(sm["feasible"], step, np.inf)
@@ -450,6 +457,7 @@ def evaluate_layouts(
         "t_dp_exposed": pick(t_dp_exp),
         "t_latency": pick(t_lat),
         "t_optimizer": pick(t_opt),
+        "t_step_fixed": np.where(any_ok, STEP_OVERHEAD_S, np.nan),
         "t_other": pick(t_pp + t_opt),
         "feasible": any_ok,
         "reason": np.array(reasons, dtype=object),
