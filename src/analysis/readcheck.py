@@ -10,7 +10,10 @@ Analytical decisions taken here:
   and attribute values (data: URIs of CSV downloads) are not text. The PDF is scanned as
   pypdf extracts it, page by page.
 * "Years" are 2,010-2,039: a thousands-separated number in that range is read as a year
-  (a token count such as 2,048 or a 2,000 ms bound is outside it).
+  (a token count such as 2,048 or a 2,000 ms bound is outside it). In an HTML table only
+  a column whose header names a year or a date is scanned for them: a cell of dollars or
+  GPU-hours may well read 2,014. The PDF has no table structure to read, so its every
+  line is scanned.
 """
 
 from __future__ import annotations
@@ -36,8 +39,17 @@ LEAK_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+#: Header words of a table column that may hold years (scanned for "2,022"); a rate per
+#: year ("USD/year") is not one.
+_YEAR_HEADER = re.compile(r"(?<!/)\byears?\b|date|launch|round", re.IGNORECASE)
+
+
 class _Visible(HTMLParser):
-    """Collects the text a browser shows: no script, style or template content."""
+    """Collects the text a browser shows: no script, style or template content.
+
+    ``parts`` is all of it; ``year_parts`` the same less the data cells of table columns
+    whose header names no year or date (the text scanned for years).
+    """
 
     #: Not reading text: scripts and styles, and code (``pre``: folded "Code" blocks, whose
     #: identifiers are the code's, not prose).
@@ -46,30 +58,65 @@ class _Visible(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
+        self.year_parts: list[str] = []
         self._skip = 0
+        self._headers: list[str] = []
+        self._col = -1
+        self._th: list[str] | None = None
+        self._non_year_cell = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in self.SKIP:
             self._skip += 1
         if tag == "title":
-            self.parts.append(" ")
+            self._space()
+        if tag == "table":
+            self._headers = []
+        elif tag == "tr":
+            self._col = -1
+        elif tag == "th":
+            self._col += 1
+            self._th = []
+        elif tag == "td":
+            self._col += 1
+            head = self._headers[self._col] if self._col < len(self._headers) else ""
+            self._non_year_cell = bool(self._headers) and not _YEAR_HEADER.search(head)
 
     def handle_endtag(self, tag: str) -> None:
         if tag in self.SKIP and self._skip:
             self._skip -= 1
+        if tag == "th" and self._th is not None:
+            if self._col == len(self._headers):  # a column header (not a row's)
+                self._headers.append("".join(self._th))
+            self._th = None
+        elif tag == "td":
+            self._non_year_cell = False
+        self._space()
+
+    def _space(self) -> None:
         self.parts.append(" ")
+        self.year_parts.append(" ")
 
     def handle_data(self, data: str) -> None:
-        if not self._skip:
-            self.parts.append(data)
+        if self._skip:
+            return
+        self.parts.append(data)
+        if not self._non_year_cell:
+            self.year_parts.append(data)
+        if self._th is not None:
+            self._th.append(data)
+
+
+def _visible(html: str) -> _Visible:
+    parser = _Visible()
+    parser.feed(html)
+    parser.close()
+    return parser
 
 
 def visible_html_text(html: str) -> str:
     """The text of an HTML page as a reader sees it (whitespace collapsed)."""
-    parser = _Visible()
-    parser.feed(html)
-    parser.close()
-    return " ".join("".join(parser.parts).split())
+    return " ".join("".join(_visible(html).parts).split())
 
 
 def pdf_text(pdf: Path) -> list[str]:
@@ -97,8 +144,27 @@ def report_leaks(html_file: Path | None, pdf_file: Path | None) -> list[str]:
     """:func:`find_leaks` over a rendered report's HTML and every PDF page."""
     found: list[str] = []
     if html_file is not None and html_file.is_file():
-        found += find_leaks(visible_html_text(html_file.read_text(encoding="utf-8")), "in HTML")
+        found += _html_leaks(html_file.read_text(encoding="utf-8"))
     if pdf_file is not None and pdf_file.is_file():
         for i, page in enumerate(pdf_text(pdf_file), start=1):
             found += find_leaks(page, f"on PDF page {i}")
     return found
+
+
+def _html_leaks(html: str) -> list[str]:
+    """:func:`find_leaks` over a page's visible text, years not in non-year table columns.
+
+    >>> page = ("<p>Launched 2,022</p><table><tr><th>Launch year</th><th>Cost (USD/year)</th>"
+    ...         "</tr><tr><td>2,023</td><td>2,014</td></tr></table>")
+    >>> [f.split(" in HTML")[0] for f in _html_leaks(page)]
+    ["year with a separator '2,022'", "year with a separator '2,023'"]
+    """
+    vis = _visible(html)
+    year = "year with a separator"
+    found = [
+        f
+        for f in find_leaks(" ".join("".join(vis.parts).split()), "in HTML")
+        if not f.startswith(year)
+    ]
+    years = find_leaks(" ".join("".join(vis.year_parts).split()), "in HTML")
+    return found + [f for f in years if f.startswith(year)]
