@@ -250,7 +250,7 @@ def _published_batch(r: Any) -> float:
     # global batch the stated layout admits: one microbatch per data-parallel rank
     if pd.notna(r.global_batch_seqs):
         return float(r.global_batch_seqs)
-    return float(r.micro_batch_seqs) * r.n_gpus / (r.tp * r.pp * r.cp)
+    return float(r.micro_batch_seqs * r.n_gpus / (r.tp * r.pp * r.cp))
 
 
 def _load_published(inputs: Inputs) -> pd.DataFrame:
