@@ -127,11 +127,11 @@ charts.table(
 # precision residual. Four schemes refit without the rows they predict: a whole MLPerf
 # vendor x benchmark, one MLPerf GPU count, one MLPerf round (v4.0, v4.1, v5.0, each from
 # the other rounds and the published tables), one published source. Errors are on tokens/s
-# per GPU (negative = the model is too slow). The fit holds no AMD pre-training row: AMD's
-# ROCm performance-results training tables are not readable here (the data README says
-# why), and its MLPerf Training v5.1 Llama 3.1 8B logs are the forward validation set
-# below, so the CDNA 4 parts' pre-training efficiency comes from AMD's LoRA cells (MI300X,
-# MI325X), the vendor and the cross-vendor means. AMD's MLPerf
+# per GPU (negative = the model is too slow). AMD's only fitted pre-training rows are its
+# ROCm blog's MI325X Llama 3.1 8B and 70B figures (the data README says which), and its
+# MLPerf Training v5.1 Llama 3.1 8B logs are the forward validation set below, so the
+# CDNA 4 parts' pre-training efficiency comes from AMD's CDNA 3 cells (MI300X, MI325X),
+# the vendor and the cross-vendor means. AMD's MLPerf
 # time-to-train rows are all one benchmark (Llama 2 70B LoRA, MI300X and MI325X): holding
 # that benchmark out leaves no AMD LoRA row, so that fold predicts AMD LoRA from NVIDIA's
 # pooled efficiency only, and its error measures the vendor gap more than the model. The
@@ -160,7 +160,7 @@ charts.table(
 # The AMD/NVIDIA throughput ratio, per scheme: MLPerf rows matched on benchmark and GPU
 # count (today only Llama 2 70B LoRA, the one benchmark AMD submitted in v4.0-v5.0),
 # published rows on model, precision and GPU count where both vendors published one (today
-# none: the fitted published tables hold no AMD row): the error of the quantity the
+# MI325X's Llama 3.1 rows against NVIDIA's): the error of the quantity the
 # decision turns on.
 
 # %%

@@ -228,7 +228,7 @@ def training_observations(
                 "precision": r.precision,
                 "n_gpus": int(r.n_gpus),
                 "seq_len": int(r.seq_len),
-                "batch_seqs": float(r.global_batch_seqs),
+                "batch_seqs": _published_batch(r),
                 "measured_tps": float(tps),
                 "measured_min": math.nan,
                 "ep": _value(r.ep),
@@ -243,6 +243,14 @@ def training_observations(
     domain = df["accelerator"].map(lambda a: _value(meta[a].get("scaleup_domain_gpus")))
     df["ep_spill"] = (df["ep"] > domain).to_numpy(dtype=bool)
     return df
+
+
+def _published_batch(r: Any) -> float:
+    # the stated global batch; where only the micro batch per GPU is stated, the smallest
+    # global batch the stated layout admits: one microbatch per data-parallel rank
+    if pd.notna(r.global_batch_seqs):
+        return float(r.global_batch_seqs)
+    return float(r.micro_batch_seqs * r.n_gpus / (r.tp * r.pp * r.cp))
 
 
 def _load_published(inputs: Inputs) -> pd.DataFrame:

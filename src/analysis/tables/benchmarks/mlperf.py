@@ -369,6 +369,7 @@ MLPERF_TRAINING = Table(
 
 #: Sources of ``published_training`` (one hold-out group each in the validation).
 PUBLISHED_TRAINING_SOURCES: tuple[str, ...] = (
+    "amd-rocm-blog-primus-projection",
     "meta-llama3-herd",
     "nvidia-automodel-perf",
     "nvidia-megatron-bridge-perf",
@@ -404,6 +405,12 @@ def _check_published_tokens(df: pd.DataFrame) -> list[str]:
     ]
 
 
+def _check_published_batch(df: pd.DataFrame) -> list[str]:
+    """Each row states its global batch or, failing that, its micro batch per GPU."""
+    bad = df.index[df["global_batch_seqs"].isna() & df["micro_batch_seqs"].isna()]
+    return [f"row {i + 2}: give global_batch_seqs or micro_batch_seqs" for i in bad[:10]]
+
+
 def _published_columns(sources: tuple[str, ...], source_doc: str) -> tuple[Col, ...]:
     # the columns of the published table and its held-aside MLPerf twin (same provenance)
     return (
@@ -430,7 +437,25 @@ def _published_columns(sources: tuple[str, ...], source_doc: str) -> tuple[Col, 
         # 8 to 16,384 GPUs published; the largest clusters are ~200k GPUs.
         Col("n_gpus", "int", "GPUs in the run", unit="GPUs", ge=1, le=1_000_000),
         # 64 to 4,096 sequences; Llama 3 405B's 16M tokens is 2,048 x 8k.
-        Col("global_batch_seqs", "int", "Global batch size", unit="sequences", ge=1, le=1_000_000),
+        Col(
+            "global_batch_seqs",
+            "int",
+            "Global batch size (empty when the document states only the micro batch)",
+            unit="sequences",
+            required=False,
+            ge=1,
+            le=1_000_000,
+        ),
+        # 1 to 4 sequences per GPU and microbatch where a document states only that.
+        Col(
+            "micro_batch_seqs",
+            "int",
+            "Micro batch per GPU, where the document states it instead of the global batch",
+            unit="sequences",
+            required=False,
+            ge=1,
+            le=100_000,
+        ),
         # 4,096 to 8,192 tokens; at most a context length (<= 10 M).
         Col("seq_len", "int", "Sequence length", unit="tokens", ge=1, le=10_000_000),
         # 1 to 8; at most a scale-up domain (<= 1,152, see the spec ranges).
@@ -499,12 +524,16 @@ PUBLISHED_TRAINING = Table(
         "and Llama 3 70B at BF16 on DGX H100). Meta: The Llama 3 Herd of Models "
         "(Grattafiori et al. 2024), Table 4, the 8K-context stage of the 405B run on 8,192 and "
         "16,384 H100 (tokens/s per GPU DERIVED from the published TFLOPs/GPU with the model's "
-        "FLOPs per token; see `tokens_derived`). AMD has no pre-training row here: its "
-        "MLPerf Training v5.1 rows are in `mlperf_training_v5.1_holdout.csv`, which no fit "
-        "reads (no `mlperf-training-*` source is allowed in this table). AMD's own ROCm "
-        "performance-results training tables are not in "
-        "the readable stored copies (only each page's inference tables), and AMD's ROCm 7 "
-        "MI355X training blog states ratios to B200, not throughput. Llama 3 8B/70B "
+        "FLOPs per token; see `tokens_derived`). AMD: the ROCm blog 'Primus Projection' "
+        "(2026-04-24), which quotes the measured 8-node MI325X Llama 3.1 8B and 70B figures "
+        "of AMD's ROCm performance-results page (rocm/primus:v26.1, released 2026-01-21) and "
+        "its own 1-node 8B figure; it states the micro batch per GPU, not the global batch "
+        "(`micro_batch_seqs`; the fit then takes one microbatch per data-parallel rank). "
+        "AMD's MLPerf Training v5.1 rows are in `mlperf_training_v5.1_holdout.csv`, which no "
+        "fit reads (no `mlperf-training-*` source is allowed in this table). The stored "
+        "copies of AMD's performance-results page itself hold only its inference tables, "
+        "and AMD's ROCm 7 MI355X training blog states ratios to B200, not throughput. "
+        "Llama 3 8B/70B "
         "rows use the Llama 3.1 ids (same architecture); "
         "DeepSeek-V3 rows use `deepseek-r1` (same architecture)."
     ),
@@ -514,7 +543,7 @@ PUBLISHED_TRAINING = Table(
         "Hold-out group: one publisher's document (no MLPerf Training source: the v5.1 "
         "rows are the forward validation set, `mlperf_training_v5.1_holdout.csv`)",
     ),
-    checks=(_check_published_tokens,),
+    checks=(_check_published_tokens, _check_published_batch),
 )
 
 
@@ -539,5 +568,5 @@ MLPERF_TRAINING_HOLDOUT = Table(
     columns=_published_columns(
         HOLDOUT_TRAINING_SOURCES, "Submitter's MLPerf Training v5.1 results (one per submitter)"
     ),
-    checks=(_check_published_tokens,),
+    checks=(_check_published_tokens, _check_published_batch),
 )
