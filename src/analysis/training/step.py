@@ -215,29 +215,6 @@ def _shape_memory(
     }
 
 
-def _pruned(
-    lay: dict[str, np.ndarray],
-    cols: np.ndarray,
-    domain: int,
-    arch: Mapping[str, float],
-    seq_len: int,
-    lora: bool,
-    unconstrained: bool,
-    mem_usable: float,
-) -> dict[str, np.ndarray]:
-    # Only the layouts feasible at some column (a layout infeasible at every one never wins
-    # the search), when every column has one (else the reasons need them all). Feasibility
-    # does not depend on the efficiency: ``cols`` are the distinct (GPU count, batch) pairs.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ok = _shape_memory(
-            lay, cols[:1], cols[1:], domain, arch, seq_len, lora, unconstrained, mem_usable
-        )["feasible"]
-    if not ok.any(axis=0).all():
-        return lay
-    keep = ok.any(axis=1)
-    return lay if keep.all() else {k: a[keep] for k, a in lay.items()}
-
-
 def evaluate_layouts(
     spec: Mapping[str, Any],
     arch: Mapping[str, float],
@@ -290,12 +267,18 @@ def evaluate_layouts(
     # shape and memory once per distinct GPU count and batch (the calibration's candidate
     # efficiencies repeat each), then spread over the columns
     cols, inv = np.unique(np.concatenate([n, b]), axis=1, return_inverse=True)
-    lay = _pruned(lay, cols, domain, arch, seq_len, lora, unconstrained, mem_usable)
-    tp, pp, cp, zero, rc, epw = (lay[k][:, None] for k in ("tp", "pp", "cp", "zero", "rc", "epw"))
     with np.errstate(divide="ignore", invalid="ignore"):
         sm = _shape_memory(
             lay, cols[:1], cols[1:], domain, arch, seq_len, lora, unconstrained, mem_usable
         )
+    # only the layouts feasible at some column (a layout infeasible at every one never
+    # wins the search), when every column has one (else the reasons need them all)
+    ok = sm["feasible"]
+    if ok.any(axis=0).all() and not (keep := ok.any(axis=1)).all():
+        lay = {k: a[keep] for k, a in lay.items()}
+        sm = {k: a[keep] if a.shape[0] == keep.size else a for k, a in sm.items()}
+    tp, pp, cp, zero, rc, epw = (lay[k][:, None] for k in ("tp", "pp", "cp", "zero", "rc", "epw"))
+    with np.errstate(divide="ignore", invalid="ignore"):
         sm = {k: a if a.shape[1] == 1 else a[:, inv.ravel()] for k, a in sm.items()}
         dp, dpc, ep, params_local = sm["dp"], sm["dpc"], sm["ep"], sm["params_local"]
         m, tokens_step, v, mem = sm["m"], sm["tokens_step"], sm["v"], sm["mem"]
