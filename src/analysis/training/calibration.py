@@ -646,7 +646,7 @@ def estimate_efficiency(
     family = "MoE" if moe else "dense"
     vendor, gen = spec.get("vendor"), generation_of(spec)
     k = SHRINK_CELLS
-    fx = pool.effects  # workload_effects(cells, k)
+    fx = pool.effects  # workload_effects(cells, SHRINK_CELLS), built once per fit
     x_adj = fx["resid"]
     w = np.where(cells["kind"] == kind, 1.0, OTHER_KIND_WEIGHT)
     lw = cells["level_weight"].to_numpy(dtype=float)

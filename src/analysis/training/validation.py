@@ -19,7 +19,7 @@ from analysis.training.calibration import (
     estimate_efficiency,
     training_observations,
 )
-from analysis.training.model import spec_row
+from analysis.training.model import BENCHMARKS, spec_row
 
 #: The MLPerf Training round kept aside (``mlperf_training_holdout``): never fitted.
 FORWARD_SCHEME = "mlperf v5.1: newer round, never fitted"
@@ -42,16 +42,18 @@ def holdout_observations(
 
     :func:`~analysis.training.calibration.training_observations` of the
     ``mlperf_training_holdout`` table alone (its columns are the published table's), with
-    ``round`` ``v5.1`` and ``benchmark`` the MLPerf benchmark of the row's results folder
-    (``llama31_8b``, ``llama31_405b``). Nothing that fits reads this table.
+    ``round`` ``v5.1`` and ``benchmark`` the MLPerf pre-training benchmark of the row's
+    model (:data:`~analysis.training.model.BENCHMARKS`: ``llama31_8b``, ``llama31_405b``).
+    Nothing that fits reads this table.
     """
     inputs = resolve(inputs)
     hold = inputs.table("mlperf_training_holdout")
     if hold.empty:
         return _fitted_cached(inputs).iloc[:0].drop(columns="efficiency").assign(origin="holdout")
     obs = training_observations(inputs.table("mlperf_training")[:0], hold, specs, inputs=inputs)
-    bench = hold["url"].astype(str).str.rstrip("/").str.rsplit("/", n=1).str[-1]
-    return obs.assign(origin="holdout", round="v5.1", benchmark=bench.to_numpy(dtype=object))
+    pretrain = {b.model: name for name, b in BENCHMARKS.items() if not b.lora}
+    bench = obs["model"].map(pretrain).to_numpy(dtype=object)
+    return obs.assign(origin="holdout", round="v5.1", benchmark=bench)
 
 
 def _folds(fitted: pd.DataFrame) -> list[tuple[str, str, np.ndarray]]:
@@ -267,15 +269,15 @@ def forward_summary(pred: pd.DataFrame) -> pd.DataFrame:
     """
     fwd = pred.loc[pred["scheme"] == FORWARD_SCHEME]
     cols = ["group", "n", "median_abs_err_pct", "median_err_pct"]
-    s = validation_scheme_summary(fwd) if len(fwd) else pd.DataFrame(columns=["scheme", *cols])
-    s = s.loc[s["group"].isin([*sorted(fwd["vendor"].unique()), "overall"])]
-    r = ratio_errors(fwd)["ratio_err_pct"]
-    ratio = {
-        "group": "AMD/NVIDIA ratio",
-        "n": len(r),
-        "median_abs_err_pct": float(r.abs().median()) if len(r) else np.nan,
-        "median_err_pct": float(r.median()) if len(r) else np.nan,
-    }
-    parts = [s.drop(columns="scheme"), pd.DataFrame([ratio])] if len(s) else [pd.DataFrame([ratio])]
-    out = pd.concat(parts, ignore_index=True)
-    return out.reset_index(drop=True)
+    ratio = pd.DataFrame([{"group": "AMD/NVIDIA ratio", "n": 0}], columns=cols)
+    r = ratio_error_summary(ratio_errors(fwd))
+    if len(r):
+        ratio.loc[0, "n"] = int(r["pairs"].iloc[0])
+        ratio.loc[0, cols[2:]] = r[["median_abs_ratio_err_pct", "median_ratio_err_pct"]].to_numpy()[
+            0
+        ]
+    if not len(fwd):
+        return ratio
+    s = validation_scheme_summary(fwd)
+    s = s.loc[s["group"].isin([*sorted(fwd["vendor"].unique()), "overall"]), cols]
+    return pd.concat([s, ratio], ignore_index=True)
