@@ -133,14 +133,16 @@ charts.table(
 # CDNA 4 parts' pre-training efficiency comes from AMD's CDNA 3 cells (MI300X, MI325X),
 # the vendor and the cross-vendor means. AMD's MLPerf
 # time-to-train rows are all one benchmark (Llama 2 70B LoRA, MI300X and MI325X): holding
-# that benchmark out leaves no AMD LoRA row, so that fold predicts AMD LoRA from NVIDIA's
-# pooled efficiency only, and its error measures the vendor gap more than the model. The
-# round scheme's v5.0 fold does the same to AMD (all its MLPerf rows are v5.0).
+# that benchmark out leaves no AMD LoRA row, so that fold predicts AMD LoRA from MI325X's
+# pre-training cells and the LoRA effect NVIDIA's rows measure; the round scheme's v5.0
+# fold does the same to AMD (all its MLPerf rows are v5.0).
 #
 # Pooling rules: an MoE model no other source measured (Mixtral)
 # takes the line of the measured workload effects on log expert GEMM size; a part with the
 # same die and peaks as a sibling and no less memory or interconnect (H200 over H100,
-# MI325X over MI300X) is at least as efficient; MoE rows (their all-to-all and
+# MI325X over MI300X) is at least as efficient; parts of one die carry the ratio of
+# their measured sustained GEMM throughput (AMD's max-achievable FLOPs: MI325X 1,519 and
+# MI300X 1,273 FP8 TFLOPS at one 2,615 peak, 1,000 vs 750 W); MoE rows (their all-to-all and
 # memory-forced layouts depend on the system) set the MoE workload effects but not a part's
 # level; a part's own rows are taken net of their precision's effect. B300 and GB300 (one
 # die) then land within 15 % of each other.

@@ -53,7 +53,6 @@ from analysis.training.calibration import (
     _fp8_equivalent,
     _load_published,
     _predict_tps,
-    die_of,
     dominated_siblings,
     estimate_efficiency,
     expert_gemm_size,
@@ -169,6 +168,7 @@ from analysis.training.step import (
     ffn_width,
     layout_label,
 )
+from analysis.training.sustained import die_of, sustained_factor, sustained_factors
 from analysis.training.validation import (
     FORWARD_SCHEME,
     ROUND_SCHEME,
@@ -345,6 +345,8 @@ __all__ = [
     "flops_per_token",
     "generation_of",
     "die_of",
+    "sustained_factor",
+    "sustained_factors",
     "MOE_LEVEL_WEIGHT",
     "SPILL_WEIGHT",
     "gpu_hours",

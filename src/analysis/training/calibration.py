@@ -45,6 +45,7 @@ from analysis.training.model import (
 )
 from analysis.training.speedups import _pick_speedups, _speedup_ratios
 from analysis.training.step import evaluate_layouts, ffn_width
+from analysis.training.sustained import die_of, sustained_factor
 
 
 def resolve_efficiency(
@@ -126,18 +127,6 @@ def generation_of(spec: Mapping[str, object]) -> str:
     """The part's architecture generation (spec column ``architecture``), e.g. ``Hopper``."""
     g = spec.get("architecture")
     return str(g) if g is not None and not pd.isna(g) else str(spec.get("accelerator"))
-
-
-def die_of(spec: Mapping[str, object]) -> str:
-    """The part's compute die (spec column ``die``; else the part): ``GH100`` for H200.
-
-    >>> die_of({"accelerator": "B300", "die": "Blackwell Ultra GPU"})
-    'Blackwell Ultra GPU'
-    >>> die_of({"accelerator": "X1"})
-    'X1'
-    """
-    d = spec.get("die")
-    return str(d) if d is not None and not pd.isna(d) else str(spec.get("accelerator"))
 
 
 def precision_factor(
@@ -421,8 +410,10 @@ def _fp8_cells(
         zip(ok["accelerator"], ok["precision"], ok["vendor"], ok["family"], strict=True)
     )
     # one factor per part x precision x vendor x family (many rows share one)
+    # and the part's sustained-clock factor within its die (MI325X holds a higher clock)
     factor = {
         (a, p, v, f): precision_factor(spec_row(a, specs, inputs=inputs), p, speed[(v, f)])
+        * sustained_factor(a, p, inputs=inputs)
         for a, p, v, f in set(row_keys)
     }
     factors = [factor[key] for key in row_keys]
@@ -693,7 +684,8 @@ def estimate_efficiency(
         if x_s > x:
             x, floor_note = x_s, f"; floored at {sib}'s (same compute, less memory)"
     speed, speed_note = pool.speedups(str(vendor), family)
-    e = math.exp(x) * precision_factor(spec, precision, speed)
+    clock = sustained_factor(str(spec.get("accelerator")), precision, inputs=inputs)
+    e = math.exp(x) * precision_factor(spec, precision, speed) * clock
     n_own = int((g_mask & (cells["kind"] == kind).to_numpy()).sum())
     n_oth = int(g_mask.sum()) - n_own
     n_v = int(mv_mask.sum())
@@ -707,6 +699,9 @@ def estimate_efficiency(
         f"{vendor} {gen} {kind}: {n_own} own cells, {n_oth} of the other kind, shrunk to "
         f"{n_v} {vendor} cells; {work}, {n_own_w} own cells of it; {speed_note}{floor_note}"
     )
+    if clock != 1.0:
+        source += f"; x {clock:.3f} sustained clock within its die (measured max-achievable GEMM)"
+
     return min(MAX_EFFICIENCY, e), source
 
 

@@ -14,6 +14,7 @@ MLPerf and published-training tables), :mod:`~analysis.tables.benchmarks.inferen
 
 from __future__ import annotations
 
+from analysis.tables.benchmarks.gemm import GEMM_MAX_ACHIEVABLE, GEMM_PRECISIONS
 from analysis.tables.benchmarks.inferencex import (
     INFERENCEX,
     INFERENCEX_ACCELERATORS,
@@ -45,6 +46,7 @@ TABLES = (
     PUBLISHED_TRAINING,
     MLPERF_TRAINING_HOLDOUT,
     INFERENCEX,
+    GEMM_MAX_ACHIEVABLE,
 )
 
 
@@ -56,6 +58,8 @@ __all__ = [
     "ACCESSED_COL",
     "AVAILABILITIES",
     "BENCH_TOOLS",
+    "GEMM_MAX_ACHIEVABLE",
+    "GEMM_PRECISIONS",
     "HOLDOUT_RULE",
     "HOLDOUT_TRAINING_SOURCES",
     "INFERENCEX",
