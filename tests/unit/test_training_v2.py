@@ -15,6 +15,7 @@ from analysis.params import load_scenario
 from analysis.schema import read_raw_csv
 from analysis.tables import ALL as ALL_TABLES
 from analysis.tables.benchmarks import (
+    GEMM_MAX_ACHIEVABLE,
     MLPERF_TRAINING_HOLDOUT,
     PUBLISHED_TRAINING,
     PUBLISHED_TRAINING_SOURCES,
@@ -565,6 +566,17 @@ def test_sustained_factors_split_a_die_by_the_measured_clocks() -> None:
     e325, _ = training.pretrain_efficiency("MI325X", "fp8", **kw)
     assert "sustained clock" in src
     assert e325 / e300 >= 1519 / 1273 * 0.999
+
+
+def test_sustained_gemm_table_refuses_a_mixed_campaign() -> None:
+    # rows of one source are compared with each other, so their inputs must match (the
+    # toggle rate of the matrices sets power and clock)
+    maf = read_raw_csv(paths.DATA / GEMM_MAX_ACHIEVABLE.path)
+    assert len(GEMM_MAX_ACHIEVABLE.validate(maf)) == len(maf)
+    mixed = maf.copy()
+    mixed.loc[0, "initialization"] = "normal"
+    with pytest.raises(ReportError, match="row 2, column 'initialization'.*mixes"):
+        GEMM_MAX_ACHIEVABLE.validate(mixed)
 
 
 def test_a_campaign_with_one_part_of_a_die_leaves_it_unchanged() -> None:
