@@ -228,6 +228,7 @@ from analysis.inference.roofline import (
     PRECISION_CLASSES,
     PREFILL_CHUNK_TOKENS,
     ROOFLINE_SHAPE,
+    SAME_NODE_RATE_PER_WATT_GAIN,
     SCENARIOS,
     STEP_OVERHEAD_S,
     Deployment,
@@ -253,6 +254,7 @@ from analysis.inference.roofline import (
     model_params_for,
     precision_class,
     serving_metrics,
+    sustained_tflops,
 )
 from analysis.inference.serving import (
     _check_fit,
@@ -433,6 +435,7 @@ __all__ = [
     "KV_BYTES",
     "MAPE_TARGET_PCT",
     "MEMORY_USABLE_FRACTION",
+    "SAME_NODE_RATE_PER_WATT_GAIN",
     "MLPERF_CONF_URL",
     "MLPERF_REPO_URL",
     "MLPERF_TP",
@@ -518,6 +521,7 @@ __all__ = [
     "frontiers",
     "hardware_params",
     "hardware_params_at",
+    "sustained_tflops",
     "implied_efficiency",
     "key_results",
     "max_throughput_per_gpu",
