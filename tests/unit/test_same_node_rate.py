@@ -44,9 +44,7 @@ def test_sustained_rate_is_tdp_times_predecessor_rate_per_watt():
 def test_bundled_blackwell_ultra_fp4_is_bounded_and_nothing_else_moves():
     specs = data.load_specs().set_index("accelerator")
     b300 = inference.hardware_params_at(specs.loc["B300"].rename("B300"), "fp4", ROOFLINE_SHAPE)
-    gb300 = inference.hardware_params_at(
-        specs.loc["GB300"].rename("GB300"), "fp4", ROOFLINE_SHAPE
-    )
+    gb300 = inference.hardware_params_at(specs.loc["GB300"].rename("GB300"), "fp4", ROOFLINE_SHAPE)
     # B200's 9 PFLOPS FP4 at 1000 W: 9 TFLOPS/W, times 1100 W and 1400 W.
     assert b300["peak_tflops"] == pytest.approx(9900.0)
     assert gb300["peak_tflops"] == pytest.approx(12600.0)
