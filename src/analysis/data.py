@@ -216,8 +216,11 @@ def load_specs(
     hbm_type, scaleup_interconnect``, the numeric fields (``launch_year, memory_gb,
     memory_bw_tbps, fp64/tf32/bf16/fp8/fp6/fp4_dense_tflops, tdp_w, scaleup_bw_gbps,
     scaleup_domain_gpus, scaleout_gbps_per_gpu``), ``<field>_source`` (a ``source_id``)
-    and ``<field>_basis`` for each, ``identity_source``, ``process_source`` and ``label``
-    (the id, with " (announced)" appended for announced parts). Rows follow
+    and ``<field>_basis`` for each, ``identity_source``, ``process_source``,
+    ``bf16/fp8/fp4_node_tflops_per_w`` (the best spec rate per watt of TDP of the vendor's
+    earlier parts on the same process node, NaN where none; derived, see
+    :class:`analysis.inputs.Inputs`) and ``label`` (the id, with " (announced)" appended
+    for announced parts). Rows follow
     ``analysis.ids.ACCELERATORS``. NaN = not supported in hardware or not published.
 
     Args:

@@ -18,6 +18,10 @@ Derivations fixed here (they were ``data.load_specs`` / ``data.load_models``):
 * :attr:`Inputs.specs` is the one wide view of the accelerator tables: one row per
   accelerator, every numeric field with a ``<field>_source`` (a ``source_id``) and a
   ``<field>_basis`` column beside it. Empty values stay NaN; they are never filled.
+* :attr:`Inputs.specs` also carries, per dense tensor format, ``<format>_node_tflops_per_w``:
+  the highest spec rate per watt of TDP among the vendor's earlier parts (earlier launch
+  year) on the same process node, NaN where none (what bounds a same-node refresh's
+  sustained rate, :data:`analysis.inference.SAME_NODE_RATE_PER_WATT_GAIN`).
 * :attr:`Inputs.models` derives the KV-cache size per token from the attention layout
   (GQA, sliding-window GQA, or DeepSeek's multi-head latent attention).
 * Both check that every canonical id of :mod:`analysis.ids` has its rows and that every
@@ -56,6 +60,8 @@ _IDENTITY_COLUMNS = (
     "hbm_type",
     "scaleup_interconnect",
 )
+#: Dense tensor formats whose rate per watt of an earlier same-node part is derived.
+NODE_RATE_FORMATS = ("bf16", "fp8", "fp4")
 #: Bytes per element of a BF16 KV cache.
 _BF16_BYTES = 2
 
@@ -104,6 +110,34 @@ def _missing_ids(where: str, present: pd.Series, wanted: tuple[str, ...], kind: 
         for m in wanted
         if m not in have
     ]
+
+
+def _node_rate_per_watt(specs: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Per dense format: the best spec TFLOPS per watt of TDP of each part's predecessors.
+
+    Predecessors: the same vendor's parts on the same process node launched in an earlier
+    year (H100 for H200; B200 and GB200 for B300 and GB300). NaN where a part has none or a
+    value is missing. A refresh on one node keeps the node's energy per operation, so at
+    full tensor load its sustained rate is bounded by its TDP times this (see
+    :data:`analysis.inference.SAME_NODE_RATE_PER_WATT_GAIN`).
+    """
+    vendor = specs["vendor"].astype(str).to_numpy()
+    node = specs["process_node"].astype(str).to_numpy()
+    year = pd.to_numeric(specs["launch_year"], errors="coerce").to_numpy(dtype=float)
+    tdp = pd.to_numeric(specs["tdp_w"], errors="coerce").to_numpy(dtype=float)
+    earlier = (
+        (vendor[:, None] == vendor[None, :])
+        & (node[:, None] == node[None, :])
+        & (year[None, :] < year[:, None])
+    )
+    out = {}
+    for fmt in NODE_RATE_FORMATS:
+        rate = pd.to_numeric(specs[f"{fmt}_dense_tflops"], errors="coerce").to_numpy(dtype=float)
+        per_w = np.where((tdp > 0) & (rate > 0), rate / tdp, np.nan)
+        cand = np.where(earlier & np.isfinite(per_w)[None, :], per_w[None, :], -np.inf)
+        best = cand.max(axis=1) if len(per_w) else per_w
+        out[f"{fmt}_node_tflops_per_w"] = np.where(np.isfinite(best), best, np.nan)
+    return out
 
 
 def _kv_bytes_per_token(models: pd.DataFrame, bytes_per_element: int = _BF16_BYTES) -> pd.Series:
@@ -223,6 +257,8 @@ class Inputs:
         out["identity_source"] = by_id["source_id"]
         out["process_source"] = by_id["process_source_id"]
         out["die_source"] = by_id["die_source_id"]
+        for f, v in _node_rate_per_watt(out).items():
+            out[f] = v
         out["label"] = np.where(out["status"] == "announced", out.index + " (announced)", out.index)
         order = [a for a in ids.ACCELERATORS if a in out.index]
         return out.loc[order].reset_index()

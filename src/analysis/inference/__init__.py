@@ -109,10 +109,10 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` explains the
 * **Validation** uses four schemes, each fold predicting with exactly the rule above
   (nothing from the held-out rows: drift, power exponent, factors and scales are refitted
   per fold): leave one **round** out (issue 4's definition and the headline: median APE
-  7.7 % AMD / 11.8 % NVIDIA, AMD/NVIDIA ratio 12.2 %), leave one vendor x **workload**
-  out (9.8 % / 10.1 %, ratio 20.9 %), leave one **accelerator** out (its factor from
-  sister parts of its vendor x generation; 10.0 % / 11.8 %, ratio 20.1 %), and leave one
-  system out (round, submitter, system; 3.5 % / 6.1 %). A held-out row
+  7.7 % AMD / 9.7 % NVIDIA, AMD/NVIDIA ratio 7.0 %), leave one vendor x **workload**
+  out (9.3 % / 10.8 %, ratio 17.2 %), leave one **accelerator** out (its factor from
+  sister parts of its vendor x generation; 9.8 % / 11.4 %, ratio 16.1 %), and leave one
+  system out (round, submitter, system; 3.5 % / 5.2 %, ratio 7.2 %). A held-out row
   whose benchmark has no calibration data in its fold (gpt-oss-120b, first run in v6.0:
   21 rows when v6.0 is held out) is **not predicted** (NaN, ``workload_fallback`` =
   :data:`NO_WORKLOAD_DATA`) and counted as ``unpredicted`` by ``validation_summary``: the
@@ -228,6 +228,7 @@ from analysis.inference.roofline import (
     PRECISION_CLASSES,
     PREFILL_CHUNK_TOKENS,
     ROOFLINE_SHAPE,
+    SAME_NODE_RATE_PER_WATT_GAIN,
     SCENARIOS,
     STEP_OVERHEAD_S,
     Deployment,
@@ -253,6 +254,7 @@ from analysis.inference.roofline import (
     model_params_for,
     precision_class,
     serving_metrics,
+    sustained_tflops,
 )
 from analysis.inference.serving import (
     _check_fit,
@@ -433,6 +435,7 @@ __all__ = [
     "KV_BYTES",
     "MAPE_TARGET_PCT",
     "MEMORY_USABLE_FRACTION",
+    "SAME_NODE_RATE_PER_WATT_GAIN",
     "MLPERF_CONF_URL",
     "MLPERF_REPO_URL",
     "MLPERF_TP",
@@ -518,6 +521,7 @@ __all__ = [
     "frontiers",
     "hardware_params",
     "hardware_params_at",
+    "sustained_tflops",
     "implied_efficiency",
     "key_results",
     "max_throughput_per_gpu",

@@ -35,6 +35,15 @@ PEAK_COLUMN: dict[str, str] = {
 #: https://docs.vllm.ai/en/latest/configuration/engine_args.html); the rest is reserve.
 MEMORY_USABLE_FRACTION = 0.9  # register: A-inference-memory-usable
 
+#: Rate per watt a refresh on its predecessors' process node reaches at full tensor load,
+#: relative to the best of those predecessors (spec rate / TDP; ``<format>_node_tflops_per_w``
+#: of :attr:`analysis.inputs.Inputs.specs`). On one node the energy of an operation in a
+#: format is the node's and the datapath's, so a part whose spec rate rises faster than its
+#: power (B300: 1.5x B200's FP4 at 1.1x the TDP) cannot sustain it under a dense GEMM: its
+#: compute roofline is min(spec rate, TDP x this x the predecessors' rate per watt). 1 = no
+#: gain in energy per operation. A physics rule set a priori, not fitted.
+SAME_NODE_RATE_PER_WATT_GAIN = 1.0  # register: A-inference-same-node-rate-per-watt
+
 #: Fixed per-decode-step overhead (scheduling, sampling, launch), seconds. Assumption.
 STEP_OVERHEAD_S = 1.0e-3  # register: A-inference-step-overhead
 
@@ -527,10 +536,12 @@ def hardware_params_at(spec: pd.Series, precision: str, shape: ServingShape) -> 
             f"{spec['accelerator']} has no {precision} tensor-core support in the spec table "
             f"(column {PEAK_COLUMN[precision]} is empty); choose another precision"
         )
+    peak = sustained_tflops(spec, precision)
     # Attention runs at the KV cache's format (fp8 for fp8/fp4 serving, bf16 for bf16):
     # FlashAttention-style kernels do not compute QK^T and PV in fp4, so charging them at
     # the fp4 peak would halve their time.
-    attn_peak = _num(spec, PEAK_COLUMN["bf16" if precision == "bf16" else "fp8"], peak)
+    attn_fmt = "bf16" if precision == "bf16" else "fp8"
+    attn_peak = sustained_tflops(spec, attn_fmt) if _supports(spec, attn_fmt) else peak
     return {
         "bw_tbps": _num(spec, "memory_bw_tbps"),
         "peak_tflops": peak,
@@ -543,6 +554,25 @@ def hardware_params_at(spec: pd.Series, precision: str, shape: ServingShape) -> 
         "scaleout_gbps": _num(spec, "scaleout_gbps_per_gpu", 400.0),
         **shape.params(str(spec.get("vendor", "")), precision_class(spec, precision)),
     }
+
+
+def sustained_tflops(spec: pd.Series, precision: str) -> float:
+    """The dense rate the part sustains in ``precision`` at full tensor load, TFLOPS.
+
+    The spec rate, bounded by the part's TDP times its same-node predecessors' rate per
+    watt (``<precision>_node_tflops_per_w``) times :data:`SAME_NODE_RATE_PER_WATT_GAIN`;
+    the spec rate where the row has no predecessor (or no such column).
+
+    >>> sustained_tflops(pd.Series({"fp4_dense_tflops": 13500.0, "tdp_w": 1100.0,
+    ...                             "fp4_node_tflops_per_w": 9.0}), "fp4")
+    9900.0
+    >>> sustained_tflops(pd.Series({"fp4_dense_tflops": 9000.0, "tdp_w": 1000.0}), "fp4")
+    9000.0
+    """
+    peak = _num(spec, PEAK_COLUMN[precision])
+    cap = _num(spec, "tdp_w") * _num(spec, f"{precision}_node_tflops_per_w")
+    cap *= SAME_NODE_RATE_PER_WATT_GAIN
+    return float(min(peak, cap)) if cap > 0 else peak
 
 
 @dataclass(frozen=True)
