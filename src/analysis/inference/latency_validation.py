@@ -225,6 +225,51 @@ def tpot_summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: Concurrency bands of :func:`cell_summary`: where the fixed step cost dominates the
+#: TPOT (at most 8 sequences) and where the per-sequence work does (32 and more).
+LOW_CONC_MAX = 8
+HIGH_CONC_MIN = 32
+
+
+def cell_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per held-out accelerator x precision cell: where its error sits (level or slope).
+
+    ``df`` is either validation's output. Per cell: ``points``, ``median_ape_pct``
+    (throughput at the measured median TPOT), ``median_err_pct`` (signed, predicted over
+    measured), ``median_tpot_err_pct`` (signed TPOT error at the measured concurrency) and
+    the same at low (``conc`` <= :data:`LOW_CONC_MAX`) and high (>= :data:`HIGH_CONC_MIN`)
+    concurrency. A level (efficiency) error moves both bands' TPOT error one way; a slope
+    error (fixed step cost against per-sequence work) moves them apart: a modelled TPOT too
+    low at low concurrency and too high at high concurrency is a fixed cost too small.
+    """
+    frame = pd.DataFrame(
+        {
+            "cell": df["holdout"].str.replace("accelerator x precision: ", "", regex=False),
+            "vendor": df["vendor"],
+            "ape": df["ape_pct"],
+            "err": (df["predicted"] / df["measured"] - 1.0) * 100.0,
+            "tpot_err": (df["predicted_tpot_ms"] / df["median_tpot_ms"] - 1.0) * 100.0,
+            "low": df["conc"] <= LOW_CONC_MAX,
+            "high": df["conc"] >= HIGH_CONC_MIN,
+        }
+    )
+    rows = []
+    for (cell, vendor), g in frame.groupby(["cell", "vendor"], sort=True):
+        rows.append(
+            {
+                "cell": cell,
+                "vendor": vendor,
+                "points": int(len(g)),
+                "median_ape_pct": float(g["ape"].median()),
+                "median_err_pct": float(g["err"].median()),
+                "median_tpot_err_pct": float(g["tpot_err"].median()),
+                "low_conc_tpot_err_pct": float(g.loc[g["low"], "tpot_err"].median()),
+                "high_conc_tpot_err_pct": float(g.loc[g["high"], "tpot_err"].median()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def fp8_fp4_ratio(
     df: pd.DataFrame,
     terms_points: tuple[pd.DataFrame, dict[str, np.ndarray]] | None = None,
