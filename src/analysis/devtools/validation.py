@@ -94,6 +94,18 @@ def print_inferencex_validation(
             f"(>= {inference_latency.HIGH_CONC_MIN}) concurrency (level or slope)",
             inference_latency.cell_summary(ix),
         )
+    floor = inference_latency.repeat_floor()
+    _print_frame(
+        console,
+        "InferenceX floor: each point predicted by its own configuration's other dates "
+        "(no model without a date term does better), throughput at the measured median TPOT",
+        inference_latency.summary(floor),
+    )
+    _print_frame(
+        console,
+        "Same floor: median TPOT at the measured concurrency",
+        inference_latency.tpot_summary(floor),
+    )
     _print_frame(
         console,
         "InferenceX held-out error, both models (the tiers use the report's serving model)",

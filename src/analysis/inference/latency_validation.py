@@ -18,6 +18,7 @@ import pandas as pd
 from analysis.inference import sweep_fit
 from analysis.inference.latency import (
     RATIO_ACCELERATORS,
+    SWEEP_KEYS,
     _load,
     fit_shape,
     implied_eta,
@@ -223,6 +224,64 @@ def tpot_summary(df: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def _other_dates_curve(g: pd.DataFrame, date: Any) -> tuple[np.ndarray, np.ndarray, pd.Series]:
+    """Log interactivity, log throughput (ascending) and TPOT by concurrency, other dates."""
+    o = g[g["date"] != date]
+    c = (
+        o.groupby("conc")
+        .agg(t=("median_tpot_ms", "median"), y=("output_tput_per_gpu", "median"))
+        .sort_values("t")
+    )
+    x = np.log(1000.0 / c["t"].to_numpy(float))[::-1]
+    y = np.log(c["y"].to_numpy(float))[::-1]
+    return x, y, c["t"]
+
+
+def repeat_floor(
+    ix: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """Each point predicted by its own configuration's other dates: the models' floor.
+
+    InferenceX re-runs one engine configuration (:data:`SWEEP_KEYS` without ``date``) on
+    several dates as the serving software changes. No model without a date term can do
+    better than the configuration's other dates' measured curve, so each point that has
+    one is "predicted" by it: per concurrency the median over the other dates of TPOT and
+    output tokens/s per GPU, interpolated log-log at the point's measured median TPOT (no
+    extrapolation: NaN outside the curve's range), and the other dates' median TPOT at the
+    point's concurrency. Columns as the validations' (``vendor``, ``accelerator``,
+    ``precision``, ``conc``, ``median_tpot_ms``, ``measured``, ``predicted``, ``ape_pct``,
+    ``predicted_tpot_ms``, ``tpot_ape_pct``), for the points with another date.
+    """
+    ix, specs, models = _load(ix, specs, models, inputs)
+    pts = select(ix, specs, models)
+    cfg = [k for k in SWEEP_KEYS if k != "date"]
+    pred = np.full(len(pts), np.nan)
+    tpot = np.full(len(pts), np.nan)
+    has = np.zeros(len(pts), dtype=bool)
+    for _, g in pts.groupby(cfg, sort=True):
+        for date, gd in g.groupby("date", sort=True):
+            if g["date"].nunique() < 2:
+                continue
+            x, y, t_by_conc = _other_dates_curve(g, date)
+            pos = pts.index.get_indexer(gd.index)
+            has[pos] = True
+            xp = np.log(1000.0 / gd["median_tpot_ms"].to_numpy(float))
+            inside = (xp >= x.min()) & (xp <= x.max()) if len(x) >= 2 else xp != xp
+            pred[pos] = np.where(inside, np.exp(np.interp(xp, x, y)), np.nan)
+            tpot[pos] = t_by_conc.reindex(gd["conc"].to_numpy()).to_numpy(float)
+    out = pts.loc[has, ["vendor", "accelerator", "precision", "conc", "median_tpot_ms"]].copy()
+    out["measured"] = pts.loc[has, "output_tput_per_gpu"].to_numpy(float)
+    out["predicted"] = pred[has]
+    out["ape_pct"] = (out["predicted"] / out["measured"] - 1.0).abs() * 100.0
+    out["predicted_tpot_ms"] = tpot[has]
+    out["tpot_ape_pct"] = (out["predicted_tpot_ms"] / out["median_tpot_ms"] - 1.0).abs() * 100.0
+    return out.reset_index(drop=True)
 
 
 #: Concurrency bands of :func:`cell_summary`: where the fixed step cost dominates the
