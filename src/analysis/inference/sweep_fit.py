@@ -250,7 +250,13 @@ def fit_sweep_shape(
     together, AMD 33.1 %, NVIDIA 35.4 %, overall 34.9 % (H200's held-out fold takes
     Blackwell's TTFT prefill efficiency); the measured sustained GEMM clocks of MI300X and
     MI325X (:mod:`analysis.training.sustained`) on the compute peaks, AMD 42.2 % (decode is
-    bandwidth-bound at these batches). :func:`analysis.inference.latency_validation.
+    bandwidth-bound at these batches); the TTFT prefill efficiency only where the fold has
+    the point's own generation (else prefill at eta_b), AMD 34.5 %, NVIDIA 37.2 % (the
+    NVIDIA overheads and kappa refit worse: H200 18 -> 37 %, B200 fp4 21 -> 40 %); a
+    serving-release level term (vendor x generation x framework x run date, shrunk like
+    the frameworks, in :func:`fit_level`), AMD 41.2 %, NVIDIA 23.2 %, overall 29.7 % (the
+    date-to-date change is in the fixed step cost, not the level; not kept, NVIDIA
+    regresses). :func:`analysis.inference.latency_validation.
     cell_summary` shows where each cell's error sits: on CDNA 3 the modelled TPOT is 25-33 %
     low at concurrency <= 8 and 21-25 % high at >= 32 (a fixed step cost too small, a slope
     error), MI355X fp8 and B200 fp8 are high only at high concurrency.
