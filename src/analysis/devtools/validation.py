@@ -87,6 +87,25 @@ def print_inferencex_validation(
             f"FP8/FP4 throughput ratio at matched interactivity, {labels[model]}",
             inference_latency.ratio_summary(inference_latency.fp8_fp4_ratio(ix)),
         )
+        _print_frame(
+            console,
+            f"Same folds, {labels[model]}: per held-out cell, signed TPOT error at low "
+            f"(<= {inference_latency.LOW_CONC_MAX}) and high "
+            f"(>= {inference_latency.HIGH_CONC_MIN}) concurrency (level or slope)",
+            inference_latency.cell_summary(ix),
+        )
+    floor = inference_latency.repeat_floor()
+    _print_frame(
+        console,
+        "InferenceX floor: each point predicted by its own configuration's other dates "
+        "(no model without a date term does better), throughput at the measured median TPOT",
+        inference_latency.summary(floor),
+    )
+    _print_frame(
+        console,
+        "Same floor: median TPOT at the measured concurrency",
+        inference_latency.tpot_summary(floor),
+    )
     _print_frame(
         console,
         "InferenceX held-out error, both models (the tiers use the report's serving model)",

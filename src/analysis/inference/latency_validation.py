@@ -18,6 +18,7 @@ import pandas as pd
 from analysis.inference import sweep_fit
 from analysis.inference.latency import (
     RATIO_ACCELERATORS,
+    SWEEP_KEYS,
     _load,
     fit_shape,
     implied_eta,
@@ -220,6 +221,109 @@ def tpot_summary(df: pd.DataFrame) -> pd.DataFrame:
                 "median_tpot_ape_pct": float(ape.median()) if len(ape) else float("nan"),
                 "p90_tpot_ape_pct": float(ape.quantile(0.9)) if len(ape) else float("nan"),
                 "within_10_pct": float((ape <= 10.0).mean() * 100.0) if len(ape) else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _other_dates_curve(g: pd.DataFrame, date: Any) -> tuple[np.ndarray, np.ndarray, pd.Series]:
+    """Log interactivity, log throughput (ascending) and TPOT by concurrency, other dates."""
+    o = g[g["date"] != date]
+    c = (
+        o.groupby("conc")
+        .agg(t=("median_tpot_ms", "median"), y=("output_tput_per_gpu", "median"))
+        .sort_values("t")
+    )
+    x = np.log(1000.0 / c["t"].to_numpy(float))[::-1]
+    y = np.log(c["y"].to_numpy(float))[::-1]
+    return x, y, c["t"]
+
+
+def repeat_floor(
+    ix: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """Each point predicted by its own configuration's other dates: the models' floor.
+
+    InferenceX re-runs one engine configuration (:data:`SWEEP_KEYS` without ``date``) on
+    several dates as the serving software changes. No model without a date term can do
+    better than the configuration's other dates' measured curve, so each point that has
+    one is "predicted" by it: per concurrency the median over the other dates of TPOT and
+    output tokens/s per GPU, interpolated log-log at the point's measured median TPOT (no
+    extrapolation: NaN outside the curve's range), and the other dates' median TPOT at the
+    point's concurrency. Columns as the validations' (``vendor``, ``accelerator``,
+    ``precision``, ``conc``, ``median_tpot_ms``, ``measured``, ``predicted``, ``ape_pct``,
+    ``predicted_tpot_ms``, ``tpot_ape_pct``), for the points with another date.
+    """
+    ix, specs, models = _load(ix, specs, models, inputs)
+    pts = select(ix, specs, models)
+    cfg = [k for k in SWEEP_KEYS if k != "date"]
+    pred = np.full(len(pts), np.nan)
+    tpot = np.full(len(pts), np.nan)
+    has = np.zeros(len(pts), dtype=bool)
+    for _, g in pts.groupby(cfg, sort=True):
+        for date, gd in g.groupby("date", sort=True):
+            if g["date"].nunique() < 2:
+                continue
+            x, y, t_by_conc = _other_dates_curve(g, date)
+            pos = pts.index.get_indexer(gd.index)
+            has[pos] = True
+            xp = np.log(1000.0 / gd["median_tpot_ms"].to_numpy(float))
+            inside = (xp >= x.min()) & (xp <= x.max()) if len(x) >= 2 else xp != xp
+            pred[pos] = np.where(inside, np.exp(np.interp(xp, x, y)), np.nan)
+            tpot[pos] = t_by_conc.reindex(gd["conc"].to_numpy()).to_numpy(float)
+    out = pts.loc[has, ["vendor", "accelerator", "precision", "conc", "median_tpot_ms"]].copy()
+    out["measured"] = pts.loc[has, "output_tput_per_gpu"].to_numpy(float)
+    out["predicted"] = pred[has]
+    out["ape_pct"] = (out["predicted"] / out["measured"] - 1.0).abs() * 100.0
+    out["predicted_tpot_ms"] = tpot[has]
+    out["tpot_ape_pct"] = (out["predicted_tpot_ms"] / out["median_tpot_ms"] - 1.0).abs() * 100.0
+    return out.reset_index(drop=True)
+
+
+#: Concurrency bands of :func:`cell_summary`: where the fixed step cost dominates the
+#: TPOT (at most 8 sequences) and where the per-sequence work does (32 and more).
+LOW_CONC_MAX = 8
+HIGH_CONC_MIN = 32
+
+
+def cell_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per held-out accelerator x precision cell: where its error sits (level or slope).
+
+    ``df`` is either validation's output. Per cell: ``points``, ``median_ape_pct``
+    (throughput at the measured median TPOT), ``median_err_pct`` (signed, predicted over
+    measured), ``median_tpot_err_pct`` (signed TPOT error at the measured concurrency) and
+    the same at low (``conc`` <= :data:`LOW_CONC_MAX`) and high (>= :data:`HIGH_CONC_MIN`)
+    concurrency. A level (efficiency) error moves both bands' TPOT error one way; a slope
+    error (fixed step cost against per-sequence work) moves them apart: a modelled TPOT too
+    low at low concurrency and too high at high concurrency is a fixed cost too small.
+    """
+    frame = pd.DataFrame(
+        {
+            "cell": df["holdout"].str.replace("accelerator x precision: ", "", regex=False),
+            "vendor": df["vendor"],
+            "ape": df["ape_pct"],
+            "err": (df["predicted"] / df["measured"] - 1.0) * 100.0,
+            "tpot_err": (df["predicted_tpot_ms"] / df["median_tpot_ms"] - 1.0) * 100.0,
+            "low": df["conc"] <= LOW_CONC_MAX,
+            "high": df["conc"] >= HIGH_CONC_MIN,
+        }
+    )
+    rows = []
+    for (cell, vendor), g in frame.groupby(["cell", "vendor"], sort=True):
+        rows.append(
+            {
+                "cell": cell,
+                "vendor": vendor,
+                "points": int(len(g)),
+                "median_ape_pct": float(g["ape"].median()),
+                "median_err_pct": float(g["err"].median()),
+                "median_tpot_err_pct": float(g["tpot_err"].median()),
+                "low_conc_tpot_err_pct": float(g.loc[g["low"], "tpot_err"].median()),
+                "high_conc_tpot_err_pct": float(g.loc[g["high"], "tpot_err"].median()),
             }
         )
     return pd.DataFrame(rows)
