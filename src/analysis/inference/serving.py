@@ -472,7 +472,8 @@ def sweep(
                 else hardware_params(s, p, inputs=inputs)
             )
             for key in _HW_KEYS:
-                v = base[key] if key != "peak_tflops" else (peak if peak > 0 else np.nan)
+                # the format's bounded rate (sustained_tflops) where supported, else NaN
+                v = base[key] if (key != "peak_tflops" or peak > 0) else np.nan
                 hw[key][i, 0, j, 0] = v
     mps = [model_params(r) for _, r in models.iterrows()]
     mp = {k: np.array([m[k] for m in mps], dtype=float)[None, :, None, None] for k in mps[0]}
