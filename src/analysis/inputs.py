@@ -125,11 +125,14 @@ def _node_rate_per_watt(specs: pd.DataFrame) -> dict[str, np.ndarray]:
     node = specs["process_node"].astype(str).to_numpy()
     year = pd.to_numeric(specs["launch_year"], errors="coerce").to_numpy(dtype=float)
     tdp = pd.to_numeric(specs["tdp_w"], errors="coerce").to_numpy(dtype=float)
+    known = (specs["vendor"].notna() & specs["process_node"].notna()).to_numpy()
     earlier = (
         (vendor[:, None] == vendor[None, :])
         & (node[:, None] == node[None, :])
         & (year[None, :] < year[:, None])
-    )
+        & known[:, None]
+        & known[None, :]
+    )  # an unknown node is no one's predecessor (nor a refresh of anything)
     out = {}
     for fmt in NODE_RATE_FORMATS:
         rate = pd.to_numeric(specs[f"{fmt}_dense_tflops"], errors="coerce").to_numpy(dtype=float)

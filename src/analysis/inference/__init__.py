@@ -61,8 +61,11 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` explains the
   scenario (parts at different power, or a run with a power cap stated in its MLPerf
   accelerator name), the median slope shrunk by n / (n + ``POWER_PRIOR_PAIRS`` = 10)
   pairs towards the DVFS prior ``POWER_PRIOR_EXPONENT`` = 1/3 (P ~ C V^2 f with V ~ f,
-  so a compute-bound clock ~ P^(1/3)): today about 0.53 for AMD (10 pairs) and 0.21 for
-  NVIDIA (29; NVIDIA's datasheet peaks already differ between its bins). A fold with few
+  so a compute-bound clock ~ P^(1/3)): today about 0.53 for AMD (10 pairs; MI300X at 0.86
+  of MI325X, near AMD's measured max-achievable GEMM ratio 0.84, ``gemm_max_achievable``)
+  and 0.03 for NVIDIA (29; NVIDIA's datasheet peaks already differ between its bins, and
+  B300/GB300's FP4 power gap now sits in the roofline's same-node bound, so little
+  elasticity is left: it was 0.21 before the bound). A fold with few
   pairs (an accelerator holdout) keeps the prior instead of no power effect (leave one
   accelerator out, AMD: 16.8 % -> 10.0 %). MLPerf v6.0 holds a direct test: one MI355X
   system at 1400 W and capped at 1000 W, elasticity 0.52-0.59 (:func:`power_cap_runs`).
@@ -71,7 +74,8 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` explains the
   so a part predicted from its sister parts, or a generation from the one before,
   carries the power difference.
 * **Per-accelerator factors**: the roofline omits other part-specific effects (sustained
-  vs spec bandwidth, B300's fp4 peak), so each accelerator's own median is kept per round
+  vs spec bandwidth; B300's and GB300's FP4 rate is bounded in the roofline itself,
+  :func:`sustained_tflops`), so each accelerator's own median is kept per round
   and shrunk towards its vendor x generation factor by n / (n + ``ACCELERATOR_PRIOR_ROWS``
   = 10) in log space. Fallbacks: vendor x generation, then the vendor's newest older
   generation, then the vendor.
@@ -403,26 +407,12 @@ def bench_cases() -> list[tuple[str, Callable[[], object], float]]:
 
 
 __all__ = [
-    "DeploymentCalibration",
-    "Factors",
-    "Layout",
-    "Request",
-    "apply_to_tiers",
-    "deployment_fit",
-    "deployment_note",
-    "deployments",
-    "rack_scale_table",
-    "Deployment",
-    "Prepared",
-    "Workload",
     "ACCELERATOR_PRIOR_ROWS",
     "ACT_BYTES",
     "ALLREDUCE_LATENCY_S",
     "BENCHMARKS",
     "BYTES_PER_PARAM",
-    "BenchmarkDef",
     "CONCURRENCY",
-    "Calibration",
     "DRIFT_PRIOR_PAIRS",
     "ETA_BRACKET",
     "ETA_PLAUSIBLE_MAX",
@@ -431,11 +421,9 @@ __all__ = [
     "GENERATION_ORDER",
     "GPT_OSS_CONF_URL",
     "HOLDOUT_SCHEMES",
-    "HoldoutValidation",
     "KV_BYTES",
     "MAPE_TARGET_PCT",
     "MEMORY_USABLE_FRACTION",
-    "SAME_NODE_RATE_PER_WATT_GAIN",
     "MLPERF_CONF_URL",
     "MLPERF_REPO_URL",
     "MLPERF_TP",
@@ -452,13 +440,24 @@ __all__ = [
     "REFERENCE_BENCHMARK",
     "REPORTED_SCHEMES",
     "ROOFLINE_SHAPE",
+    "SAME_NODE_RATE_PER_WATT_GAIN",
     "SCENARIOS",
     "SCENARIO_PRIOR_ROWS",
     "STEP_OVERHEAD_S",
-    "ServingShape",
     "WORKLOAD_PRIOR_ROWS",
     "_HW_KEYS",
     "_ROW_TERM_KEYS",
+    "BenchmarkDef",
+    "Calibration",
+    "Deployment",
+    "DeploymentCalibration",
+    "Factors",
+    "HoldoutValidation",
+    "Layout",
+    "Prepared",
+    "Request",
+    "ServingShape",
+    "Workload",
     "_apply_eta",
     "_best",
     "_bounds_of",
@@ -506,12 +505,18 @@ __all__ = [
     "_terms",
     "_terms_for_rows",
     "_tp_options",
+    "apply_to_tiers",
     "bench_cases",
     "benchmark_def",
     "benchmark_table",
     "best_deployment",
+    "case_note",
+    "case_sigmas",
     "default_calibration",
     "default_shape",
+    "deployment_fit",
+    "deployment_note",
+    "deployments",
     "drift_pairs_table",
     "efficiency_table",
     "efficiency_trend",
@@ -521,7 +526,6 @@ __all__ = [
     "frontiers",
     "hardware_params",
     "hardware_params_at",
-    "sustained_tflops",
     "implied_efficiency",
     "key_results",
     "max_throughput_per_gpu",
@@ -534,17 +538,17 @@ __all__ = [
     "precision_class",
     "predict_mlperf",
     "predicted_rows",
+    "prediction_cases",
+    "rack_scale_table",
     "ratio_pairs",
     "row_power_w",
     "serving_metrics",
     "stated_power_cap",
+    "sustained_tflops",
     "sweep",
     "sweep_configurations",
     "tier_bands",
     "tier_winners",
-    "prediction_cases",
-    "case_sigmas",
-    "case_note",
     "tp_choices",
     "usable_rows",
     "validate_against_mlperf",

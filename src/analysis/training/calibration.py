@@ -700,8 +700,7 @@ def estimate_efficiency(
         f"{n_v} {vendor} cells; {work}, {n_own_w} own cells of it; {speed_note}{floor_note}"
     )
     if clock != 1.0:
-        source += f"; x {clock:.3f} sustained clock within its die (measured max-achievable GEMM)"
-
+        source += f"; x {clock:.3f} sustained clock of its die's top bin (max-achievable GEMM)"
     return min(MAX_EFFICIENCY, e), source
 
 

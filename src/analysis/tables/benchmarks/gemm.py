@@ -36,11 +36,12 @@ GEMM_MAX_ACHIEVABLE = Table(
     name="gemm_max_achievable",
     path="benchmarks/gemm_max_achievable.csv",
     description=(
-        "Max-achievable dense GEMM throughput (MAF) as the vendor measured it: the best "
-        "sustained TFLOPS over the GEMM shapes tried, on a thermally stable device with cold "
-        "caches, and the median clock during it. One `source_id` is one measurement campaign "
-        "(same tool, shapes and input initialization); the training model compares parts of "
-        "one die only within a campaign. AMD publishes MI300X and MI325X (same die and peak, "
+        "Max-achievable dense GEMM throughput (MAF) as the vendor measured it: the "
+        "sustained TFLOPS of the GEMM shape the vendor found fastest (the note gives it), "
+        "on a thermally stable device with cold caches, and the median clock during it. One "
+        "`source_id` is one measurement campaign (same tool, shapes and input "
+        "initialization); the training model compares parts of one die only within a "
+        "campaign, against the die's top bin. AMD publishes MI300X and MI325X (same die and peak, "
         "750 W vs 1,000 W); no NVIDIA equivalent is in the stored sources."
     ),
     key=("accelerator", "precision", "source_id"),
