@@ -140,13 +140,11 @@ charts.table(
 # Pooling rules: an MoE model no other source measured (Mixtral)
 # takes the line of the measured workload effects on log expert GEMM size; a part with the
 # same die and peaks as a sibling and no less memory or interconnect (H200 over H100,
-# MI325X over MI300X) is at least as efficient at its sustained clock; parts of one die
-# carry the ratio of their measured sustained GEMM throughput to the die's top bin (AMD's
-# max-achievable FLOPs: MI300X 1,273 against MI325X's 1,519 FP8 TFLOPS at one 2,615 peak,
-# 750 vs 1,000 W); MoE rows (their all-to-all and
-# memory-forced layouts depend on the system) set the MoE workload effects but not a part's
-# level; a part's own rows are taken net of their precision's effect. B300 and GB300 (one
-# die) then land within 15 % of each other.
+# MI325X over MI300X) is at least as efficient at its sustained clock (AMD measured MI300X
+# at 0.84 of MI325X's dense FP8 GEMM rate, one peak, 750 vs 1,000 W); MoE rows (their
+# all-to-all and memory-forced layouts depend on the system) set the MoE workload effects
+# but not a part's level; a part's own rows are taken net of their precision's effect.
+# B300 and GB300 (one die) then land within 15 % of each other.
 
 # %%
 pred = training.validate_training_model()

@@ -232,9 +232,8 @@ charts.plot_efficiency_trend(trend)
 # %% [markdown]
 # ### Board power: sister parts of one silicon
 #
-# The roofline uses each part's datasheet peaks (a same-node refresh's bounded by its TDP
-# times its predecessors' rate per watt: B300 FP4 9.9, not 13.5 PFLOPS), but a lower-power
-# bin of the same silicon sustains lower clocks under load. MI300X (750 W) and MI325X (1000 W) share the CDNA 3
+# The roofline uses each part's datasheet peaks (B300's FP4 bounded by its power), but a
+# lower-power bin of the same silicon sustains lower clocks under load. MI300X (750 W) and MI325X (1000 W) share the CDNA 3
 # compute dies, and MI350X (1000 W) and MI355X (1400 W) share CDNA 4. In each pair the
 # lower-power part measures a lower fraction of its roofline. The calibration measures this
 # per vendor as an elasticity of efficiency to board power. It pairs parts of one
