@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from analysis import ids
@@ -243,7 +244,7 @@ def _kv_split(mp: Mapping[str, Any], gpus: Any) -> Any:
     return np.where(np.asarray(mp["mla"]) > 0, g, np.minimum(g, np.asarray(mp["kv_heads"])))
 
 
-def expert_touched_fraction(route_frac: Any, tokens: Any) -> np.ndarray:
+def expert_touched_fraction(route_frac: npt.ArrayLike, tokens: npt.ArrayLike) -> np.ndarray:
     """Fraction of a MoE layer's routed experts ``tokens`` tokens touch: 1 - (1 - k/E)^T.
 
     Uniform routing, ``route_frac`` = k/E (top-k of E experts); broadcasts.
@@ -253,7 +254,9 @@ def expert_touched_fraction(route_frac: Any, tokens: Any) -> np.ndarray:
     return out
 
 
-def chunked_expert_reads(route_frac: Any, decode: Any, joins: Any, chunk: Any) -> np.ndarray:
+def chunked_expert_reads(
+    route_frac: npt.ArrayLike, decode: npt.ArrayLike, joins: npt.ArrayLike, chunk: npt.ArrayLike
+) -> np.ndarray:
     """Routed-weight fraction one decode step reads on average, prefill chunks amortized.
 
     ``decode`` sequences decode a token each step; ``joins`` prompt tokens enter per step
