@@ -51,24 +51,84 @@ def test_dense_roofline_by_hand():
 
 def test_moe_roofline_by_hand():
     # 100 B total, 10 B active, 10 experts, top-1: no shared part (10 = 0 + 100 x 0.1).
-    # Two tokens touch 1 - 0.9^2 = 19 % of the experts: 19e9 params x 2 B = 38 ms; FLOPs
-    # 2 x 10e9 x 2 tokens = 40 TFLOP-us, far below. 10 layers x 10 experts x 0.19 = 19
-    # grouped-GEMM work items.
+    # ISL = OSL = 100 at one sequence: a step decodes 1 token and 1 prompt token enters per
+    # step; the prompt (100 tokens, under the 8192-token chunk budget) is prefilled as one
+    # chunk, so one step in 100 reads the experts of 101 tokens, the others those of 1:
+    # touched = 0.1 + (1/100) x ((1 - 0.9^101) - 0.1) = 0.10899976 (spread over every step,
+    # 2 tokens a step, it was 1 - 0.9^2 = 19 %). Weights 100e9 x 0.10899976 x 2 B over
+    # 1 TB/s = 21.799952 ms; FLOPs stay linear in the 2 tokens (2 x 10e9 x 2 = 40 us: bandwidth
+    # bound). 10 layers x 10 experts x 0.10899976 = 10.899976 grouped-GEMM work items.
     mp = inference.model_params(
         _model(total_params_b=100.0, active_params_b=10.0, experts=10, active_experts=1)
     )
     assert mp["shared_b"] == pytest.approx(0.0, abs=1e-9)
     assert mp["route_frac"] == pytest.approx(0.1)
+    touched = 0.1 + (1.0 - 0.9**101 - 0.1) / 100.0
+    assert touched == pytest.approx(0.10899976, rel=1e-7)
     fixed, scaled, t = _step(mp)
-    assert scaled == pytest.approx(0.038 + 6.144e-6, rel=1e-9)
-    assert float(t["parts"]["expert_gemms"][0]) == pytest.approx(19.0)
+    assert scaled == pytest.approx(100e9 * touched * 2.0 / 1e12 + 6.144e-6, rel=1e-9)
+    assert float(t["parts"]["lin_bw"][0]) == pytest.approx(0.021799952, rel=1e-7)
+    assert float(t["parts"]["lin_c"][0] + t["parts"]["moe_c"][0]) == pytest.approx(40e-6)
+    assert float(t["parts"]["expert_gemms"][0]) == pytest.approx(100.0 * touched)
     # The fitted per-expert overhead is charged per work item, unscaled by eta.
     fixed_e, _, _ = _step(mp)
     hw = dict(HW, overhead_expert_s=1e-6)
     t2 = inference._terms(
         hw, mp, precision="bf16", isl=100.0, osl=100.0, gpus=1.0, concurrency=np.array([1.0])
     )
-    assert float(t2["step_fixed"][0]) - fixed_e == pytest.approx(19e-6)
+    assert float(t2["step_fixed"][0]) - fixed_e == pytest.approx(100.0 * touched * 1e-6)
+    # A prompt alone (TTFT's prefill pass) reads the experts of its 100 tokens at once.
+    assert float(np.ravel(t["prefill_scaled"])[0]) >= 100e9 * (1.0 - 0.9**100) * 2.0 / 1e12
+
+
+def test_decode_step_reads_prompt_experts_once_per_chunk_deepseek_by_hand():
+    # DeepSeek-R1's routing (256 experts, top-8: k/E = 1/32) at 1k/1k and 4 sequences.
+    # Decode alone touches 1 - (31/32)^4 = 11.93 % of the experts; 4 prompt tokens enter per
+    # step (B x ISL/OSL) and one step in 256 carries a whole 1024-token prompt, touching
+    # all but (31/32)^1028 ~ 7e-15 of them: 0.11926 + (4/1024) x (1 - 0.11926) = 12.27 %.
+    # Spreading the 4 prompt tokens over every step (8 tokens) would read 22.43 %.
+    decode = 1.0 - (31.0 / 32.0) ** 4
+    assert decode == pytest.approx(0.1192617, rel=1e-6)
+    got = inference.chunked_expert_reads(1.0 / 32.0, 4.0, 4.0, 1024.0)
+    assert float(got) == pytest.approx(decode + 4.0 / 1024.0 * (1.0 - decode), rel=1e-9)
+    assert float(got) == pytest.approx(0.1227021, rel=1e-6)
+    assert float(inference.expert_touched_fraction(1.0 / 32.0, 8.0)) == pytest.approx(0.2243001)
+    # No prompt tokens: the decode batch's experts; a chunk every step: b + chunk tokens'.
+    assert float(inference.chunked_expert_reads(0.1, 3.0, 0.0, 50.0)) == pytest.approx(1 - 0.9**3)
+    assert float(inference.chunked_expert_reads(0.1, 3.0, 50.0, 50.0)) == pytest.approx(1 - 0.9**53)
+    # In the roofline: the 8k/1k prompt (over the 8192-token budget) is one chunk of 8192
+    # tokens per 8192 prompt tokens, so the step reads 0.11926 + (32/8192)(1 - 0.11926) of
+    # the routed weights (spread: 36 tokens, 68 %). 1e9 routed params x 2 B over 1 TB/s.
+    mp = inference.model_params(
+        _model(
+            total_params_b=1.0,
+            active_params_b=1.0 / 32.0,
+            experts=256,
+            active_experts=8,
+        )
+    )
+    assert mp["route_frac"] == pytest.approx(1.0 / 32.0)
+    t = inference._terms(
+        HW, mp, precision="bf16", isl=8192.0, osl=1024.0, gpus=1.0, concurrency=np.array([4.0])
+    )
+    frac = decode + 32.0 / 8192.0 * (1.0 - decode)
+    routed = mp["routed_b"] * 1e9
+    shared = mp["shared_b"] * 1e9
+    assert float(t["parts"]["lin_bw"][0]) == pytest.approx(
+        (shared + routed * frac) * 2.0 / 1e12, rel=1e-9
+    )
+    assert frac < 0.13 < float(inference.expert_touched_fraction(1.0 / 32.0, 36.0))
+
+
+def test_dense_decode_step_reads_all_its_weights_whatever_the_prompt():
+    # No routed experts: the chunk amortization leaves a dense model's weight reads alone.
+    mp = inference.model_params(_model())
+    for isl in (100.0, 20000.0):
+        t = inference._terms(
+            HW, mp, precision="bf16", isl=isl, osl=100.0, gpus=1.0, concurrency=np.array([4.0])
+        )
+        assert float(t["parts"]["lin_bw"][0]) == pytest.approx(10e9 * 2.0 / 1e12, rel=1e-9)
+        assert float(t["parts"]["expert_gemms"][0]) == 0.0
 
 
 def test_mla_roofline_by_hand():

@@ -113,10 +113,10 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` explains the
 * **Validation** uses four schemes, each fold predicting with exactly the rule above
   (nothing from the held-out rows: drift, power exponent, factors and scales are refitted
   per fold): leave one **round** out (issue 4's definition and the headline: median APE
-  7.7 % AMD / 9.7 % NVIDIA, AMD/NVIDIA ratio 7.0 %), leave one vendor x **workload**
-  out (9.3 % / 10.8 %, ratio 17.2 %), leave one **accelerator** out (its factor from
-  sister parts of its vendor x generation; 9.8 % / 11.4 %, ratio 16.1 %), and leave one
-  system out (round, submitter, system; 3.5 % / 5.2 %, ratio 7.2 %). A held-out row
+  8.1 % AMD / 10.2 % NVIDIA, AMD/NVIDIA ratio 7.3 %), leave one vendor x **workload**
+  out (9.4 % / 10.8 %, ratio 15.7 %), leave one **accelerator** out (its factor from
+  sister parts of its vendor x generation; 9.8 % / 11.5 %, ratio 16.2 %), and leave one
+  system out (round, submitter, system; 3.5 % / 5.1 %, ratio 8.3 %). A held-out row
   whose benchmark has no calibration data in its fold (gpt-oss-120b, first run in v6.0:
   21 rows when v6.0 is held out) is **not predicted** (NaN, ``workload_fallback`` =
   :data:`NO_WORKLOAD_DATA`) and counted as ``unpredicted`` by ``validation_summary``: the
@@ -253,6 +253,8 @@ from analysis.inference.roofline import (
     _specs,
     _supports,
     _terms,
+    chunked_expert_reads,
+    expert_touched_fraction,
     hardware_params_at,
     model_params,
     model_params_for,
@@ -512,6 +514,7 @@ __all__ = [
     "best_deployment",
     "case_note",
     "case_sigmas",
+    "chunked_expert_reads",
     "default_calibration",
     "default_shape",
     "deployment_fit",
@@ -521,6 +524,7 @@ __all__ = [
     "efficiency_table",
     "efficiency_trend",
     "evaluate_tiers",
+    "expert_touched_fraction",
     "fit_efficiency",
     "frontier",
     "frontiers",

@@ -1,12 +1,13 @@
 """Step-time physics of one aggregated replica along a concurrency sweep (InferenceX).
 
-The MLPerf roofline (:func:`analysis.inference.roofline._terms`) spreads every prompt's
-tokens over the decode steps (``b (1 + ISL/OSL)`` tokens a step), which is right for
-compute but not for the weights a step reads: a prompt's ISL tokens arrive together and
-touch every expert once, they do not each touch new experts step after step. At serving
-batches of DeepSeek-R1 (256 experts, 8 routed per token) that made the modelled step time
-climb far too steeply between concurrency 4 and 64. Here a decode step and the prefills it
-waits for are apart:
+The MLPerf roofline (:func:`analysis.inference.roofline._terms`) carries every prompt's
+tokens in the decode steps (``b (1 + ISL/OSL)`` tokens a step of FLOPs) and reads a
+prompt's experts once per prefill chunk (:func:`analysis.inference.roofline.
+chunked_expert_reads`): a prompt's ISL tokens arrive together and touch every expert once,
+they do not each touch new experts step after step (spread over the steps, they made the
+modelled step time of DeepSeek-R1, 256 experts and 8 routed per token, climb far too
+steeply between concurrency 4 and 64). Here a decode step and the prefills it waits for
+are apart:
 
 * **Decode step** of ``b`` sequences: the weights of the distinct experts ``b`` tokens
   touch, ``E (1 - (1 - k/E)^b)`` (uniform routing), plus the dense/shared weights; the KV

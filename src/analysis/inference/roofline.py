@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from analysis import ids
@@ -56,7 +57,8 @@ ACT_BYTES = 2.0
 
 #: Prefill tokens one step may carry with chunked prefill (vLLM ``max_num_batched_tokens``
 #: and SGLang ``chunked_prefill_size`` are 8192 on large-memory GPUs): a prompt of ISL
-#: tokens waits ISL / budget chunked steps before its first token.
+#: tokens waits ISL / budget chunked steps before its first token, and a decode step reads
+#: a chunk's (min(ISL, budget) tokens) experts once per chunk: :func:`chunked_expert_reads`.
 PREFILL_CHUNK_TOKENS = 8192.0  # register: A-inference-prefill-chunk
 
 #: Standard-normal quantile of MLPerf's 99th-percentile latency bounds. Under Poisson
@@ -242,6 +244,39 @@ def _kv_split(mp: Mapping[str, Any], gpus: Any) -> Any:
     return np.where(np.asarray(mp["mla"]) > 0, g, np.minimum(g, np.asarray(mp["kv_heads"])))
 
 
+def expert_touched_fraction(route_frac: npt.ArrayLike, tokens: npt.ArrayLike) -> np.ndarray:
+    """Fraction of a MoE layer's routed experts ``tokens`` tokens touch: 1 - (1 - k/E)^T.
+
+    Uniform routing, ``route_frac`` = k/E (top-k of E experts); broadcasts.
+    """
+    r = np.asarray(route_frac, dtype=float)
+    out: np.ndarray = 1.0 - np.power(1.0 - r, np.asarray(tokens, dtype=float))
+    return out
+
+
+def chunked_expert_reads(
+    route_frac: npt.ArrayLike, decode: npt.ArrayLike, joins: npt.ArrayLike, chunk: npt.ArrayLike
+) -> np.ndarray:
+    """Routed-weight fraction one decode step reads on average, prefill chunks amortized.
+
+    ``decode`` sequences decode a token each step; ``joins`` prompt tokens enter per step
+    in steady state and are prefilled in chunks of ``chunk`` tokens (chunked prefill:
+    :data:`PREFILL_CHUNK_TOKENS`, or the whole prompt when it is shorter). A step that
+    carries a chunk reads the experts of ``decode + chunk`` tokens once; the others read
+    only the decode tokens' experts. So per step touched(decode) + (joins / chunk) x
+    (touched(decode + chunk) - touched(decode)): the prompt tokens' experts are read once
+    per chunk, not spread over every step (the touched fraction is concave in tokens, so
+    spreading them would charge far more weight reads than an engine makes). FLOPs, KV
+    reads and messages stay linear in tokens (:func:`_terms`). Broadcasts.
+    """
+    b = np.asarray(decode, dtype=float)
+    c = np.maximum(np.asarray(chunk, dtype=float), 1.0)
+    base = expert_touched_fraction(route_frac, b)
+    with_chunk = expert_touched_fraction(route_frac, b + c)
+    out: np.ndarray = base + np.asarray(joins, dtype=float) / c * (with_chunk - base)
+    return out
+
+
 def _terms(
     hw: Mapping[str, Any],
     mp: Mapping[str, Any],
@@ -303,11 +338,21 @@ def _terms(
     max_conc = np.floor(np.maximum(kv_room, 0.0) / kv_seq)
 
     def step(
-        tokens: Any, kv_tokens: Any, seqs: Any, attn_pairs: Any, window_pairs: Any
+        tokens: Any,
+        kv_tokens: Any,
+        seqs: Any,
+        attn_pairs: Any,
+        window_pairs: Any,
+        touched: Any = None,
     ) -> dict[str, np.ndarray]:
-        """One step's bandwidth and compute parts per operator (seconds at eta = 1)."""
-        # Distinct experts read per step: E (1 - (1 - k/E)^T) of the routed weights.
-        touched = np.where(routed > 0, 1.0 - np.power(1.0 - r, tokens), 0.0)
+        """One step's bandwidth and compute parts per operator (seconds at eta = 1).
+
+        ``touched``: the fraction of routed weights the step reads (default: the
+        distinct experts of its ``tokens``, :func:`expert_touched_fraction`).
+        """
+        if touched is None:
+            touched = expert_touched_fraction(r, tokens)
+        touched = np.where(routed > 0, touched, 0.0)
         w_read = (shared + routed * touched) * bpw / g
         # Grouped-GEMM work items: each touched expert of each layer is a small-M GEMM
         # with its own tile scheduling, whatever its few tokens.
@@ -357,6 +402,9 @@ def _terms(
             b_,
             b_ * ctx + joins * isl / 2.0,
             b_ * win_dec + joins * isl * win_pre,
+            # A prompt under the budget is prefilled as one chunk of its own ISL tokens (at
+            # b / OSL < 1 prompts a step they arrive apart, not packed to the budget).
+            touched=chunked_expert_reads(r, b_, joins, np.minimum(PREFILL_CHUNK_TOKENS, isl)),
         )
 
     win_pre = np.minimum(isl / 2.0, window)
