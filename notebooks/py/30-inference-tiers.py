@@ -150,9 +150,9 @@ charts.table(
 # Each InferenceX DeepSeek-R1 accelerator x precision cell is predicted from the others
 # (shape and efficiency refitted without it), at each point's measured median TPOT. Two
 # models are scored on the same folds: the **report's serving model** (the roofline shape
-# behind every tier below) and the **sweep model**, a validated candidate (distinct experts
-# read per step, prefill as per-prompt passes, MLA cache replication) that the tiers do
-# not use yet. The first row is the error the tiers carry.
+# behind every tier below) and the **sweep model**, a validated candidate (expert-parallel
+# imbalance, prefill passes at a fitted efficiency, per-generation overheads) that the
+# tiers do not use yet. The first row is the error the tiers carry.
 
 # %%
 from analysis.inference import latency_validation  # noqa: E402
@@ -232,9 +232,10 @@ charts.plot_efficiency_trend(trend)
 # %% [markdown]
 # ### Board power: sister parts of one silicon
 #
-# The roofline uses each part's datasheet peaks (B300's FP4 bounded by its power), but a
-# lower-power bin of the same silicon sustains lower clocks under load. MI300X (750 W) and MI325X (1000 W) share the CDNA 3
-# compute dies, and MI350X (1000 W) and MI355X (1400 W) share CDNA 4. In each pair the
+# The roofline uses each part's datasheet peaks (B300's and GB300's FP4 bounded by their
+# power), but a lower-power bin of the same silicon sustains lower clocks under load. MI300X
+# (750 W) and MI325X (1000 W) share the CDNA 3 compute dies, and MI350X (1000 W) and MI355X
+# (1400 W) share CDNA 4. In each pair the
 # lower-power part measures a lower fraction of its roofline. The calibration measures this
 # per vendor as an elasticity of efficiency to board power. It pairs parts of one
 # generation in the same round, benchmark and scenario, and shrinks the result towards no

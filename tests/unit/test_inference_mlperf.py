@@ -67,7 +67,7 @@ def test_leave_one_round_out_meets_the_target(round_validation):
 
 def test_leave_one_round_out_meets_the_issue_16_bar(round_validation):
     # Issue 16: each round predicted from the others, median APE at most 12 % per vendor
-    # (AMD 7.7, NVIDIA 11.8 with the bundled data since the software drift is paired within
+    # (AMD 8.1, NVIDIA 10.2 with the bundled data since the software drift is paired within
     # precision and voted once per benchmark x scenario; 14.3 % NVIDIA before). DeepSeek-R1's
     # roughly 2x v5.1 -> v6.0 gain stays unexplained in either fold (no third round pairs it).
     summary = inference.validation_summary(round_validation).set_index("vendor")
@@ -77,7 +77,7 @@ def test_leave_one_round_out_meets_the_issue_16_bar(round_validation):
 
 def test_leave_one_workload_out_meets_the_per_vendor_bar(workload_validation):
     # Issue 16: a workload a vendor never submitted, predicted from the pooled workload
-    # factor; median APE at most 15 % per vendor (AMD 9.8, NVIDIA 10.1).
+    # factor; median APE at most 15 % per vendor (AMD 9.4, NVIDIA 10.8).
     df = workload_validation
     assert df["holdout"].str.startswith("workload: ").all()
     summary = inference.validation_summary(df).set_index("vendor")

@@ -96,9 +96,14 @@ def test_decode_step_reads_prompt_experts_once_per_chunk_deepseek_by_hand():
     # No prompt tokens: the decode batch's experts; a chunk every step: b + chunk tokens'.
     assert float(inference.chunked_expert_reads(0.1, 3.0, 0.0, 50.0)) == pytest.approx(1 - 0.9**3)
     assert float(inference.chunked_expert_reads(0.1, 3.0, 50.0, 50.0)) == pytest.approx(1 - 0.9**53)
-    # In the roofline: the 8k/1k prompt (over the 8192-token budget) is one chunk of 8192
-    # tokens per 8192 prompt tokens, so the step reads 0.11926 + (32/8192)(1 - 0.11926) of
-    # the routed weights (spread: 36 tokens, 68 %). 1e9 routed params x 2 B over 1 TB/s.
+    # More than one chunk a step (short answers): capped at the spread value, never > 1.
+    many = inference.chunked_expert_reads(1.0 / 32.0, 20.0, 3.0 * 8192.0, 8192.0)
+    assert float(many) == pytest.approx(float(inference.expert_touched_fraction(1 / 32, 24596.0)))
+    assert float(inference.chunked_expert_reads(0.1, 3.0, 20.0, 5.0)) == pytest.approx(1 - 0.9**23)
+    # In the roofline: the 16k/1k prompt (twice the 8192-token budget) enters as chunks of
+    # 8192 tokens, 64 prompt tokens a step at b = 4, so the step reads 0.11926 + (64/8192)
+    # (1 - 0.11926) of the routed weights (a whole-prompt chunk would give 64/16384; spread:
+    # 68 tokens, 88 %). 1e9 routed params x 2 B over 1 TB/s.
     mp = inference.model_params(
         _model(
             total_params_b=1.0,
@@ -109,15 +114,15 @@ def test_decode_step_reads_prompt_experts_once_per_chunk_deepseek_by_hand():
     )
     assert mp["route_frac"] == pytest.approx(1.0 / 32.0)
     t = inference._terms(
-        HW, mp, precision="bf16", isl=8192.0, osl=1024.0, gpus=1.0, concurrency=np.array([4.0])
+        HW, mp, precision="bf16", isl=16384.0, osl=1024.0, gpus=1.0, concurrency=np.array([4.0])
     )
-    frac = decode + 32.0 / 8192.0 * (1.0 - decode)
+    frac = decode + 64.0 / 8192.0 * (1.0 - decode)
     routed = mp["routed_b"] * 1e9
     shared = mp["shared_b"] * 1e9
     assert float(t["parts"]["lin_bw"][0]) == pytest.approx(
         (shared + routed * frac) * 2.0 / 1e12, rel=1e-9
     )
-    assert frac < 0.13 < float(inference.expert_touched_fraction(1.0 / 32.0, 36.0))
+    assert frac < 0.13 < float(inference.expert_touched_fraction(1.0 / 32.0, 68.0))
 
 
 def test_dense_decode_step_reads_all_its_weights_whatever_the_prompt():

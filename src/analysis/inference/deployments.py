@@ -60,7 +60,9 @@ from analysis.inference.roofline import (
     KV_BYTES,
     MEMORY_USABLE_FRACTION,
     P99_Z,
+    PREFILL_CHUNK_TOKENS,
     STEP_OVERHEAD_S,
+    chunked_expert_reads,
     model_params,
 )
 from analysis.inference.shape import hardware_params
@@ -197,7 +199,10 @@ def decode_step(
     joins = b * isl / osl if aggregated else 0.0 * b
     tokens = b + joins
     dense, routed = _weights(mp, precision, layout)
-    touched = np.where(mp["routed_b"] > 0, 1.0 - np.power(1.0 - mp["route_frac"], tokens), 0.0)
+    # the prompts' experts read once per prefill chunk, as in the roofline's decode step
+    chunk = np.minimum(PREFILL_CHUNK_TOKENS, isl)
+    touched_frac = chunked_expert_reads(mp["route_frac"], b, joins, chunk)
+    touched = np.where(mp["routed_b"] > 0, touched_frac, 0.0)
     ctx = isl + osl / 2.0
     kv_tok = _kv_per_token(mp, precision, layout)
     # Per GPU: DP attention spreads the sequences over the g GPUs, TP reads its shard of all.

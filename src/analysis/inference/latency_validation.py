@@ -239,19 +239,22 @@ def _other_dates_curve(g: pd.DataFrame, date: Any) -> tuple[np.ndarray, np.ndarr
     return x, y, c["t"]
 
 
-def repeat_floor(
+def date_repeatability(
     ix: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     *,
     inputs: Inputs | None = None,
 ) -> pd.DataFrame:
-    """Each point predicted by its own configuration's other dates: the models' floor.
+    """Date-to-date repeatability: each point predicted by its configuration's other dates.
 
     InferenceX re-runs one engine configuration (:data:`SWEEP_KEYS` without ``date``) on
-    several dates as the serving software changes. No model without a date term can do
-    better than the configuration's other dates' measured curve, so each point that has
-    one is "predicted" by it: per concurrency the median over the other dates of TPOT and
+    several dates as the serving software changes. A reference, not a bound: how far a
+    configuration's measurements move between dates, which a model without a date term
+    cannot follow (the best date-free curve, fitted on every date, misses by less, about
+    half; and points outside the other dates' TPOT range are not predicted, a third to
+    two fifths, the harder ones). Each point with another date is "predicted" by the other
+    dates' measured curve: per concurrency the median over the other dates of TPOT and
     output tokens/s per GPU, interpolated log-log at the point's measured median TPOT (no
     extrapolation: NaN outside the curve's range), and the other dates' median TPOT at the
     point's concurrency. Columns as the validations' (``vendor``, ``accelerator``,
@@ -299,7 +302,9 @@ def cell_summary(df: pd.DataFrame) -> pd.DataFrame:
     the same at low (``conc`` <= :data:`LOW_CONC_MAX`) and high (>= :data:`HIGH_CONC_MIN`)
     concurrency. A level (efficiency) error moves both bands' TPOT error one way; a slope
     error (fixed step cost against per-sequence work) moves them apart: a modelled TPOT too
-    low at low concurrency and too high at high concurrency is a fixed cost too small.
+    low at low concurrency and too high at high concurrency is consistent with a fixed cost
+    too small against a per-sequence cost too large (the level fit then splits the
+    difference).
     """
     frame = pd.DataFrame(
         {

@@ -145,9 +145,9 @@ class ServingShape:
     * Unscaled overheads: per MoE layer (router, top-k, token permute/unpermute and the
       grouped-GEMM launches), per sequence in the batch (sampling, scheduling, metadata:
       the one overhead that is not MoE's, charged to every model) and per touched expert
-      of each MoE layer (its own work item; the expected touched count E (1 - (1 - k/E)^T)
-      grows with the batch). Per vendor (the serving stacks differ;
-      generations of one vendor share them).
+      of each MoE layer (its own work item; the expected touched count, prompts read once
+      per prefill chunk, :func:`chunked_expert_reads`, grows with the batch). Per vendor
+      (the serving stacks differ; generations of one vendor share them).
 
     Empty = the plain roofline (no overheads beyond :data:`STEP_OVERHEAD_S`).
     """
@@ -266,14 +266,27 @@ def chunked_expert_reads(
     only the decode tokens' experts. So per step touched(decode) + (joins / chunk) x
     (touched(decode + chunk) - touched(decode)): the prompt tokens' experts are read once
     per chunk, not spread over every step (the touched fraction is concave in tokens, so
-    spreading them would charge far more weight reads than an engine makes). FLOPs, KV
-    reads and messages stay linear in tokens (:func:`_terms`). Broadcasts.
+    spreading them would charge far more weight reads than an engine makes). With more
+    than one chunk a step (``joins > chunk``: short answers, long prompts) the linear
+    share would overshoot, so the fraction is capped at the spread value touched(decode +
+    joins), which is then the smaller (and at most 1). The average enters the step's
+    max(bytes, FLOPs) terms as one step, an approximation: a decode-only step is
+    bandwidth-bound and a chunk step compute-bound, so the step time is slightly
+    understated. FLOPs, KV reads and messages stay linear in tokens (:func:`_terms`).
+    Broadcasts.
+
+    >>> round(float(chunked_expert_reads(8 / 256, 4, 4, 1024)), 4)  # DeepSeek, 1k/1k, b = 4
+    0.1227
+    >>> round(float(chunked_expert_reads(1 / 32, 20, 2 * 8192, 8192)), 4)  # two chunks a step
+    1.0
     """
     b = np.asarray(decode, dtype=float)
-    c = np.maximum(np.asarray(chunk, dtype=float), 1.0)
+    j = np.asarray(joins, dtype=float)
+    c = np.maximum(np.asarray(chunk, dtype=float), 1.0)  # a chunk holds one token at least
     base = expert_touched_fraction(route_frac, b)
     with_chunk = expert_touched_fraction(route_frac, b + c)
-    out: np.ndarray = base + np.asarray(joins, dtype=float) / c * (with_chunk - base)
+    chunked = base + j / c * (with_chunk - base)
+    out: np.ndarray = np.minimum(chunked, expert_touched_fraction(route_frac, b + j))
     return out
 
 

@@ -258,8 +258,8 @@ def fit_sweep_shape(
     date-to-date change is in the fixed step cost, not the level; not kept, NVIDIA
     regresses). :func:`analysis.inference.latency_validation.
     cell_summary` shows where each cell's error sits: on CDNA 3 the modelled TPOT is 25-33 %
-    low at concurrency <= 8 and 21-25 % high at >= 32 (a fixed step cost too small, a slope
-    error), MI355X fp8 and B200 fp8 are high only at high concurrency.
+    low at concurrency <= 8 and 21-25 % high at >= 32 (a slope error, consistent with a fixed
+    step cost too small), MI355X fp8 and B200 fp8 are high only at high concurrency.
     """
     tau = points["median_tpot_ms"].to_numpy(float) / 1e3
     vendor, group = raw["vendor"], raw["group"]
