@@ -114,9 +114,13 @@ def _visible(html: str) -> _Visible:
     return parser
 
 
+def _collapsed(parts: list[str]) -> str:
+    return " ".join("".join(parts).split())
+
+
 def visible_html_text(html: str) -> str:
     """The text of an HTML page as a reader sees it (whitespace collapsed)."""
-    return " ".join("".join(_visible(html).parts).split())
+    return _collapsed(_visible(html).parts)
 
 
 def pdf_text(pdf: Path) -> list[str]:
@@ -161,10 +165,6 @@ def _html_leaks(html: str) -> list[str]:
     """
     vis = _visible(html)
     year = "year with a separator"
-    found = [
-        f
-        for f in find_leaks(" ".join("".join(vis.parts).split()), "in HTML")
-        if not f.startswith(year)
-    ]
-    years = find_leaks(" ".join("".join(vis.year_parts).split()), "in HTML")
+    found = [f for f in find_leaks(_collapsed(vis.parts), "in HTML") if not f.startswith(year)]
+    years = find_leaks(_collapsed(vis.year_parts), "in HTML")
     return found + [f for f in years if f.startswith(year)]

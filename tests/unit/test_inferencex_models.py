@@ -112,7 +112,7 @@ def test_appendix_model_error_lists_both_labelled():
     "SGLang 1k prompts (modelled 0.31-0.42), 0.6 on B200 SGLang (0.35), 0.10-0.24 on B200 "
     "TRT-LLM (0.42-0.55). The sweep model (30.9 %, NVIDIA 21.7) adds expert-parallel "
     "imbalance, prefill passes at a fitted prefill efficiency, kappa and per-generation "
-    "overheads; AMD's own-configuration date floor is 16.9 %",
+    "overheads; AMD's date-to-date repeatability (a reference, not a bound) is 16.9 %",
 )
 def test_the_serving_model_meets_the_issue_16_inferencex_bars(comparison):
     s = comparison[comparison["model"] == "serving"].set_index("vendor")

@@ -53,6 +53,7 @@ from analysis.inference.roofline import (
     KV_BYTES,
     MEMORY_USABLE_FRACTION,
     STEP_OVERHEAD_S,
+    expert_touched_fraction,
 )
 
 
@@ -228,7 +229,7 @@ def sweep_parts(
     e = np.asarray(ep, dtype=float)
 
     def linear(tokens: Any) -> dict[str, np.ndarray]:
-        touched = 1.0 - np.power(1.0 - r, tokens) if routed > 0 else 0.0 * tokens
+        touched = expert_touched_fraction(r, tokens) if routed > 0 else 0.0 * tokens
         w_imb, t_imb = expert_imbalance(experts, r, tokens, e)
         return {
             "bw": (shared + routed * touched * w_imb) * bpw / g / bw,

@@ -60,10 +60,10 @@ from analysis.inference.roofline import (
     KV_BYTES,
     MEMORY_USABLE_FRACTION,
     P99_Z,
-    PREFILL_CHUNK_TOKENS,
     STEP_OVERHEAD_S,
     chunked_expert_reads,
     model_params,
+    prefill_chunk,
 )
 from analysis.inference.shape import hardware_params
 from analysis.inputs import Inputs
@@ -200,8 +200,7 @@ def decode_step(
     tokens = b + joins
     dense, routed = _weights(mp, precision, layout)
     # the prompts' experts read once per prefill chunk, as in the roofline's decode step
-    chunk = np.minimum(PREFILL_CHUNK_TOKENS, isl)
-    touched_frac = chunked_expert_reads(mp["route_frac"], b, joins, chunk)
+    touched_frac = chunked_expert_reads(mp["route_frac"], b, joins, prefill_chunk(isl))
     touched = np.where(mp["routed_b"] > 0, touched_frac, 0.0)
     ctx = isl + osl / 2.0
     kv_tok = _kv_per_token(mp, precision, layout)

@@ -268,14 +268,14 @@ def date_repeatability(
     tpot = np.full(len(pts), np.nan)
     has = np.zeros(len(pts), dtype=bool)
     for _, g in pts.groupby(cfg, sort=True):
+        if g["date"].nunique() < 2:
+            continue  # no other date to predict from
         for date, gd in g.groupby("date", sort=True):
-            if g["date"].nunique() < 2:
-                continue
             x, y, t_by_conc = _other_dates_curve(g, date)
             pos = pts.index.get_indexer(gd.index)
             has[pos] = True
             xp = np.log(1000.0 / gd["median_tpot_ms"].to_numpy(float))
-            inside = (xp >= x.min()) & (xp <= x.max()) if len(x) >= 2 else xp != xp
+            inside = (xp >= x.min()) & (xp <= x.max()) if len(x) >= 2 else np.zeros(len(xp), bool)
             pred[pos] = np.where(inside, np.exp(np.interp(xp, x, y)), np.nan)
             tpot[pos] = t_by_conc.reindex(gd["conc"].to_numpy()).to_numpy(float)
     out = pts.loc[has, ["vendor", "accelerator", "precision", "conc", "median_tpot_ms"]].copy()
@@ -306,32 +306,27 @@ def cell_summary(df: pd.DataFrame) -> pd.DataFrame:
     too small against a per-sequence cost too large (the level fit then splits the
     difference).
     """
+    tpot_err = (df["predicted_tpot_ms"] / df["median_tpot_ms"] - 1.0) * 100.0
     frame = pd.DataFrame(
         {
             "cell": df["holdout"].str.replace("accelerator x precision: ", "", regex=False),
             "vendor": df["vendor"],
             "ape": df["ape_pct"],
             "err": (df["predicted"] / df["measured"] - 1.0) * 100.0,
-            "tpot_err": (df["predicted_tpot_ms"] / df["median_tpot_ms"] - 1.0) * 100.0,
-            "low": df["conc"] <= LOW_CONC_MAX,
-            "high": df["conc"] >= HIGH_CONC_MIN,
+            "tpot_err": tpot_err,
+            "low": tpot_err.where(df["conc"] <= LOW_CONC_MAX),
+            "high": tpot_err.where(df["conc"] >= HIGH_CONC_MIN),
         }
     )
-    rows = []
-    for (cell, vendor), g in frame.groupby(["cell", "vendor"], sort=True):
-        rows.append(
-            {
-                "cell": cell,
-                "vendor": vendor,
-                "points": int(len(g)),
-                "median_ape_pct": float(g["ape"].median()),
-                "median_err_pct": float(g["err"].median()),
-                "median_tpot_err_pct": float(g["tpot_err"].median()),
-                "low_conc_tpot_err_pct": float(g.loc[g["low"], "tpot_err"].median()),
-                "high_conc_tpot_err_pct": float(g.loc[g["high"], "tpot_err"].median()),
-            }
-        )
-    return pd.DataFrame(rows)
+    out = frame.groupby(["cell", "vendor"], sort=True).agg(
+        points=("ape", "size"),
+        median_ape_pct=("ape", "median"),
+        median_err_pct=("err", "median"),
+        median_tpot_err_pct=("tpot_err", "median"),
+        low_conc_tpot_err_pct=("low", "median"),
+        high_conc_tpot_err_pct=("high", "median"),
+    )
+    return out.reset_index()
 
 
 def fp8_fp4_ratio(

@@ -42,7 +42,8 @@ MEMORY_USABLE_FRACTION = 0.9  # register: A-inference-memory-usable
 #: format is the node's and the datapath's, so a part whose spec rate rises faster than its
 #: power (B300: 1.5x B200's FP4 at 1.1x the TDP) cannot sustain it under a dense GEMM: its
 #: compute roofline is min(spec rate, TDP x this x the predecessors' rate per watt). 1 = no
-#: gain in energy per operation. A physics rule set a priori, not fitted.
+#: gain in energy per operation. Nothing is fitted, but the rule was chosen after seeing
+#: MLPerf v6.0's B300/GB300 rows (the register row says what that does to the validation).
 SAME_NODE_RATE_PER_WATT_GAIN = 1.0  # register: A-inference-same-node-rate-per-watt
 
 #: Fixed per-decode-step overhead (scheduling, sampling, launch), seconds. Assumption.
@@ -254,6 +255,19 @@ def expert_touched_fraction(route_frac: npt.ArrayLike, tokens: npt.ArrayLike) ->
     return out
 
 
+def prefill_chunk(isl: npt.ArrayLike) -> np.ndarray:
+    """Tokens of one prefill chunk: the budget, or the whole prompt when it is shorter.
+
+    A prompt under :data:`PREFILL_CHUNK_TOKENS` is prefilled as one chunk of its own ISL
+    tokens (at b / OSL < 1 prompts a step they arrive apart, not packed to the budget).
+
+    >>> prefill_chunk([1024, 20000]).tolist()
+    [1024.0, 8192.0]
+    """
+    out: np.ndarray = np.minimum(PREFILL_CHUNK_TOKENS, np.asarray(isl, dtype=float))
+    return out
+
+
 def chunked_expert_reads(
     route_frac: npt.ArrayLike, decode: npt.ArrayLike, joins: npt.ArrayLike, chunk: npt.ArrayLike
 ) -> np.ndarray:
@@ -415,9 +429,7 @@ def _terms(
             b_,
             b_ * ctx + joins * isl / 2.0,
             b_ * win_dec + joins * isl * win_pre,
-            # A prompt under the budget is prefilled as one chunk of its own ISL tokens (at
-            # b / OSL < 1 prompts a step they arrive apart, not packed to the budget).
-            touched=chunked_expert_reads(r, b_, joins, np.minimum(PREFILL_CHUNK_TOKENS, isl)),
+            touched=chunked_expert_reads(r, b_, joins, prefill_chunk(isl)),
         )
 
     win_pre = np.minimum(isl / 2.0, window)
