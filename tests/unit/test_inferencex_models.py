@@ -106,11 +106,12 @@ def test_appendix_model_error_lists_both_labelled():
     "FP8/FP4 ratio within 15 % on B200 and MI355X) not met by the report's serving model: "
     "36.7 % (AMD 40.1, NVIDIA 35.8; 54.4 % while the roofline spread every prompt's tokens "
     "over the decode steps, now read once per prefill chunk: chunked_expert_reads), ratio "
-    "B200 47 %, MI355X 57 %. The held-out cell's efficiency comes from the other accelerator "
-    "x precision cells, and FP4's measured gain over FP8 is far from the bytes/peak physics "
-    "and differs by engine: FP8/FP4 at matched interactivity measured 0.96-1.46 on MI355X "
-    "SGLang 1k prompts (modelled 0.31-0.42), 0.6 on B200 SGLang (0.35), 0.10-0.24 on B200 "
-    "TRT-LLM (0.42-0.55). The sweep model (30.9 %, NVIDIA 21.7) adds expert-parallel "
+    "B200 46 %, MI355X 40 % (fp8 and fp4 sweeps of one run date). The held-out cell's "
+    "efficiency comes from the other accelerator x precision cells, and FP4's measured gain "
+    "over FP8 differs by engine and lengths: FP8/FP4 at matched interactivity measured "
+    "0.33-0.63 on MI355X (modelled 0.31-0.47), 0.65-0.95 on B200 SGLang (0.36-0.41, where "
+    "the fp4 runs are expert-parallel and the fp8 ones not), 0.13 on B200 TRT-LLM (0.46). "
+    "The sweep model (30.9 %, NVIDIA 21.7) adds expert-parallel "
     "imbalance, prefill passes at a fitted prefill efficiency, kappa and per-generation "
     "overheads; AMD's date-to-date repeatability (a reference, not a bound) is 16.9 %",
 )

@@ -340,8 +340,13 @@ def fp8_fp4_ratio(
 
     ``df`` is either validation's output (each point's held-out efficiency in ``eta``).
     For each fp8 point of an accelerator in ``accelerators``, the fp4 sweep of the same
-    framework, lengths and TP is interpolated at the fp8 point's interactivity (log-log,
-    within the fp4 points' range); the model's fp4 throughput at that TPOT is
+    framework, lengths, TP and run date is interpolated at the fp8 point's interactivity
+    (log-log, within the fp4 points' range). Same date, because InferenceX re-runs each
+    configuration on many dates with the serving software of the day: pooled over dates
+    the fp4 points are no curve (MI355X's measured ratio then swung from 0.06 to 5.3
+    between neighbouring interactivities, median 0.95; matched by date it is 0.51, fp4
+    about twice fp8, as any one day's pair of sweeps shows). The model's fp4 throughput at
+    that TPOT is
     ``predicted_fp4`` (the same engine configuration at fp4, from the fold that held the
     fp4 cell out) where ``df`` has it, else the first fp4 point's roofline terms
     (``terms_points``, default :func:`prepare`) at the fp4 cell's median held-out
@@ -357,7 +362,7 @@ def fp8_fp4_ratio(
         return cache[0]
 
     rows = []
-    keys = ["accelerator", "framework", "isl", "osl", "decode_tp"]
+    keys = ["accelerator", "framework", "isl", "osl", "decode_tp", "date"]
     for key, g in df[df["accelerator"].isin(list(accelerators))].groupby(keys):
         f8 = g[g["precision"] == "fp8"]
         f4 = g[(g["precision"] == "fp4") & g["measured"].notna()]

@@ -148,7 +148,8 @@ class ServingShape:
       the one overhead that is not MoE's, charged to every model) and per touched expert
       of each MoE layer (its own work item; the expected touched count, prompts read once
       per prefill chunk, :func:`chunked_expert_reads`, grows with the batch). Per vendor
-      (the serving stacks differ; generations of one vendor share them).
+      (the serving stacks differ); a ``"<vendor> <generation>"`` key, where the fit made
+      one (``fit_shape(..., by_generation=True)``), is taken before the vendor's.
 
     Empty = the plain roofline (no overheads beyond :data:`STEP_OVERHEAD_S`).
     """
@@ -162,18 +163,27 @@ class ServingShape:
     #: vendor -> seconds per touched expert per MoE layer (grouped-GEMM work item).
     overhead_expert_s: Mapping[str, float] = field(default_factory=dict)
 
-    def params(self, vendor: str, klass: str) -> dict[str, float]:
+    def params(self, vendor: str, klass: str, generation: str | None = None) -> dict[str, float]:
         """The shape keys :func:`_terms` reads from ``hw`` for one vendor and class."""
-        rows = self.expert_rows.get((vendor, klass))
-        if rows is None and klass == "two above native":
-            rows = self.expert_rows.get((vendor, "one above native"))
-        if rows is None:
-            rows = self.expert_rows.get((vendor, "native"), 0.0)
+        key = f"{vendor} {generation}"
+
+        def get(table: Mapping[str, float]) -> float:
+            return float(table.get(key, table.get(vendor, 0.0)))
+
+        rows = None
+        for who in (key, vendor):
+            rows = self.expert_rows.get((who, klass))
+            if rows is None and klass == "two above native":
+                rows = self.expert_rows.get((who, "one above native"))
+            if rows is None:
+                rows = self.expert_rows.get((who, "native"))
+            if rows is not None:
+                break
         return {
-            "expert_rows": float(rows),
-            "overhead_layer_s": float(self.overhead_layer_s.get(vendor, 0.0)),
-            "overhead_seq_s": float(self.overhead_seq_s.get(vendor, 0.0)),
-            "overhead_expert_s": float(self.overhead_expert_s.get(vendor, 0.0)),
+            "expert_rows": float(rows or 0.0),
+            "overhead_layer_s": get(self.overhead_layer_s),
+            "overhead_seq_s": get(self.overhead_seq_s),
+            "overhead_expert_s": get(self.overhead_expert_s),
         }
 
 
@@ -524,7 +534,7 @@ def _models(models: pd.DataFrame | None, *, inputs: Inputs | None = None) -> pd.
 
 
 def _generation(spec: pd.Series) -> str:
-    acc = str(spec["accelerator"])
+    acc = str(spec.get("accelerator", spec.name))
     arch = spec.get("architecture") if "architecture" in spec.index else None
     if isinstance(arch, str) and arch:
         return arch
@@ -625,7 +635,9 @@ def hardware_params_at(spec: pd.Series, precision: str, shape: ServingShape) -> 
         # baseboard (HGX / OAM) and a 400 Gb/s NIC per GPU, the bundled table's commonest.
         "domain": _num(spec, "scaleup_domain_gpus", 8.0),
         "scaleout_gbps": _num(spec, "scaleout_gbps_per_gpu", 400.0),
-        **shape.params(str(spec.get("vendor", "")), precision_class(spec, precision)),
+        **shape.params(
+            str(spec.get("vendor", "")), precision_class(spec, precision), _generation(spec)
+        ),
     }
 
 
