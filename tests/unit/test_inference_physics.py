@@ -156,6 +156,73 @@ def test_mla_roofline_by_hand():
     assert float(t["parts"]["attn_bw"][0]) == pytest.approx(150 * 10 * 576 * 2 / 1e12)
 
 
+def test_prefill_cost_scales_the_prompt_tokens_flops_of_mla_models_only():
+    # ISL = OSL = 100 at one sequence: 1 decode token and 1 prompt token a step. With a
+    # prefill cost of 3 the prompt token's FLOPs count 3 times: linear FLOPs 2 x 10e9 x
+    # (1 + 3) over 1 PFLOP/s = 80 us (40 us at cost 1); attention pairs 150 decode + 3 x 50
+    # prompt = 300 (200 at cost 1). Its weight reads (bandwidth) do not move.
+    mla = inference.model_params(
+        _model(
+            attention_heads=128,
+            attention_type="mla",
+            kv_lora_rank=512,
+            qk_rope_head_dim=64,
+            kv_bytes_per_token_bf16=10 * (512 + 64) * 2,
+        )
+    )
+    hw = {**HW, "prefill_cost": 3.0}
+    kw = {"precision": "bf16", "isl": 100.0, "osl": 100.0, "gpus": 1.0}
+    t = inference._terms(hw, mla, concurrency=np.array([1.0]), **kw)
+    base = inference._terms(HW, mla, concurrency=np.array([1.0]), **kw)
+    assert float(t["parts"]["lin_c"][0]) == pytest.approx(2 * 10e9 * 4 / 1e15)
+    assert float(base["parts"]["lin_c"][0]) == pytest.approx(2 * 10e9 * 2 / 1e15)
+    assert float(t["parts"]["attn_c"][0]) == pytest.approx(278528.0 * 10 * 300 / 1e15)
+    assert float(t["parts"]["lin_bw"][0]) == pytest.approx(float(base["parts"]["lin_bw"][0]))
+    # The prompt's own prefill pass (time to first token) of a 10,000-token prompt is
+    # compute bound (2 x 10e9 x 1e4 = 0.2 s of linear FLOPs against 20 ms of weights, and
+    # 5e7 pairs of attention): at cost 3 it takes 3x as long.
+    long = {**kw, "isl": 10000.0}
+    one = np.array([1.0])
+    p3 = float(np.ravel(inference._terms(hw, mla, concurrency=one, **long)["prefill_scaled"])[0])
+    p1 = float(np.ravel(inference._terms(HW, mla, concurrency=one, **long)["prefill_scaled"])[0])
+    assert p1 == pytest.approx(2 * 10e9 * 1e4 / 1e15 + 278528.0 * 10 * 1e4 * 1e4 / 2 / 1e15)
+    assert p3 == pytest.approx(3.0 * p1)
+    # A model without MLA ignores it.
+    dense = inference.model_params(_model())
+    got = inference._terms(hw, dense, concurrency=np.array([1.0]), **kw)
+    want = inference._terms(HW, dense, concurrency=np.array([1.0]), **kw)
+    for key in ("step_fixed", "step_scaled", "prefill_scaled"):
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-12)
+
+
+def test_fit_shape_recovers_a_known_prefill_cost():
+    # Sweeps synthesized from the model itself (the bundled InferenceX configurations at
+    # a known shape and one efficiency per engine-day) must give that shape back.
+    from analysis.inference.latency import (
+        SHAPE_PREFILL_COST_GRID,
+        _load,
+        fit_shape,
+        point_terms,
+        select,
+    )
+
+    ix, specs, models = _load(None, None, None, None)
+    pts = select(ix, specs, models).reset_index(drop=True)
+    truth = inference.ServingShape(
+        overhead_layer_s={"AMD": 1e-4, "NVIDIA": 6e-5},
+        expert_rows={},
+        prefill_cost={"AMD": 2.5, "NVIDIA": 1.5},
+    )
+    t = point_terms(pts, specs, models, truth)
+    eta = np.where(pts["vendor"] == "AMD", 0.4, 0.6)
+    synth = pts.assign(median_tpot_ms=(t["own_fixed"] + t["own_scaled"] / eta) * 1e3)
+    got = fit_shape(synth, point_terms(synth, specs, models, inference.roofline.ROOFLINE_SHAPE))
+    assert {2.5, 1.5} <= set(SHAPE_PREFILL_COST_GRID)
+    assert dict(got.prefill_cost) == {"AMD": 2.5, "NVIDIA": 1.5}
+    assert got.overhead_layer_s["AMD"] == pytest.approx(1e-4)
+    assert got.overhead_layer_s["NVIDIA"] == pytest.approx(6e-5)
+
+
 # --- each scheme's error is computed on rows it did not fit ------------------------------
 
 

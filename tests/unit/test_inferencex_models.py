@@ -104,16 +104,18 @@ def test_appendix_model_error_lists_both_labelled():
     strict=True,
     reason="issue 16 bars on the model the tiers use (InferenceX held-out median APE <= 20 %, "
     "FP8/FP4 ratio within 15 % on B200 and MI355X) not met by the report's serving model: "
-    "36.7 % (AMD 40.1, NVIDIA 35.8; 54.4 % while the roofline spread every prompt's tokens "
-    "over the decode steps, now read once per prefill chunk: chunked_expert_reads), ratio "
-    "B200 46 %, MI355X 40 % (fp8 and fp4 sweeps of one run date). The held-out cell's "
-    "efficiency comes from the other accelerator x precision cells, and FP4's measured gain "
-    "over FP8 differs by engine and lengths: FP8/FP4 at matched interactivity measured "
-    "0.33-0.63 on MI355X (modelled 0.31-0.47), 0.65-0.95 on B200 SGLang (0.36-0.41, where "
-    "the fp4 runs are expert-parallel and the fp8 ones not), 0.13 on B200 TRT-LLM (0.46). "
-    "The sweep model (30.9 %, NVIDIA 21.7) adds expert-parallel "
-    "imbalance, prefill passes at a fitted prefill efficiency, kappa and per-generation "
-    "overheads; AMD's date-to-date repeatability (a reference, not a bound) is 16.9 %",
+    "33.4 % (AMD 37.1, NVIDIA 31.2; 36.7 % before the prompt tokens' FLOPs carried the "
+    "prefill cost fitted across prompt lengths, 54.4 % while the roofline spread every "
+    "prompt's tokens over the decode steps, now read once per prefill chunk: "
+    "chunked_expert_reads), ratio B200 46 %, MI355X 47 % (fp8 and fp4 sweeps of one run date;"
+    " MI355X 40 % before the prefill cost, which fp4's doubled peak halves). The held-out "
+    "cell's efficiency comes from the other accelerator x precision cells, and FP4's measured"
+    " gain over FP8 differs by engine and lengths: FP8/FP4 at matched interactivity measured "
+    "0.33-0.63 on MI355X (modelled 0.31-0.47), 0.65-0.95 on B200 SGLang (0.36-0.41, where the"
+    " fp4 runs are expert-parallel and the fp8 ones not), 0.13 on B200 TRT-LLM (0.46). The "
+    "sweep model (30.9 %, NVIDIA 21.7) adds expert-parallel imbalance, prefill passes at a "
+    "fitted prefill efficiency, kappa and per-generation overheads; AMD's date-to-date "
+    "repeatability (a reference, not a bound) is 16.9 %",
 )
 def test_the_serving_model_meets_the_issue_16_inferencex_bars(comparison):
     s = comparison[comparison["model"] == "serving"].set_index("vendor")

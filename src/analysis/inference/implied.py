@@ -120,6 +120,7 @@ _HW_KEYS = (
     "overhead_layer_s",
     "overhead_seq_s",
     "overhead_expert_s",
+    "prefill_cost",
 )
 
 #: Per-row model terms :func:`_row_terms` stacks (see :func:`_terms`).

@@ -104,16 +104,17 @@ def validate_serving_model(
         train = ~test
         # The shape and the level both from the other cells only.
         sub = {
-            k: (v[train] if k != "own_parts" else {q: a[train] for q, a in v.items()})
+            k: ({q: a[train] for q, a in v.items()} if isinstance(v, dict) else v[train])
             for k, v in base.items()
         }
         shape = fit_shape(pts[train].reset_index(drop=True), sub)
         terms = point_terms(pts, specs, models, shape)
         tr = pts[train].copy()
-        tr["eta"] = implied_eta(tr, {k: v[train] for k, v in terms.items() if k != "own_parts"})
+        flat = {k: v for k, v in terms.items() if not isinstance(v, dict)}
+        tr["eta"] = implied_eta(tr, {k: v[train] for k, v in flat.items()})
         fitted = sweep_fit.fit_level(tr)
         eta[test] = sweep_fit.predict_level(pts[test], fitted)
-        t_test = {k: v[test] for k, v in terms.items() if k != "own_parts"}
+        t_test = {k: v[test] for k, v in flat.items()}
         pred[test] = throughput_at_tpot(t_test, eta[test], tau[test])
         tpot[test] = (t_test["own_fixed"] + t_test["own_scaled"] / eta[test]) * 1e3
     return _frame(pts, cell, pred, eta, tpot).reset_index(drop=True)
@@ -380,7 +381,7 @@ def fp8_fp4_ratio(
             meas4 = float(np.exp(np.interp(x, x4, y4)))
             pred4 = float(r.get("predicted_fp4", np.nan))
             if not np.isfinite(pred4):
-                sub = {k: v[[idx4]] for k, v in terms().items() if k != "own_parts"}
+                sub = {k: v[[idx4]] for k, v in terms().items() if not isinstance(v, dict)}
                 pred4 = float(throughput_at_tpot(sub, np.array([eta4]), [r["median_tpot_ms"]])[0])
             rows.append(
                 {

@@ -150,6 +150,9 @@ class ServingShape:
       per prefill chunk, :func:`chunked_expert_reads`, grows with the batch). Per vendor
       (the serving stacks differ); a ``"<vendor> <generation>"`` key, where the fit made
       one (``fit_shape(..., by_generation=True)``), is taken before the vendor's.
+    * ``prefill_cost``: what a prompt token's FLOPs cost in a decode step (and in the
+      prompt's own prefill pass) over a decode token's; 1 = the same. Fitted on
+      DeepSeek-R1's sweeps across prompt lengths and applied to MLA models only.
 
     Empty = the plain roofline (no overheads beyond :data:`STEP_OVERHEAD_S`).
     """
@@ -162,6 +165,8 @@ class ServingShape:
     points: Mapping[str, int] = field(default_factory=dict)  #: vendor -> points fitted
     #: vendor -> seconds per touched expert per MoE layer (grouped-GEMM work item).
     overhead_expert_s: Mapping[str, float] = field(default_factory=dict)
+    #: vendor -> cost of a prompt token's FLOPs over a decode token's (1 = the same).
+    prefill_cost: Mapping[str, float] = field(default_factory=dict)
 
     def params(self, vendor: str, klass: str, generation: str | None = None) -> dict[str, float]:
         """The shape keys :func:`_terms` reads from ``hw`` for one vendor and class."""
@@ -184,6 +189,7 @@ class ServingShape:
             "overhead_layer_s": get(self.overhead_layer_s),
             "overhead_seq_s": get(self.overhead_seq_s),
             "overhead_expert_s": get(self.overhead_expert_s),
+            "prefill_cost": float(self.prefill_cost.get(key, self.prefill_cost.get(vendor, 1.0))),
         }
 
 
@@ -363,6 +369,10 @@ def _terms(
     o_layer = np.where(moe, np.asarray(hw.get("overhead_layer_s", 0.0), dtype=float), 0.0)
     o_seq = np.asarray(hw.get("overhead_seq_s", 0.0), dtype=float)
     o_expert = np.asarray(hw.get("overhead_expert_s", 0.0), dtype=float)
+    # Fitted on DeepSeek-R1's sweeps (MLA + MoE) and applied to MLA models only: the
+    # MLPerf MoE workloads (Mixtral, gpt-oss) show no such penalty against Llama.
+    mla = np.asarray(mp.get("mla", 0.0), dtype=float) > 0
+    pre_cost = np.where(mla, np.asarray(hw.get("prefill_cost", 1.0), dtype=float), 1.0)
     n_experts = np.asarray(mp.get("experts", 0.0), dtype=float)
 
     kv_scale = KV_BYTES[precision] / 2.0 / _kv_split(mp, g)
@@ -427,18 +437,20 @@ def _terms(
         )
         return parts["fixed"], scaled
 
-    def decode(b_: Any) -> dict[str, np.ndarray]:
+    def decode(b_: Any, k: Any = pre_cost) -> dict[str, np.ndarray]:
         joins = b_ * isl / osl  # prompt tokens entering per step in steady state
         ctx = isl + osl / 2.0  # mean context of a decoding sequence
         # Sliding-window layers: a query attends to at most ``window`` tokens.
         win_dec = np.minimum(ctx, window)
         win_pre = np.minimum(isl / 2.0, window)
+        # The prompt tokens' FLOPs cost ``k`` times their count (prefill at 1 / k of the
+        # decode operators' efficiency); their expert reads are the chunks' own.
         return step(
-            b_ * (1.0 + isl / osl),
+            b_ * (1.0 + k * isl / osl),
             b_ * ctx,
             b_,
-            b_ * ctx + joins * isl / 2.0,
-            b_ * win_dec + joins * isl * win_pre,
+            b_ * ctx + k * joins * isl / 2.0,
+            b_ * win_dec + k * joins * isl * win_pre,
             touched=chunked_expert_reads(r, b_, joins, prefill_chunk(isl)),
         )
 
@@ -447,7 +459,9 @@ def _terms(
     s_fixed, s_scaled = combine(parts)
     # The 99th-percentile step under Poisson arrivals: B + z sqrt(B) sequences in flight.
     t_fixed, t_scaled = combine(decode(b + P99_Z * np.sqrt(b)))
-    p_fixed, p_scaled = combine(step(isl, isl, 1.0, isl * isl / 2.0, isl * win_pre))
+    p_fixed, p_scaled = combine(
+        step(pre_cost * isl, isl, 1.0, pre_cost * isl * isl / 2.0, pre_cost * isl * win_pre)
+    )
     return {
         "step_fixed": s_fixed,
         "step_scaled": s_scaled,
