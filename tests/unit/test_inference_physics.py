@@ -156,71 +156,87 @@ def test_mla_roofline_by_hand():
     assert float(t["parts"]["attn_bw"][0]) == pytest.approx(150 * 10 * 576 * 2 / 1e12)
 
 
-def test_prefill_cost_scales_the_prompt_tokens_flops_of_mla_models_only():
-    # ISL = OSL = 100 at one sequence: 1 decode token and 1 prompt token a step. With a
-    # prefill cost of 3 the prompt token's FLOPs count 3 times: linear FLOPs 2 x 10e9 x
-    # (1 + 3) over 1 PFLOP/s = 80 us (40 us at cost 1); attention pairs 150 decode + 3 x 50
-    # prompt = 300 (200 at cost 1). Its weight reads (bandwidth) do not move.
-    mla = inference.model_params(
-        _model(
-            attention_heads=128,
-            attention_type="mla",
-            kv_lora_rank=512,
-            qk_rope_head_dim=64,
-            kv_bytes_per_token_bf16=10 * (512 + 64) * 2,
-        )
+def test_prefill_cost_scales_the_prompt_tokens_flops_and_nothing_else():
+    # MoE: 100 B total, 10 B active, 10 experts, top-1 (no shared part), 8 GPUs. ISL = OSL
+    # = 100 at one sequence: 2 tokens a step (1 decode, 1 prompt). At prefill cost 3 the
+    # prompt token's FLOPs count 3 times: routed FLOPs 2 x 10e9 x (1 + 3) / 8 over 1 PFLOP/s
+    # (2 x 10e9 x 2 / 8 at cost 1); attention pairs 150 decode + 3 x 50 prompt = 300 (200).
+    # Bytes do not move: weights read, touched experts, all-reduced activations.
+    moe = inference.model_params(
+        _model(total_params_b=100.0, active_params_b=10.0, experts=10, active_experts=1)
     )
     hw = {**HW, "prefill_cost": 3.0}
-    kw = {"precision": "bf16", "isl": 100.0, "osl": 100.0, "gpus": 1.0}
-    t = inference._terms(hw, mla, concurrency=np.array([1.0]), **kw)
-    base = inference._terms(HW, mla, concurrency=np.array([1.0]), **kw)
-    assert float(t["parts"]["lin_c"][0]) == pytest.approx(2 * 10e9 * 4 / 1e15)
-    assert float(base["parts"]["lin_c"][0]) == pytest.approx(2 * 10e9 * 2 / 1e15)
-    assert float(t["parts"]["attn_c"][0]) == pytest.approx(278528.0 * 10 * 300 / 1e15)
-    assert float(t["parts"]["lin_bw"][0]) == pytest.approx(float(base["parts"]["lin_bw"][0]))
-    # The prompt's own prefill pass (time to first token) of a 10,000-token prompt is
-    # compute bound (2 x 10e9 x 1e4 = 0.2 s of linear FLOPs against 20 ms of weights, and
-    # 5e7 pairs of attention): at cost 3 it takes 3x as long.
-    long = {**kw, "isl": 10000.0}
+    kw = {"precision": "bf16", "isl": 100.0, "osl": 100.0, "gpus": 8.0}
     one = np.array([1.0])
-    p3 = float(np.ravel(inference._terms(hw, mla, concurrency=one, **long)["prefill_scaled"])[0])
-    p1 = float(np.ravel(inference._terms(HW, mla, concurrency=one, **long)["prefill_scaled"])[0])
-    assert p1 == pytest.approx(2 * 10e9 * 1e4 / 1e15 + 278528.0 * 10 * 1e4 * 1e4 / 2 / 1e15)
-    assert p3 == pytest.approx(3.0 * p1)
-    # A model without MLA ignores it.
+    t = inference._terms(hw, moe, concurrency=one, **kw)["parts"]
+    base = inference._terms(HW, moe, concurrency=one, **kw)["parts"]
+    pair = 4.0 * 32 * 128 * 10  # attention FLOPs per pair, all 10 layers
+    assert float(t["moe_c"][0]) == pytest.approx(2 * 10e9 * 4 / 8 / 1e15)
+    assert float(base["moe_c"][0]) == pytest.approx(2 * 10e9 * 2 / 8 / 1e15)
+    assert float(t["attn_c"][0]) == pytest.approx(pair * 300 / 8 / 1e15)
+    assert float(base["attn_c"][0]) == pytest.approx(pair * 200 / 8 / 1e15)
+    for key in ("lin_bw", "moe_row_c", "attn_bw", "comm", "fixed", "expert_gemms"):
+        np.testing.assert_allclose(t[key], base[key], rtol=1e-12, err_msg=key)
+    assert float(base["comm"][0]) > 0.0
+    # The prompt's own prefill pass (time to first token) of a 10,000-token prompt: its
+    # routed FLOPs (2 x 10e9 x 1e4 / 8 = 25 ms at cost 1, as long as its 25 ms of weights)
+    # and attention (5e7 pairs) triple; its all-reduce and reads stay.
+    long = {**kw, "isl": 10000.0}
+    p3 = float(np.ravel(inference._terms(hw, moe, concurrency=one, **long)["prefill_scaled"])[0])
+    p1 = float(np.ravel(inference._terms(HW, moe, concurrency=one, **long)["prefill_scaled"])[0])
+    assert p3 - p1 == pytest.approx(2 * (2 * 10e9 * 1e4 / 8 / 1e15 + pair * 5e7 / 8 / 1e15))
+    # A dense model ignores it.
     dense = inference.model_params(_model())
-    got = inference._terms(hw, dense, concurrency=np.array([1.0]), **kw)
-    want = inference._terms(HW, dense, concurrency=np.array([1.0]), **kw)
+    got = inference._terms(hw, dense, concurrency=one, **kw)
+    want = inference._terms(HW, dense, concurrency=one, **kw)
     for key in ("step_fixed", "step_scaled", "prefill_scaled"):
         np.testing.assert_allclose(got[key], want[key], rtol=1e-12)
 
 
-def test_fit_shape_recovers_a_known_prefill_cost():
-    # Sweeps synthesized from the model itself (the bundled InferenceX configurations at
-    # a known shape and one efficiency per engine-day) must give that shape back.
-    from analysis.inference.latency import (
-        SHAPE_PREFILL_COST_GRID,
-        _load,
-        fit_shape,
-        point_terms,
-        select,
-    )
+def _synthetic_sweeps(truth, one_point_per_sweep=False):
+    # The bundled InferenceX configurations with TPOTs made by the model at ``truth`` and
+    # one efficiency per engine and run date (AMD 0.4, NVIDIA 0.6).
+    from analysis.inference.latency import SWEEP_KEYS, _load, point_terms, select
 
     ix, specs, models = _load(None, None, None, None)
     pts = select(ix, specs, models).reset_index(drop=True)
-    truth = inference.ServingShape(
-        overhead_layer_s={"AMD": 1e-4, "NVIDIA": 6e-5},
-        expert_rows={},
-        prefill_cost={"AMD": 2.5, "NVIDIA": 1.5},
-    )
+    if one_point_per_sweep:
+        pts = pts.drop_duplicates(list(SWEEP_KEYS)).reset_index(drop=True)
     t = point_terms(pts, specs, models, truth)
     eta = np.where(pts["vendor"] == "AMD", 0.4, 0.6)
     synth = pts.assign(median_tpot_ms=(t["own_fixed"] + t["own_scaled"] / eta) * 1e3)
-    got = fit_shape(synth, point_terms(synth, specs, models, inference.roofline.ROOFLINE_SHAPE))
-    assert {2.5, 1.5} <= set(SHAPE_PREFILL_COST_GRID)
-    assert dict(got.prefill_cost) == {"AMD": 2.5, "NVIDIA": 1.5}
+    return synth, point_terms(synth, specs, models, inference.roofline.ROOFLINE_SHAPE)
+
+
+def test_fit_shape_recovers_a_known_prefill_cost():
+    from analysis.inference.latency import SHAPE_PREFILL_COST_GRID, fit_shape
+
+    truth = inference.ServingShape(
+        overhead_layer_s={"AMD": 1e-4, "NVIDIA": 6e-5}, prefill_cost={"AMD": 2.5, "NVIDIA": 2.5}
+    )
+    got = fit_shape(*_synthetic_sweeps(truth))
+    assert 2.5 in SHAPE_PREFILL_COST_GRID
+    assert dict(got.prefill_cost) == {"AMD": 2.5, "NVIDIA": 2.5}
     assert got.overhead_layer_s["AMD"] == pytest.approx(1e-4)
     assert got.overhead_layer_s["NVIDIA"] == pytest.approx(6e-5)
+
+
+def test_prefill_cost_is_identified_across_lengths_not_within_a_sweep():
+    # One point per sweep: no sweep has a spread to flatten, so only the comparison of
+    # one engine-day's lengths (1k and 8k prompts, 1k and 8k answers) can find the cost.
+    from analysis.inference.latency import fit_shape
+
+    truth = inference.ServingShape(prefill_cost={"AMD": 4.0, "NVIDIA": 4.0})
+    got = fit_shape(*_synthetic_sweeps(truth, one_point_per_sweep=True))
+    assert dict(got.prefill_cost) == {"AMD": 4.0, "NVIDIA": 4.0}
+
+
+def test_bundled_prefill_cost_is_inside_its_grid():
+    from analysis.inference.latency import SHAPE_PREFILL_COST_GRID, fitted_shape
+
+    costs = set(fitted_shape().prefill_cost.values())
+    assert len(costs) == 1  # one cost for the workload, every vendor
+    assert min(SHAPE_PREFILL_COST_GRID) < costs.pop() < max(SHAPE_PREFILL_COST_GRID)
 
 
 # --- each scheme's error is computed on rows it did not fit ------------------------------

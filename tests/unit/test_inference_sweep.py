@@ -214,7 +214,7 @@ def test_ratio_uses_held_out_fp4_twins(base):
     strict=True,
     reason="issue 16 bar (InferenceX held-out median APE <= 20 %) not met by the sweep model "
     "(validated candidate, not yet used by the tiers): 30.9 % (AMD 41.9, NVIDIA 21.7; the "
-    "report's serving model 33.4, see test_inferencex_models). The held-out step time is "
+    "report's serving model 31.9, see test_inferencex_models). The held-out step time is "
     "off by a median 12 % (AMD 17), and at matched TPOT that error is divided by the slope "
     "of TPOT in concurrency; CDNA 3's measured TPOT rises about 2x from concurrency 4 to 64 "
     "(H200: 2.8x), a fixed step cost the vendor-level overheads (pooled with CDNA 4's, half "

@@ -198,6 +198,11 @@ def decode_step(
     attn_peak = hw["attn_peak_tflops"] * 1e12
     joins = b * isl / osl if aggregated else 0.0 * b
     tokens = b + joins
+    # The joining prompts' FLOPs at the serving shape's prefill cost (MoE models), as in
+    # the roofline's decode step; their bytes do not move. (A prefill worker's own pass,
+    # prefill_terms, has its calibrated prefill efficiency instead.)
+    k = hw.get("prefill_cost", 1.0) if mp["routed_b"] > 0 else 1.0
+    flop_tokens = b + k * joins
     dense, routed = _weights(mp, precision, layout)
     # the prompts' experts read once per prefill chunk, as in the roofline's decode step
     touched_frac = chunked_expert_reads(mp["route_frac"], b, joins, prefill_chunk(isl))
@@ -206,11 +211,11 @@ def decode_step(
     kv_tok = _kv_per_token(mp, precision, layout)
     # Per GPU: DP attention spreads the sequences over the g GPUs, TP reads its shard of all.
     seqs_gpu = b / g if layout.ep else b
-    attn_pairs = seqs_gpu * ctx + (joins / g if layout.ep else joins) * isl / 2.0
+    attn_pairs = seqs_gpu * ctx + k * (joins / g if layout.ep else joins) * isl / 2.0
     # Dense and routed FLOPs apart: a touched expert's grouped GEMM costs at least the
     # fitted ``expert_rows`` rows (the aggregated model's serving shape, per vendor).
-    routed_flops = 2.0 * mp["routed_b"] * 1e9 * mp["route_frac"] * tokens
-    lin_c = (2.0 * mp["active_b"] * 1e9 * tokens - routed_flops) / g / peak
+    routed_flops = 2.0 * mp["routed_b"] * 1e9 * mp["route_frac"] * flop_tokens
+    lin_c = (2.0 * mp["active_b"] * 1e9 * flop_tokens - routed_flops) / g / peak
     moe_c = np.maximum(routed_flops, hw["expert_rows"] * 2.0 * mp["routed_b"] * 1e9 * touched) / g
     attn_c = mp["attn_flops_pair"] * mp["layers"] * attn_pairs / (1.0 if layout.ep else g)
     comm, comm_fixed = _comm(hw, mp, layout, tokens)

@@ -60,7 +60,7 @@ def _frame(
 ) -> pd.DataFrame:
     """The per-point output columns shared by both validations."""
     cols = ["accelerator", "vendor", "precision", "framework", "isl", "osl", "conc"]
-    cols += ["decode_tp", "median_tpot_ms", "date", "run_url"]
+    cols += ["decode_tp", "decode_ep", "decode_dp_attention", "median_tpot_ms", "date", "run_url"]
     out = pts[cols].copy()
     out["measured"] = pts["output_tput_per_gpu"].to_numpy(float)
     out["predicted"] = pred
@@ -88,17 +88,21 @@ def validate_serving_model(
     precision effect per vendor x generation, never carried from one vendor's kernels to
     the other's, with the physics prior of equal efficiency where a fold leaves a vendor
     without both formats). Columns as
-    :func:`validate_sweep_model` without ``predicted_fp4`` (:func:`fp8_fp4_ratio` then reads
-    the fp4 cell's roofline terms).
+    :func:`validate_sweep_model` (``predicted_fp4``: each fp8 point's engine at fp4, at the
+    shape and level of the fold that held the fp4 cell out).
     """
     ix, specs, models = _load(ix, specs, models, inputs)
     pts = select(ix, specs, models)
+    twins = _twins(pts, specs)
     base = point_terms(pts, specs, models, ROOFLINE_SHAPE)
     cell = (pts["accelerator"] + " x " + pts["precision"]).to_numpy()
+    cell_tw = (twins["accelerator"] + " x " + twins["precision"]).to_numpy()
     eta = np.full(len(pts), np.nan)
     pred = np.full(len(pts), np.nan)
+    pred_tw = np.full(len(twins), np.nan)
     tpot = np.full(len(pts), np.nan)
     tau = pts["median_tpot_ms"].to_numpy(float)
+    tau_tw = twins["median_tpot_ms"].to_numpy(float)
     for key in sorted(set(cell)):
         test = cell == key
         train = ~test
@@ -117,7 +121,18 @@ def validate_serving_model(
         t_test = {k: v[test] for k, v in flat.items()}
         pred[test] = throughput_at_tpot(t_test, eta[test], tau[test])
         tpot[test] = (t_test["own_fixed"] + t_test["own_scaled"] / eta[test]) * 1e3
-    return _frame(pts, cell, pred, eta, tpot).reset_index(drop=True)
+        tw = cell_tw == key
+        if tw.any():
+            # The fp8 points' engines at fp4, from the fold that held the fp4 cell out.
+            sub_tw = twins[tw].reset_index(drop=True)
+            t_tw = point_terms(sub_tw, specs, models, shape)
+            flat_tw = {k: v for k, v in t_tw.items() if not isinstance(v, dict)}
+            e_tw = sweep_fit.predict_level(sub_tw, fitted)
+            pred_tw[tw] = throughput_at_tpot(flat_tw, e_tw, tau_tw[tw])
+    out = _frame(pts, cell, pred, eta, tpot)
+    out["predicted_fp4"] = np.nan
+    out.loc[twins.index, "predicted_fp4"] = pred_tw
+    return out.reset_index(drop=True)
 
 
 def validate(
@@ -340,19 +355,19 @@ def fp8_fp4_ratio(
     """FP8/FP4 throughput ratio at matched interactivity, measured and modelled.
 
     ``df`` is either validation's output (each point's held-out efficiency in ``eta``).
-    For each fp8 point of an accelerator in ``accelerators``, the fp4 sweep of the same
-    framework, lengths, TP and run date is interpolated at the fp8 point's interactivity
-    (log-log, within the fp4 points' range). Same date, because InferenceX re-runs each
+    For each fp8 point of an accelerator in ``accelerators``, each fp4 sweep (one engine
+    configuration) of the same framework, lengths, TP and run date is interpolated at the
+    fp8 point's interactivity (log-log, within that sweep's range), and the best of them
+    is the measured fp4 throughput there. Same date, because InferenceX re-runs each
     configuration on many dates with the serving software of the day: pooled over dates
     the fp4 points are no curve (MI355X's measured ratio then swung from 0.06 to 5.3
-    between neighbouring interactivities, median 0.95; matched by date it is 0.51, fp4
-    about twice fp8, as any one day's pair of sweeps shows). The model's fp4 throughput at
-    that TPOT is
-    ``predicted_fp4`` (the same engine configuration at fp4, from the fold that held the
-    fp4 cell out) where ``df`` has it, else the first fp4 point's roofline terms
-    (``terms_points``, default :func:`prepare`) at the fp4 cell's median held-out
-    efficiency. Columns: accelerator, framework, isl, osl, decode_tp, interactivity,
-    measured_ratio, predicted_ratio, ratio_err_pct.
+    between neighbouring interactivities, median 0.95, 67 matched points); matched by
+    date the median is 0.51 (22 points; single days still range 0.14-2.6), fp4 about twice
+    fp8. The model's fp4 throughput at that TPOT is ``predicted_fp4`` (the same engine
+    configuration at fp4, from the fold that held the fp4 cell out) where ``df`` has it,
+    else the first fp4 point's roofline terms (``terms_points``, default :func:`prepare`)
+    at the fp4 cell's median held-out efficiency. Columns: accelerator, framework, isl,
+    osl, decode_tp, date, interactivity, measured_ratio, predicted_ratio, ratio_err_pct.
     """
     cache: list[dict[str, np.ndarray]] = []
 
@@ -364,21 +379,22 @@ def fp8_fp4_ratio(
 
     rows = []
     keys = ["accelerator", "framework", "isl", "osl", "decode_tp", "date"]
+    config = [c for c in ("decode_ep", "decode_dp_attention") if c in df.columns]
     for key, g in df[df["accelerator"].isin(list(accelerators))].groupby(keys):
         f8 = g[g["precision"] == "fp8"]
         f4 = g[(g["precision"] == "fp4") & g["measured"].notna()]
-        if f8.empty or len(f4) < 2:
+        curves = [_log_curve(c) for _, c in f4.groupby(config)] if config else [_log_curve(f4)]
+        curves = [c for c in curves if len(c[0]) >= 2]
+        if f8.empty or not curves:
             continue
-        f4 = f4.sort_values("median_tpot_ms")
-        x4 = np.log(1000.0 / f4["median_tpot_ms"].to_numpy(float))[::-1]
-        y4 = np.log(f4["measured"].to_numpy(float))[::-1]
         eta4 = float(np.median(f4["eta"]))
-        idx4 = f4.index[0]
+        idx4 = f4.sort_values("median_tpot_ms").index[0]
         for i, r in f8.iterrows():
             x = np.log(1000.0 / r["median_tpot_ms"])
-            if not (x4.min() <= x <= x4.max()):
+            inside = [np.interp(x, x4, y4) for x4, y4 in curves if x4.min() <= x <= x4.max()]
+            if not inside:
                 continue
-            meas4 = float(np.exp(np.interp(x, x4, y4)))
+            meas4 = float(np.exp(max(inside)))
             pred4 = float(r.get("predicted_fp4", np.nan))
             if not np.isfinite(pred4):
                 sub = {k: v[[idx4]] for k, v in terms().items() if not isinstance(v, dict)}
@@ -397,6 +413,14 @@ def fp8_fp4_ratio(
         return out
     out["ratio_err_pct"] = (out["predicted_ratio"] / out["measured_ratio"] - 1.0).abs() * 100
     return out.drop(columns="row")
+
+
+def _log_curve(sweep: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(log interactivity, log throughput) of one sweep, increasing in interactivity."""
+    f = sweep.sort_values("median_tpot_ms")
+    x = np.log(1000.0 / f["median_tpot_ms"].to_numpy(float))[::-1]
+    y = np.log(f["measured"].to_numpy(float))[::-1]
+    return x, y
 
 
 def ratio_summary(ratios: pd.DataFrame) -> pd.DataFrame:

@@ -151,8 +151,8 @@ class ServingShape:
       (the serving stacks differ); a ``"<vendor> <generation>"`` key, where the fit made
       one (``fit_shape(..., by_generation=True)``), is taken before the vendor's.
     * ``prefill_cost``: what a prompt token's FLOPs cost in a decode step (and in the
-      prompt's own prefill pass) over a decode token's; 1 = the same. Fitted on
-      DeepSeek-R1's sweeps across prompt lengths and applied to MLA models only.
+      prompt's own prefill pass) over a decode token's; 1 = the same. Fitted on the
+      sweeps across prompt lengths; MoE models only, like the overheads.
 
     Empty = the plain roofline (no overheads beyond :data:`STEP_OVERHEAD_S`).
     """
@@ -170,7 +170,7 @@ class ServingShape:
 
     def params(self, vendor: str, klass: str, generation: str | None = None) -> dict[str, float]:
         """The shape keys :func:`_terms` reads from ``hw`` for one vendor and class."""
-        key = f"{vendor} {generation}"
+        key = f"{vendor} {generation}" if generation else vendor
 
         def get(table: Mapping[str, float]) -> float:
             return float(table.get(key, table.get(vendor, 0.0)))
@@ -369,10 +369,8 @@ def _terms(
     o_layer = np.where(moe, np.asarray(hw.get("overhead_layer_s", 0.0), dtype=float), 0.0)
     o_seq = np.asarray(hw.get("overhead_seq_s", 0.0), dtype=float)
     o_expert = np.asarray(hw.get("overhead_expert_s", 0.0), dtype=float)
-    # Fitted on DeepSeek-R1's sweeps (MLA + MoE) and applied to MLA models only: the
-    # MLPerf MoE workloads (Mixtral, gpt-oss) show no such penalty against Llama.
-    mla = np.asarray(mp.get("mla", 0.0), dtype=float) > 0
-    pre_cost = np.where(mla, np.asarray(hw.get("prefill_cost", 1.0), dtype=float), 1.0)
+    # Fitted on MoE sweeps like the overheads, so a dense model's prompts cost their FLOPs.
+    pre_cost = np.where(moe, np.asarray(hw.get("prefill_cost", 1.0), dtype=float), 1.0)
     n_experts = np.asarray(mp.get("experts", 0.0), dtype=float)
 
     kv_scale = KV_BYTES[precision] / 2.0 / _kv_split(mp, g)
@@ -391,12 +389,17 @@ def _terms(
         attn_pairs: Any,
         window_pairs: Any,
         touched: Any = None,
+        flop_tokens: Any = None,
     ) -> dict[str, np.ndarray]:
         """One step's bandwidth and compute parts per operator (seconds at eta = 1).
 
         ``touched``: the fraction of routed weights the step reads (default: the
         distinct experts of its ``tokens``, :func:`expert_touched_fraction`).
+        ``flop_tokens``: the tokens its linear FLOPs are charged for (default ``tokens``;
+        more where prompt tokens carry the prefill cost). Bytes moved, weights read and
+        all-reduced activations, stay those of ``tokens``.
         """
+        flop_tokens = tokens if flop_tokens is None else flop_tokens
         if touched is None:
             touched = expert_touched_fraction(r, tokens)
         touched = np.where(routed > 0, touched, 0.0)
@@ -412,8 +415,8 @@ def _terms(
             # Dense (shared) and routed-expert FLOPs apart: only the latter run as
             # small-M grouped GEMMs. ``moe_row_c``: the FLOPs of one row in every touched
             # expert, what each touched expert costs at least ``expert_rows`` times.
-            "lin_c": 2.0 * (active - routed * r) * tokens / g / peak,
-            "moe_c": 2.0 * routed * r * tokens / g / peak,
+            "lin_c": 2.0 * (active - routed * r) * flop_tokens / g / peak,
+            "moe_c": 2.0 * routed * r * flop_tokens / g / peak,
             "moe_row_c": 2.0 * routed * touched / g / peak,
             "attn_bw": kv_read / bw,
             "attn_c": attn_flops / g / attn_peak,
@@ -437,21 +440,23 @@ def _terms(
         )
         return parts["fixed"], scaled
 
-    def decode(b_: Any, k: Any = pre_cost) -> dict[str, np.ndarray]:
+    def decode(b_: Any) -> dict[str, np.ndarray]:
         joins = b_ * isl / osl  # prompt tokens entering per step in steady state
         ctx = isl + osl / 2.0  # mean context of a decoding sequence
         # Sliding-window layers: a query attends to at most ``window`` tokens.
         win_dec = np.minimum(ctx, window)
         win_pre = np.minimum(isl / 2.0, window)
-        # The prompt tokens' FLOPs cost ``k`` times their count (prefill at 1 / k of the
-        # decode operators' efficiency); their expert reads are the chunks' own.
+        # The prompt tokens' FLOPs cost ``pre_cost`` times their count (prefill at
+        # 1 / pre_cost of the decode operators' efficiency); their bytes do not move, and
+        # their expert reads are the chunks' own.
         return step(
-            b_ * (1.0 + k * isl / osl),
+            b_ * (1.0 + isl / osl),
             b_ * ctx,
             b_,
-            b_ * ctx + k * joins * isl / 2.0,
-            b_ * win_dec + k * joins * isl * win_pre,
+            b_ * ctx + pre_cost * joins * isl / 2.0,
+            b_ * win_dec + pre_cost * joins * isl * win_pre,
             touched=chunked_expert_reads(r, b_, joins, prefill_chunk(isl)),
+            flop_tokens=b_ * (1.0 + pre_cost * isl / osl),
         )
 
     win_pre = np.minimum(isl / 2.0, window)
@@ -460,7 +465,14 @@ def _terms(
     # The 99th-percentile step under Poisson arrivals: B + z sqrt(B) sequences in flight.
     t_fixed, t_scaled = combine(decode(b + P99_Z * np.sqrt(b)))
     p_fixed, p_scaled = combine(
-        step(pre_cost * isl, isl, 1.0, pre_cost * isl * isl / 2.0, pre_cost * isl * win_pre)
+        step(
+            isl,
+            isl,
+            1.0,
+            pre_cost * isl * isl / 2.0,
+            pre_cost * isl * win_pre,
+            flop_tokens=pre_cost * isl,
+        )
     )
     return {
         "step_fixed": s_fixed,
