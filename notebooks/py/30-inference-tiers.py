@@ -151,7 +151,7 @@ charts.table(
 # (shape and efficiency refitted without it), at each point's measured median TPOT. Two
 # models are scored on the same folds: the **report's serving model** (the roofline shape
 # behind every tier below) and the **sweep model**, a validated candidate (expert-parallel
-# imbalance, prefill passes at a fitted efficiency, per-generation overheads) that the
+# imbalance, each prompt's prefill as its own pass, a compute-to-bandwidth ratio) that the
 # tiers do not use yet. The first row is the error the tiers carry. The FP8/FP4 columns
 # set each fp8 point against the same day's fp4 sweep of that engine.
 

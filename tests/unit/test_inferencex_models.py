@@ -113,8 +113,8 @@ def test_appendix_model_error_lists_both_labelled():
     "over FP8 differs by engine and lengths: FP8/FP4 at matched interactivity measured "
     "0.33-0.63 on MI355X (modelled 0.31-0.54), 0.65-0.95 on B200 SGLang (0.31-0.47, where the"
     " fp4 runs are expert-parallel and the fp8 ones not), 0.13 on B200 TRT-LLM (0.32). The "
-    "sweep model (30.9 %, NVIDIA 21.7) adds expert-parallel imbalance, prefill passes at a "
-    "fitted prefill efficiency, kappa and per-generation overheads; AMD's date-to-date "
+    "sweep model (27.9 %, NVIDIA 25.1) adds expert-parallel imbalance, prefill passes as "
+    "their own passes at the fitted prefill cost, and kappa; AMD's date-to-date "
     "repeatability (a reference, not a bound) is 16.9 %",
 )
 def test_the_serving_model_meets_the_issue_16_inferencex_bars(comparison):

@@ -78,6 +78,9 @@ class SweepShape:
     #: fit_prefill_eta`). Where set, the prefill stall is ``pre_c / prefill_eta`` seconds
     #: (not scaled by eta_b); empty = prefill at eta_b like the decode operators.
     prefill_eta: Mapping[str, float] = field(default_factory=dict)
+    #: What a prefill pass's FLOPs cost over the decode operators' (1 = the same), where
+    #: the prefill passes are charged at eta_b; fitted across prompt lengths.
+    prefill_cost: float = 1.0
 
     def combine(
         self, parts: Mapping[str, np.ndarray], vendor: Any, klass: Any, group: Any = None
@@ -97,7 +100,7 @@ class SweepShape:
         fixed = parts["fixed"] + o_layer * parts["moe_layers"] * (1.0 + parts["joins"])
         fixed = fixed + o_seq * parts["seqs"]
         if not self.prefill_eta:
-            return fixed, combine_scaled(parts, kappa, rows)
+            return fixed, combine_scaled(parts, kappa, rows, pre_cost=self.prefill_cost)
         eta_pre = _lookup(self.prefill_eta, gr, v, default=1.0)
         fixed = fixed + parts["pre_c"] / eta_pre
         return fixed, combine_scaled(parts, kappa, rows, prefill=False)
@@ -163,11 +166,18 @@ def expert_imbalance(experts: float, r: float, tokens: Any, ep: Any) -> tuple[An
 
 
 def combine_scaled(
-    parts: Mapping[str, np.ndarray], kappa: Any, rows: Any, *, prefill: bool = True
+    parts: Mapping[str, np.ndarray],
+    kappa: Any,
+    rows: Any,
+    *,
+    prefill: bool = True,
+    pre_cost: float = 1.0,
 ) -> np.ndarray:
     """Scaled seconds (x 1/eta_b) of a step: per operator max(bytes, FLOPs / kappa).
 
-    ``prefill``: whether the prefill passes are in it (else they are charged apart).
+    ``prefill``: whether the prefill passes are in it (else they are charged apart);
+    ``pre_cost``: what their FLOPs cost over the decode operators' (the serving shape's
+    prefill cost, :func:`analysis.inference.latency.fit_shape`).
     """
     k = np.asarray(kappa, dtype=float)
     r = np.asarray(rows, dtype=float)
@@ -176,7 +186,7 @@ def combine_scaled(
         np.maximum(parts["lin_bw"], (parts["lin_c"] + moe) / k)
         + np.maximum(parts["attn_bw"], parts["attn_c"] / k)
         + parts["comm"]
-        + (np.maximum(parts["pre_bw"], parts["pre_c"] / k) if prefill else 0.0)
+        + (np.maximum(parts["pre_bw"], pre_cost * parts["pre_c"] / k) if prefill else 0.0)
     )
     return out
 

@@ -14,7 +14,12 @@ import numpy as np
 import pandas as pd
 
 from analysis.inference.decode_model import SweepShape, _lookup, combine_scaled, sweep_parts
-from analysis.inference.latency import PRIOR_POINTS, SHAPE_CLIP, SWEEP_KEYS
+from analysis.inference.latency import (
+    PRIOR_POINTS,
+    SHAPE_CLIP,
+    SHAPE_PREFILL_COST_GRID,
+    SWEEP_KEYS,
+)
 from analysis.inference.roofline import (
     CONCURRENCY,
     ROOFLINE_SHAPE,
@@ -184,15 +189,13 @@ def _fit_overheads(
     mask: np.ndarray,
     stall: np.ndarray,
     prefill: bool,
+    pre_cost: float = 1.0,
 ) -> tuple[int, dict[Any, np.ndarray]]:
     """Best (overheads, kappa) grid index on the points of ``mask``, and per class the rows."""
     p = {k: a[mask] for k, a in raw["own"].items()}
     klass = raw["klass"][mask]
     t = tau[mask][None, :]
-    fixed = (p["fixed"] + stall[mask])[None, :]
-    fixed = fixed + _OL[:, None] * p["moe_layers"] * (1.0 + p["joins"])
-    fixed = fixed + _OS[:, None] * p["seqs"]
-    room = t - fixed
+    room = t - _fixed(p, stall[mask], _OL[:, None], _OS[:, None])
     bad = room <= 0.05 * t
     log_room = np.log(np.maximum(room, 0.05 * t))
     total = np.zeros(len(_OL))
@@ -203,7 +206,7 @@ def _fit_overheads(
         code = _codes(code_all[mask][mk].tolist())[1]
         losses = []
         for rows in ROWS_GRID:
-            scaled = combine_scaled(pk, _KA[:, None], rows, prefill=prefill)
+            scaled = combine_scaled(pk, _KA[:, None], rows, prefill=prefill, pre_cost=pre_cost)
             y = np.log(scaled) - log_room[:, mk]
             loss = _flatness(y, code) + bad[:, mk].sum(axis=1) * CLIP**2
             losses.append(loss + (np.maximum(y, 0.0) ** 2).sum(axis=1))
@@ -214,6 +217,40 @@ def _fit_overheads(
     return int(np.argmin(total)), best
 
 
+def _fixed(p: dict[str, np.ndarray], stall: np.ndarray, o_layer: Any, o_seq: Any) -> np.ndarray:
+    out: np.ndarray = (
+        p["fixed"] + stall + o_layer * p["moe_layers"] * (1.0 + p["joins"]) + o_seq * p["seqs"]
+    )
+    return out
+
+
+def _cross_length_loss(
+    raw: dict[str, Any],
+    tau: np.ndarray,
+    engine_code: np.ndarray,
+    mask: np.ndarray,
+    stall: np.ndarray,
+    pre_cost: float,
+    fit: tuple[int, dict[Any, np.ndarray]],
+) -> float:
+    """The shape fit's loss at one fitted grid point, over each engine-day's lengths.
+
+    As :func:`analysis.inference.latency.fit_shape`'s prefill-cost criterion: the clipped
+    spread of implied log eta_b within each engine and run date (every prompt and answer
+    length), with the same penalties.
+    """
+    i, best = fit
+    p = {k: a[mask] for k, a in raw["own"].items()}
+    t = tau[mask]
+    room = t - _fixed(p, stall[mask], _OL[i], _OS[i])
+    rows = np.array([ROWS_GRID[best[kl][i]] for kl in raw["klass"][mask]])
+    scaled = combine_scaled(p, _KA[i], rows, pre_cost=pre_cost)
+    y = np.log(scaled) - np.log(np.maximum(room, 0.05 * t))
+    code = _codes(engine_code[mask].tolist())[1]
+    loss = float(_flatness(y[None, :], code)[0]) + float((room <= 0.05 * t).sum()) * CLIP**2
+    return loss + float((np.maximum(y, 0.0) ** 2).sum())
+
+
 def fit_sweep_shape(
     points: pd.DataFrame,
     raw: dict[str, Any],
@@ -222,6 +259,16 @@ def fit_sweep_shape(
     prefill_from_ttft: bool = False,
 ) -> SweepShape:
     """Per vendor the overheads and kappa, per vendor x class the expert rows, on sweeps.
+
+    Where the prefill passes are charged at eta_b (the default), first the cost of their
+    FLOPs (``SweepShape.prefill_cost``, one for every vendor, on the serving shape's grid
+    :data:`analysis.inference.latency.SHAPE_PREFILL_COST_GRID`): per trial cost each
+    vendor's overheads and rows are fitted as below, and the cost with the smallest summed
+    spread of implied log eta_b within each engine-day across lengths wins
+    (:func:`_cross_length_loss`, the serving shape's criterion). On the bundled sweeps 3,
+    as the serving shape's. Held out (same folds, 2026-12-02): 30.9 -> 27.9 % (AMD 41.9 ->
+    38.2, NVIDIA 21.7 -> 25.1; TPOT AMD 17.0 -> 14.7, NVIDIA 9.3 -> 10.9), B200 FP8/FP4
+    47.4 -> 44.9 %, MI355X 31.5 -> 31.7 %.
 
     Within a sweep (one engine configuration at several concurrencies) the bandwidth
     efficiency should not move, so the grid point (:data:`LAYER_GRID_S`, ...) that makes
@@ -269,9 +316,32 @@ def fit_sweep_shape(
     stall = raw["own"]["pre_c"] / _lookup(eta_pre, group, vendor, default=1.0)
     if not prefill_from_ttft:
         stall = 0.0 * stall
+    pre_cost = 1.0
+    if not prefill_from_ttft:
+        # One cost of a prefill pass's FLOPs for every vendor, on the summed cross-length
+        # loss, as the serving shape's (:func:`analysis.inference.latency.fit_shape`).
+        cols = [c for c in SWEEP_KEYS if c not in ("isl", "osl")]
+        engine = points[cols].astype(str).agg("|".join, axis=1).to_numpy(object)
+        vendors = sorted(set(vendor.tolist()))
+
+        def summed(k: float) -> float:
+            return sum(
+                _cross_length_loss(
+                    raw,
+                    tau,
+                    engine,
+                    vendor == v,
+                    stall,
+                    k,
+                    _fit_overheads(raw, tau, code_all, vendor == v, stall, True, k),
+                )
+                for v in vendors
+            )
+
+        pre_cost = float(min(SHAPE_PREFILL_COST_GRID, key=summed)) if len(points) else 1.0
     for v in sorted(set(vendor.tolist())):
         mv = vendor == v
-        i, best = _fit_overheads(raw, tau, code_all, mv, stall, not prefill_from_ttft)
+        i, best = _fit_overheads(raw, tau, code_all, mv, stall, not prefill_from_ttft, pre_cost)
         out["layer"][v], out["seq"][v], out["kappa"][v] = _OL[i], _OS[i], _KA[i]
         for kl, j in best.items():
             out["rows"][(v, kl)] = float(ROWS_GRID[j[i]])
@@ -281,7 +351,7 @@ def fit_sweep_shape(
         # vendor's by n / (n + PRIOR_POINTS) points.
         for gname in sorted(set(group[mv].tolist())):
             mg = group == gname
-            ig, _ = _fit_overheads(raw, tau, code_all, mg, stall, not prefill_from_ttft)
+            ig, _ = _fit_overheads(raw, tau, code_all, mg, stall, not prefill_from_ttft, pre_cost)
             w = mg.sum() / (mg.sum() + PRIOR_POINTS)
             out["layer"][gname] = float(w * _OL[ig] + (1 - w) * _OL[i])
             out["seq"][gname] = float(w * _OS[ig] + (1 - w) * _OS[i])
@@ -291,6 +361,7 @@ def fit_sweep_shape(
         kappa=out["kappa"],
         expert_rows=out["rows"],
         prefill_eta=eta_pre,
+        prefill_cost=pre_cost,
     )
 
 
