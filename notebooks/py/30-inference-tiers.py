@@ -212,8 +212,8 @@ charts.table(
 # the pooled value. The MoE shape (per-MoE-layer overhead, the fewest rows a touched
 # expert's grouped GEMM costs) is fitted per vendor on the InferenceX concurrency sweeps and
 # applies to MoE layers only, so dense workloads never inherit DeepSeek-R1's behaviour; its
-# prefill cost (what a prompt token's FLOPs cost, fitted across prompt lengths) applies
-# to MLA models (DeepSeek) only.
+# prefill cost (what a prompt token's FLOPs cost, fitted across prompt lengths) likewise
+# applies to MoE models only.
 
 # %%
 #| detail: "Fitted efficiency per vendor, generation and round"

@@ -156,6 +156,19 @@ def test_mla_roofline_by_hand():
     assert float(t["parts"]["attn_bw"][0]) == pytest.approx(150 * 10 * 576 * 2 / 1e12)
 
 
+def test_sliding_window_attention_by_hand():
+    # 10 layers, 5 of them sliding (window 128); ISL = OSL = 1000 at one sequence: 1 decode
+    # token and 1 prompt token a step. Full layers: 1500 context pairs (ISL + OSL / 2) for
+    # the decode token, 500 (ISL / 2) for the prompt token; sliding layers: 128 each.
+    # 4 x 32 heads x 128 = 16,384 FLOPs per pair and layer, over 1 PFLOP/s.
+    mp = inference.model_params(_model(sliding_window=128, sliding_window_layers=5))
+    t = inference._terms(
+        HW, mp, precision="bf16", isl=1000.0, osl=1000.0, gpus=1.0, concurrency=np.array([1.0])
+    )
+    pairs = 5 * (1500 + 500) + 5 * (128 + 128)
+    assert float(t["parts"]["attn_c"][0]) == pytest.approx(16384.0 * pairs / 1e15)
+
+
 def test_prefill_cost_scales_the_prompt_tokens_flops_and_nothing_else():
     # MoE: 100 B total, 10 B active, 10 experts, top-1 (no shared part), 8 GPUs. ISL = OSL
     # = 100 at one sequence: 2 tokens a step (1 decode, 1 prompt). At prefill cost 3 the
@@ -178,13 +191,13 @@ def test_prefill_cost_scales_the_prompt_tokens_flops_and_nothing_else():
     for key in ("lin_bw", "moe_row_c", "attn_bw", "comm", "fixed", "expert_gemms"):
         np.testing.assert_allclose(t[key], base[key], rtol=1e-12, err_msg=key)
     assert float(base["comm"][0]) > 0.0
-    # The prompt's own prefill pass (time to first token) of a 10,000-token prompt: its
-    # routed FLOPs (2 x 10e9 x 1e4 / 8 = 25 ms at cost 1, as long as its 25 ms of weights)
-    # and attention (5e7 pairs) triple; its all-reduce and reads stay.
-    long = {**kw, "isl": 10000.0}
+    # The prompt's own prefill pass (time to first token) of a 20,000-token prompt: its
+    # routed FLOPs (2 x 10e9 x 2e4 / 8 = 50 ms at cost 1, over its 25 ms of weights) and
+    # attention (2e8 pairs) triple; its all-reduce and reads stay.
+    long = {**kw, "isl": 20000.0}
     p3 = float(np.ravel(inference._terms(hw, moe, concurrency=one, **long)["prefill_scaled"])[0])
     p1 = float(np.ravel(inference._terms(HW, moe, concurrency=one, **long)["prefill_scaled"])[0])
-    assert p3 - p1 == pytest.approx(2 * (2 * 10e9 * 1e4 / 8 / 1e15 + pair * 5e7 / 8 / 1e15))
+    assert p3 - p1 == pytest.approx(2 * (2 * 10e9 * 2e4 / 8 / 1e15 + pair * 2e8 / 8 / 1e15))
     # A dense model ignores it.
     dense = inference.model_params(_model())
     got = inference._terms(hw, dense, concurrency=one, **kw)
@@ -223,7 +236,9 @@ def test_fit_shape_recovers_a_known_prefill_cost():
 
 def test_prefill_cost_is_identified_across_lengths_not_within_a_sweep():
     # One point per sweep: no sweep has a spread to flatten, so only the comparison of
-    # one engine-day's lengths (1k and 8k prompts, 1k and 8k answers) can find the cost.
+    # one engine-day's lengths (1k and 8k prompts, 1k and 8k answers) can find the cost
+    # (chosen on the within-sweep loss it would be the grid's first, 1). The truth has no
+    # overheads, which is also where best() lands when no sweep has a spread.
     from analysis.inference.latency import fit_shape
 
     truth = inference.ServingShape(prefill_cost={"AMD": 4.0, "NVIDIA": 4.0})
@@ -294,3 +309,22 @@ def test_inferencex_held_out_cell_does_not_move_its_predictions():
     )
     # ... while the measurements it is scored against did move.
     assert (again.loc[sel, "measured"] < base.loc[sel, "measured"]).all()
+
+
+def test_serving_model_fp4_twins_come_from_the_fold_without_the_fp4_cell():
+    # Move everything the shape and level fits read in MI355X's fp4 cell: the fp4 twin of
+    # each MI355X fp8 point (the fp4 cell's fold) must not move; the fp8 cell's own
+    # predictions (whose fold saw the moved fp4 rows) must.
+    ix = data.load_table("inferencex")
+    base = inference_latency.validate_serving_model(ix)
+    cell = (ix["accelerator"] == "MI355X") & (ix["precision"] == "fp4")
+    moved = ix.copy()
+    moved.loc[cell, "output_tput_per_gpu"] *= 0.7
+    moved.loc[cell, "median_tpot_ms"] *= 1.3
+    again = inference_latency.validate_serving_model(moved)
+    twin = (base["accelerator"] == "MI355X").to_numpy() & base["predicted_fp4"].notna().to_numpy()
+    assert twin.sum() > 10
+    np.testing.assert_allclose(
+        again.loc[twin, "predicted_fp4"], base.loc[twin, "predicted_fp4"], rtol=1e-9
+    )
+    assert not np.allclose(again.loc[twin, "predicted"], base.loc[twin, "predicted"])

@@ -207,6 +207,32 @@ def test_ratio_matches_the_fp4_sweep_of_the_same_run_date():
     assert inference_latency.fp8_fp4_ratio(pd.DataFrame(rows), accelerators=("MI355X",)).empty
 
 
+def test_ratio_takes_the_fp8_engines_own_fp4_configuration_else_the_days_best():
+    # One day, two fp4 configurations: EP1 (100 and 400 tok/s at 10 and 20 ms) and EP8
+    # (4x faster). An EP1 fp8 point at 14.142 ms is set against EP1 (200 tok/s there); an
+    # EP4 fp8 point, whose configuration that day did not run at fp4, against the best (800).
+    def point(precision, ep, tpot_ms, measured):
+        return {
+            **_ratio_point(precision, "d1", tpot_ms, measured, 200.0),
+            "decode_ep": ep,
+            "decode_dp_attention": 0,
+        }
+
+    rows = [
+        point("fp4", 1, 10.0, 100.0),
+        point("fp4", 1, 20.0, 400.0),
+        point("fp4", 8, 10.0, 400.0),
+        point("fp4", 8, 20.0, 1600.0),
+        point("fp8", 1, 10.0 * 2**0.5, 100.0),
+        point("fp8", 4, 10.0 * 2**0.5, 100.0),
+    ]
+    got = inference_latency.fp8_fp4_ratio(pd.DataFrame(rows), accelerators=("MI355X",))
+    assert got["measured_ratio"].tolist() == pytest.approx([0.5, 0.125])
+    # A point whose fp4 twin has no prediction is left out, not filled from elsewhere.
+    rows[-1]["predicted_fp4"] = np.nan
+    assert len(inference_latency.fp8_fp4_ratio(pd.DataFrame(rows), accelerators=("MI355X",))) == 1
+
+
 def test_ratio_uses_held_out_fp4_twins(base):
     ratios = inference_latency.fp8_fp4_ratio(base)
     assert set(ratios["accelerator"]) == {"MI355X", "B200"}

@@ -257,14 +257,15 @@ def fit_shape(
     (43.1 at 1, 38.5 at 8, still falling) and has NVIDIA's minimum at 2.5, and the
     per-vendor costs held out worse (34.0 % against 31.9 %). The measured times to first
     token bound it loosely: an 8k prompt's prefill at concurrency <= 4 runs at a median
-    0.17-0.35 of the sustained peak, against decode levels of 0.41 (AMD) and 0.50
-    (NVIDIA), a cost of about 2 or less (TTFT includes queueing). Applied to MoE models
-    only, like the overheads (:func:`analysis.inference.roofline._terms`). Held out
-    (serving model, same folds, 2026-12-02): 36.7 -> 31.9 % (AMD 40.1 -> 35.9, NVIDIA
-    35.8 -> 31.3). Also examined: MLA models only (MLPerf leave one workload out ratio
-    16.6 % against 16.1), and every model, dense too (that ratio 10.8 %, but leave one
-    round out AMD 8.5 -> 10.1 %, one accelerator NVIDIA 10.7 -> 13.4 %, one system AMD
-    3.4 -> 5.2 %): not taken, a mechanism fitted on MoE sweeps stays with MoE layers.
+    0.18-0.35 of the sustained peak per accelerator, against median implied decode levels
+    of 0.35 (AMD) and 0.49 (NVIDIA), a cost of about 2 or less (TTFT includes queueing).
+    Applied to MoE models only, like the overheads
+    (:func:`analysis.inference.roofline._terms`). Held out (serving model, same folds,
+    2026-12-02): 36.7 -> 31.9 % (AMD 40.1 -> 35.9, NVIDIA 35.8 -> 31.3). Also examined:
+    MLA models only (MLPerf leave one workload out ratio 16.1 % against 13.5), and every
+    model, dense too (96 of NVIDIA's 394 MLPerf rows then miss their TTFT bounds and go
+    unpredicted, so its errors are not comparable): not taken, a mechanism fitted on MoE
+    sweeps stays with MoE layers.
 
     ``by_generation`` (off by default) also fits the overheads of each vendor x
     generation with at least :data:`SHAPE_GENERATION_MIN_POINTS` points, under the key

@@ -354,20 +354,22 @@ def fp8_fp4_ratio(
 ) -> pd.DataFrame:
     """FP8/FP4 throughput ratio at matched interactivity, measured and modelled.
 
-    ``df`` is either validation's output (each point's held-out efficiency in ``eta``).
-    For each fp8 point of an accelerator in ``accelerators``, each fp4 sweep (one engine
+    ``df`` is either validation's output (each point's held-out efficiency in ``eta``). For
+    each fp8 point of an accelerator in ``accelerators``, each fp4 sweep (one engine
     configuration) of the same framework, lengths, TP and run date is interpolated at the
-    fp8 point's interactivity (log-log, within that sweep's range), and the best of them
-    is the measured fp4 throughput there. Same date, because InferenceX re-runs each
-    configuration on many dates with the serving software of the day: pooled over dates
-    the fp4 points are no curve (MI355X's measured ratio then swung from 0.06 to 5.3
-    between neighbouring interactivities, median 0.95, 67 matched points); matched by
-    date the median is 0.51 (22 points; single days still range 0.14-2.6), fp4 about twice
-    fp8. The model's fp4 throughput at that TPOT is ``predicted_fp4`` (the same engine
-    configuration at fp4, from the fold that held the fp4 cell out) where ``df`` has it,
-    else the first fp4 point's roofline terms (``terms_points``, default :func:`prepare`)
-    at the fp4 cell's median held-out efficiency. Columns: accelerator, framework, isl,
-    osl, decode_tp, date, interactivity, measured_ratio, predicted_ratio, ratio_err_pct.
+    fp8 point's interactivity (log-log, within that sweep's range); the measured fp4
+    throughput there is the fp8 point's own configuration's (expert parallelism, DP
+    attention) where that day ran it at fp4, else the best of the day's. Same date, because
+    InferenceX re-runs each configuration on many dates with the serving software of the
+    day: pooled over dates the fp4 points are no curve (MI355X's measured ratio then swung
+    from 0.06 to 5.3 between neighbouring interactivities, median 0.95, 67 matched points);
+    matched by date the median is 0.51 (22 points; single days still range 0.14-2.6), fp4
+    about twice fp8. The model's fp4 throughput at that TPOT is ``predicted_fp4`` (the same
+    engine configuration at fp4, from the fold that held the fp4 cell out; a point without
+    it is skipped) where ``df`` has that column, else (an old frame) the first fp4 point's
+    roofline terms (``terms_points``, default :func:`prepare`, whose shape saw every cell)
+    at the fp4 cell's median held-out efficiency. Columns: accelerator, framework, isl, osl,
+    decode_tp, date, interactivity, measured_ratio, predicted_ratio, ratio_err_pct.
     """
     cache: list[dict[str, np.ndarray]] = []
 
@@ -380,23 +382,33 @@ def fp8_fp4_ratio(
     rows = []
     keys = ["accelerator", "framework", "isl", "osl", "decode_tp", "date"]
     config = [c for c in ("decode_ep", "decode_dp_attention") if c in df.columns]
+    twins = "predicted_fp4" in df.columns
     for key, g in df[df["accelerator"].isin(list(accelerators))].groupby(keys):
         f8 = g[g["precision"] == "fp8"]
         f4 = g[(g["precision"] == "fp4") & g["measured"].notna()]
-        curves = [_log_curve(c) for _, c in f4.groupby(config)] if config else [_log_curve(f4)]
-        curves = [c for c in curves if len(c[0]) >= 2]
+        sweeps = f4.groupby(config, dropna=False) if config else [((), f4)]
+        curves = {
+            (c if isinstance(c, tuple) else (c,)): _log_curve(f) for c, f in sweeps if len(f) >= 2
+        }
         if f8.empty or not curves:
             continue
         eta4 = float(np.median(f4["eta"]))
         idx4 = f4.sort_values("median_tpot_ms").index[0]
         for i, r in f8.iterrows():
             x = np.log(1000.0 / r["median_tpot_ms"])
-            inside = [np.interp(x, x4, y4) for x4, y4 in curves if x4.min() <= x <= x4.max()]
+            inside = {
+                c: np.interp(x, *xy) for c, xy in curves.items() if xy[0].min() <= x <= xy[0].max()
+            }
             if not inside:
                 continue
-            meas4 = float(np.exp(max(inside)))
-            pred4 = float(r.get("predicted_fp4", np.nan))
-            if not np.isfinite(pred4):
+            # The fp8 point's own engine configuration at fp4 where that day ran it, else
+            # the day's best fp4 configuration at this interactivity.
+            own = tuple(r[c] for c in config)
+            meas4 = float(np.exp(inside.get(own, max(inside.values()))))
+            pred4 = float(r["predicted_fp4"]) if twins else np.nan
+            if twins and not np.isfinite(pred4):
+                continue
+            if not twins:
                 sub = {k: v[[idx4]] for k, v in terms().items() if not isinstance(v, dict)}
                 pred4 = float(throughput_at_tpot(sub, np.array([eta4]), [r["median_tpot_ms"]])[0])
             rows.append(

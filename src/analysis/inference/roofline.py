@@ -454,7 +454,7 @@ def _terms(
             b_ * ctx,
             b_,
             b_ * ctx + pre_cost * joins * isl / 2.0,
-            b_ * win_dec + pre_cost * joins * isl * win_pre,
+            b_ * win_dec + pre_cost * joins * win_pre,
             touched=chunked_expert_reads(r, b_, joins, prefill_chunk(isl)),
             flop_tokens=b_ * (1.0 + pre_cost * isl / osl),
         )
