@@ -153,7 +153,8 @@ charts.table(
 # behind every tier below) and the **sweep model**, a validated candidate (expert-parallel
 # imbalance, each prompt's prefill as its own pass, a compute-to-bandwidth ratio) that the
 # tiers do not use yet. The first row is the error the tiers carry. The FP8/FP4 columns
-# set each fp8 point against the same day's fp4 sweep of that engine.
+# set each fp8 point against the same day's fp4 sweep of its engine configuration (else
+# the day's best, which the model's fp4 twin then runs).
 
 # %%
 from analysis.inference import latency_validation  # noqa: E402

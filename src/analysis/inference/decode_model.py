@@ -79,7 +79,9 @@ class SweepShape:
     #: (not scaled by eta_b); empty = prefill at eta_b like the decode operators.
     prefill_eta: Mapping[str, float] = field(default_factory=dict)
     #: What a prefill pass's FLOPs cost over the decode operators' (1 = the same), where
-    #: the prefill passes are charged at eta_b; fitted across prompt lengths.
+    #: the prefill passes are charged at eta_b; fitted across prompt lengths. Applied to
+    #: any model: the sweep model only ever sees DeepSeek-R1 (the serving shape's cost is
+    #: gated to MoE models).
     prefill_cost: float = 1.0
 
     def combine(

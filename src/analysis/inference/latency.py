@@ -263,8 +263,8 @@ def fit_shape(
     (:func:`analysis.inference.roofline._terms`). Held out (serving model, same folds,
     2026-12-02): 36.7 -> 31.9 % (AMD 40.1 -> 35.9, NVIDIA 35.8 -> 31.3). Also examined:
     MLA models only (MLPerf leave one workload out ratio 16.1 % against 13.5), and every
-    model, dense too (96 of NVIDIA's 394 MLPerf rows then miss their TTFT bounds and go
-    unpredicted, so its errors are not comparable): not taken, a mechanism fitted on MoE
+    model, dense too (96 of NVIDIA's 394 MLPerf rows then miss their TTFT bounds and are
+    dropped from the scores, so its errors are not comparable): not taken, a mechanism fitted on MoE
     sweeps stays with MoE layers.
 
     ``by_generation`` (off by default) also fits the overheads of each vendor x

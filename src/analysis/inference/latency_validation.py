@@ -34,12 +34,68 @@ from analysis.inference.roofline import (
 from analysis.inference.validation import validation_summary
 from analysis.inputs import Inputs
 
+#: What makes a day's fp4 sweep of an fp8 point's engine (:func:`fp8_fp4_matches`).
+RATIO_KEYS = ("accelerator", "framework", "isl", "osl", "decode_tp", "date")
+#: The engine configuration within those keys: one fp4 sweep each.
+RATIO_CONFIG = ("decode_ep", "decode_dp_attention")
+
+
+def fp8_fp4_matches(
+    frame: pd.DataFrame, value: str, accelerators: Sequence[str] = RATIO_ACCELERATORS
+) -> pd.DataFrame:
+    """Each fp8 point's measured fp4 counterpart at its interactivity, and its configuration.
+
+    For each fp8 point of ``accelerators``, the same day's fp4 sweeps of its engine
+    (:data:`RATIO_KEYS`; one sweep per :data:`RATIO_CONFIG` with at least two points)
+    are interpolated at its interactivity (log-log, within each sweep's range); the match
+    is its own configuration's where that day ran it at fp4, else the best there. Indexed
+    like ``frame``; columns ``fp4`` (the ``value`` there) and the matched configuration's
+    :data:`RATIO_CONFIG` (fp8 points without a match are absent). The measured side of
+    :func:`fp8_fp4_ratio` and the modelled fp4 twins (:func:`_twins`) both read it, so
+    the two describe one engine configuration.
+    """
+    config = [c for c in RATIO_CONFIG if c in frame.columns]
+    sel = frame[frame["accelerator"].isin(list(accelerators))]
+    cfg = sel[config].astype(float).fillna(-1.0) if config else pd.DataFrame(index=sel.index)
+    out = []
+    for _, g in sel.groupby(list(RATIO_KEYS)):
+        f4 = g[(g["precision"] == "fp4") & g[value].notna()]
+        curves = {}
+        for c, f in f4.groupby([cfg.loc[f4.index, k] for k in config]) if config else [((), f4)]:
+            if len(f) >= 2:
+                curves[c if isinstance(c, tuple) else (c,)] = _log_curve(f, value)
+        for i, r in g[g["precision"] == "fp8"].iterrows():
+            x = np.log(1000.0 / r["median_tpot_ms"])
+            inside = {
+                c: np.interp(x, *xy) for c, xy in curves.items() if xy[0][0] <= x <= xy[0][-1]
+            }
+            if not inside:
+                continue
+            own = tuple(cfg.loc[i, k] for k in config)
+            pick = own if own in inside else max(inside, key=lambda c: inside[c])
+            out.append(
+                {
+                    "row": i,
+                    "fp4": float(np.exp(inside[pick])),
+                    **dict(zip(config, pick, strict=True)),
+                }
+            )
+    cols = ["fp4", *config]
+    return pd.DataFrame(out, columns=["row", *cols]).set_index("row")[cols]
+
 
 def _twins(pts: pd.DataFrame, specs: pd.DataFrame) -> pd.DataFrame:
-    """The fp8 points of :data:`RATIO_ACCELERATORS` as fp4 configurations (same engine)."""
-    tw = pts[pts["accelerator"].isin(list(RATIO_ACCELERATORS)) & (pts["precision"] == "fp8")]
-    tw = tw.copy()
+    """The model's fp4 twin of each matched fp8 point of :data:`RATIO_ACCELERATORS`.
+
+    The fp8 point's engine at fp4, in the configuration it is scored against
+    (:func:`fp8_fp4_matches`: its own, else the day's best).
+    """
+    match = fp8_fp4_matches(pts, "output_tput_per_gpu")
+    tw = pts.loc[match.index].copy()
     tw["precision"] = "fp4"
+    for c in RATIO_CONFIG:
+        if c in match.columns:
+            tw[c] = pd.array(match[c].to_numpy(), dtype=tw[c].dtype)
     spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
     tw["precision_class"] = [precision_class(spec_by[a], "fp4") for a in tw["accelerator"]]
     return tw
@@ -359,7 +415,8 @@ def fp8_fp4_ratio(
     configuration) of the same framework, lengths, TP and run date is interpolated at the
     fp8 point's interactivity (log-log, within that sweep's range); the measured fp4
     throughput there is the fp8 point's own configuration's (expert parallelism, DP
-    attention) where that day ran it at fp4, else the best of the day's. Same date, because
+    attention) where that day ran it at fp4, else the best of the day's
+    (:func:`fp8_fp4_matches`; the model's fp4 twin is that configuration). Same date, because
     InferenceX re-runs each configuration on many dates with the serving software of the
     day: pooled over dates the fp4 points are no curve (MI355X's measured ratio then swung
     from 0.06 to 5.3 between neighbouring interactivities, median 0.95, 67 matched points);
@@ -380,31 +437,17 @@ def fp8_fp4_ratio(
         return cache[0]
 
     rows = []
-    keys = ["accelerator", "framework", "isl", "osl", "decode_tp", "date"]
-    config = [c for c in ("decode_ep", "decode_dp_attention") if c in df.columns]
+    keys = list(RATIO_KEYS)
     twins = "predicted_fp4" in df.columns
+    match = fp8_fp4_matches(df, "measured", accelerators)
     for key, g in df[df["accelerator"].isin(list(accelerators))].groupby(keys):
-        f8 = g[g["precision"] == "fp8"]
         f4 = g[(g["precision"] == "fp4") & g["measured"].notna()]
-        sweeps = f4.groupby(config, dropna=False) if config else [((), f4)]
-        curves = {
-            (c if isinstance(c, tuple) else (c,)): _log_curve(f) for c, f in sweeps if len(f) >= 2
-        }
-        if f8.empty or not curves:
+        f8 = g[(g["precision"] == "fp8") & g.index.isin(match.index)]
+        if f8.empty:
             continue
         eta4 = float(np.median(f4["eta"]))
         idx4 = f4.sort_values("median_tpot_ms").index[0]
         for i, r in f8.iterrows():
-            x = np.log(1000.0 / r["median_tpot_ms"])
-            inside = {
-                c: np.interp(x, *xy) for c, xy in curves.items() if xy[0].min() <= x <= xy[0].max()
-            }
-            if not inside:
-                continue
-            # The fp8 point's own engine configuration at fp4 where that day ran it, else
-            # the day's best fp4 configuration at this interactivity.
-            own = tuple(r[c] for c in config)
-            meas4 = float(np.exp(inside.get(own, max(inside.values()))))
             pred4 = float(r["predicted_fp4"]) if twins else np.nan
             if twins and not np.isfinite(pred4):
                 continue
@@ -415,7 +458,7 @@ def fp8_fp4_ratio(
                 {
                     **dict(zip(keys, key, strict=True)),
                     "interactivity": 1000.0 / r["median_tpot_ms"],
-                    "measured_ratio": r["measured"] / meas4,
+                    "measured_ratio": r["measured"] / match.at[i, "fp4"],
                     "predicted_ratio": r["predicted"] / pred4,
                     "row": i,
                 }
@@ -427,11 +470,11 @@ def fp8_fp4_ratio(
     return out.drop(columns="row")
 
 
-def _log_curve(sweep: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """(log interactivity, log throughput) of one sweep, increasing in interactivity."""
+def _log_curve(sweep: pd.DataFrame, value: str) -> tuple[np.ndarray, np.ndarray]:
+    """(log interactivity, log ``value``) of one sweep, increasing in interactivity."""
     f = sweep.sort_values("median_tpot_ms")
     x = np.log(1000.0 / f["median_tpot_ms"].to_numpy(float))[::-1]
-    y = np.log(f["measured"].to_numpy(float))[::-1]
+    y = np.log(f[value].to_numpy(float))[::-1]
     return x, y
 
 

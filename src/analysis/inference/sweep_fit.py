@@ -277,36 +277,37 @@ def fit_sweep_shape(
     eta_b exceeds 1). Deterministic: the first minimum. The level is not seen here.
 
     Options, both off by default (examined on the held-out scheme with the level of
-    :func:`fit_level`, neither lowered its median error: 35.1 % and 38.2 % against
-    30.7 %; the first lowers the AMD TPOT error 17.0 -> 15.3 %, the second the AMD
-    median 41.9 -> 34.5 % but raises NVIDIA's 20.4 -> 40.5 %; a per-generation kappa
-    on top of the first, 36.2 %, and per-sequence overheads up to 320 us, which the fit
-    does not pick, were examined too): ``by_generation`` fits the overheads per
+    :func:`fit_level`, neither lowered its median error: with the prefill cost above,
+    2026-12-02, 30.0 % (AMD 34.2, NVIDIA 29.3; TPOT AMD 14.7 -> 14.2 %) and 39.8 % (AMD
+    34.5, NVIDIA 41.7) against 27.9 % (AMD 38.2, NVIDIA 25.1); before it, 35.1 % and
+    38.2 % against 30.7 %; a per-generation kappa on top of the first, 36.2 %, and
+    per-sequence overheads up to 320 us, which the fit does not pick, were examined too,
+    before the cost): ``by_generation`` fits the overheads per
     vendor x generation too, shrunk to the vendor's by n / (n + PRIOR_POINTS) points
     (CDNA 3's fixed step cost is about twice CDNA 4's); ``prefill_from_ttft`` charges
     the prefill passes at an efficiency fitted on time to first token
     (:func:`fit_prefill_eta`) instead of at eta_b.
 
     Pooling by compute die (part -> die -> generation -> vendor) adds nothing to
-    ``by_generation`` on these data: every InferenceX generation is one die (CDNA 3 =
-    MI300X and MI325X, CDNA 4 = MI355X only, Hopper = H200, Blackwell = B200, Blackwell
-    Ultra = B300), and a part level is either the held-out cell itself (CDNA 3) or the
-    part's other format (MI355X, B200, B300), which is the generation's fit. Fitted alone,
-    the same die gives 170 us per MoE layer on MI300X and 270 us on MI325X, so a die level
-    is noisy where it exists. Also examined (held-out scheme, same folds): both options
-    together, AMD 33.1 %, NVIDIA 35.4 %, overall 34.9 % (H200's held-out fold takes
-    Blackwell's TTFT prefill efficiency); the measured sustained GEMM clocks of MI300X and
-    MI325X (:mod:`analysis.training.sustained`) on the compute peaks, AMD 42.2 % (decode is
-    bandwidth-bound at these batches); the TTFT prefill efficiency only where the fold has
-    the point's own generation (else prefill at eta_b), AMD 34.5 %, NVIDIA 37.2 % (the
-    NVIDIA overheads and kappa refit worse: H200 18 -> 37 %, B200 fp4 21 -> 40 %); a
-    serving-release level term (vendor x generation x framework x run date, shrunk like
-    the frameworks, in :func:`fit_level`), AMD 41.2 %, NVIDIA 23.2 %, overall 29.7 % (the
+    ``by_generation`` on these data: every InferenceX generation is one die (CDNA 3 = MI300X
+    and MI325X, CDNA 4 = MI355X only, Hopper = H200, Blackwell = B200, Blackwell Ultra =
+    B300), and a part level is either the held-out cell itself (CDNA 3) or the part's other
+    format (MI355X, B200, B300), which is the generation's fit. Fitted alone, the same die
+    gives 170 us per MoE layer on MI300X and 270 us on MI325X, so a die level is noisy where
+    it exists. Also examined (held-out scheme, same folds): both options together, AMD 33.1
+    %, NVIDIA 35.4 %, overall 34.9 % (H200's held-out fold takes Blackwell's TTFT prefill
+    efficiency; these, before the prefill cost); the measured sustained GEMM clocks of
+    MI300X and MI325X (:mod:`analysis.training.sustained`) on the compute peaks, AMD 42.2 %
+    (decode is bandwidth-bound at these batches); the TTFT prefill efficiency only where the
+    fold has the point's own generation (else prefill at eta_b), AMD 34.5 %, NVIDIA 37.2 %
+    (the NVIDIA overheads and kappa refit worse: H200 18 -> 37 %, B200 fp4 21 -> 40 %); a
+    serving-release level term (vendor x generation x framework x run date, shrunk like the
+    frameworks, in :func:`fit_level`), AMD 41.2 %, NVIDIA 23.2 %, overall 29.7 % (the
     date-to-date change is in the fixed step cost, not the level; not kept, NVIDIA
-    regresses). :func:`analysis.inference.latency_validation.
-    cell_summary` shows where each cell's error sits: on CDNA 3 the modelled TPOT is 25-33 %
-    low at concurrency <= 8 and 21-25 % high at >= 32 (a slope error, consistent with a fixed
-    step cost too small), MI355X fp8 and B200 fp8 are high only at high concurrency.
+    regresses). :func:`analysis.inference.latency_validation.cell_summary` shows where each
+    cell's error sits: on CDNA 3 the modelled TPOT is 32-38 % low at concurrency <= 8 and
+    14-19 % high at >= 32 (a slope error, consistent with a fixed step cost too small),
+    MI355X fp8 and B200 fp8 are high mainly at high concurrency.
     """
     tau = points["median_tpot_ms"].to_numpy(float) / 1e3
     vendor, group = raw["vendor"], raw["group"]
