@@ -160,10 +160,10 @@ def point_terms(
     return out
 
 
-#: Grids of the serving-shape fit (:func:`fit_shape`): per-MoE-layer overhead 0-250 us,
+#: Grids of the serving-shape fit (:func:`fit_shape`): per-MoE-layer overhead 0-200 us,
 #: per-sequence overhead 0 or 10 us, per touched expert per MoE layer 0-1 us, and the
 #: fewest rows a touched expert's grouped GEMM costs: 0 (none) or 16-4096 (log-spaced).
-SHAPE_LAYER_GRID_S = np.arange(0.0, 251e-6, 10e-6)
+SHAPE_LAYER_GRID_S = np.arange(0.0, 201e-6, 10e-6)
 SHAPE_SEQ_GRID_S = np.array([0.0, 10e-6])
 SHAPE_EXPERT_GRID_S = np.array([0.0, 0.5, 1.0]) * 1e-6
 SHAPE_ROWS_GRID = np.r_[0.0, np.geomspace(16.0, 4096.0, 17)]
@@ -171,7 +171,7 @@ SHAPE_ROWS_GRID = np.r_[0.0, np.geomspace(16.0, 4096.0, 17)]
 #: odd configuration, e.g. a sweep whose engine settings changed mid-way).
 SHAPE_CLIP = 0.5
 #: Trial costs of a prompt token's FLOPs over a decode token's (:func:`fit_shape`).
-SHAPE_PREFILL_COST_GRID = (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+SHAPE_PREFILL_COST_GRID = (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0)
 #: Fewest points of one vendor x generation for its own overheads in
 #: ``fit_shape(..., by_generation=True)`` (fewer: the vendor's).
 SHAPE_GENERATION_MIN_POINTS = 40
@@ -254,7 +254,7 @@ def fit_shape(
     log eta_b within each engine-day (:data:`SWEEP_KEYS` without the lengths; with the
     same penalties) summed over vendors wins: one cost for the workload's prefill, not
     one per stack. On the bundled sweeps 3. Per vendor the criterion is flat for AMD
-    (43.1 at 1, 38.5 at 8, still falling) and has NVIDIA's minimum at 2.5, and the
+    (43.1 at 1, 38.7 at 6, 38.5 at 8: still falling) and has NVIDIA's minimum at 2.5, and the
     per-vendor costs held out worse (34.0 % against 31.9 %). The measured times to first
     token bound it loosely: an 8k prompt's prefill at concurrency <= 4 runs at a median
     0.18-0.35 of the sustained peak per accelerator, against median implied decode levels
@@ -339,13 +339,11 @@ class _ShapeFit:
         self.tau, self.layers = tau, layers
         self.conc = points["conc"].to_numpy(float)
         self.klass = points["precision_class"].to_numpy(object)
-        empty = np.array([], dtype=object)
 
         def key(cols: Sequence[str]) -> np.ndarray:
-            if not len(points):
-                return empty
-            out: np.ndarray = points[list(cols)].astype(str).agg("|".join, axis=1).to_numpy()
-            return out
+            # One integer per distinct combination (sorted: deterministic).
+            out: np.ndarray = points.groupby(list(cols), sort=True, dropna=False).ngroup()
+            return np.asarray(out, dtype=np.int64)
 
         self.sweep = key(SWEEP_KEYS)
         self.engine_day = key([c for c in SWEEP_KEYS if c not in ("isl", "osl")])
