@@ -296,14 +296,15 @@ def fit_shape(
     # Per trial prefill cost and vendor, the overheads and rows that flatten each sweep;
     # the cost whose fits also keep each engine's efficiency across lengths wins.
     trials: dict[tuple[float, str], tuple[float, int, dict[str, int]]] = {}
+    trial_parts: dict[float, dict[str, np.ndarray]] = {}
     for k in SHAPE_PREFILL_COST_GRID:
-        parts = {q: dec[q] + k * (full[q] - dec[q]) for q in full}
+        parts = trial_parts[k] = {q: dec[q] + k * (full[q] - dec[q]) for q in full}
         for v in vendors:
             i, rows = fit.best(parts, vendor == v)
             trials[(k, v)] = (fit.cross_length_loss(parts, vendor == v, i, rows), i, rows)
     # One cost for every vendor (the workload's prefill, not a stack's): the summed loss.
     k = min(SHAPE_PREFILL_COST_GRID, key=lambda c: sum(trials[(c, v)][0] for v in vendors))
-    parts = {q: dec[q] + k * (full[q] - dec[q]) for q in full}
+    parts = trial_parts[k]
     for v in vendors:
         mv = vendor == v
         counts[v] = int(mv.sum())

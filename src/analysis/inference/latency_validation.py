@@ -170,7 +170,7 @@ def validate_serving_model(
         shape = fit_shape(pts[train].reset_index(drop=True), sub)
         terms = point_terms(pts, specs, models, shape)
         tr = pts[train].copy()
-        flat = {k: v for k, v in terms.items() if not isinstance(v, dict)}
+        flat = _point_arrays(terms)
         tr["eta"] = implied_eta(tr, {k: v[train] for k, v in flat.items()})
         fitted = sweep_fit.fit_level(tr)
         eta[test] = sweep_fit.predict_level(pts[test], fitted)
@@ -182,7 +182,7 @@ def validate_serving_model(
             # The fp8 points' engines at fp4, from the fold that held the fp4 cell out.
             sub_tw = twins[tw].reset_index(drop=True)
             t_tw = point_terms(sub_tw, specs, models, shape)
-            flat_tw = {k: v for k, v in t_tw.items() if not isinstance(v, dict)}
+            flat_tw = _point_arrays(t_tw)
             e_tw = sweep_fit.predict_level(sub_tw, fitted)
             pred_tw[tw] = throughput_at_tpot(flat_tw, e_tw, tau_tw[tw])
     out = _frame(pts, cell, pred, eta, tpot)
@@ -445,14 +445,15 @@ def fp8_fp4_ratio(
         f8 = g[(g["precision"] == "fp8") & g.index.isin(match.index)]
         if f8.empty:
             continue
-        eta4 = float(np.median(f4["eta"]))
-        idx4 = f4.sort_values("median_tpot_ms").index[0]
+        if not twins:
+            eta4 = float(np.median(f4["eta"]))
+            idx4 = f4.sort_values("median_tpot_ms").index[0]
         for i, r in f8.iterrows():
             pred4 = float(r["predicted_fp4"]) if twins else np.nan
             if twins and not np.isfinite(pred4):
                 continue
             if not twins:
-                sub = {k: v[[idx4]] for k, v in terms().items() if not isinstance(v, dict)}
+                sub = {k: v[[idx4]] for k, v in _point_arrays(terms()).items()}
                 pred4 = float(throughput_at_tpot(sub, np.array([eta4]), [r["median_tpot_ms"]])[0])
             rows.append(
                 {
@@ -468,6 +469,11 @@ def fp8_fp4_ratio(
         return out
     out["ratio_err_pct"] = (out["predicted_ratio"] / out["measured_ratio"] - 1.0).abs() * 100
     return out.drop(columns="row")
+
+
+def _point_arrays(terms: dict[str, Any]) -> dict[str, np.ndarray]:
+    """:func:`point_terms` without its per-operator dicts (what the throughput reads)."""
+    return {k: v for k, v in terms.items() if not isinstance(v, dict)}
 
 
 def _log_curve(sweep: pd.DataFrame, value: str) -> tuple[np.ndarray, np.ndarray]:
