@@ -148,11 +148,14 @@ charts.table(
 # ### The serving model against the InferenceX concurrency sweeps
 #
 # Each InferenceX DeepSeek-R1 accelerator x precision cell is predicted from the others
-# (shape and efficiency refitted without it), at each point's measured median TPOT. Two
-# models are scored on the same folds: the **report's serving model** (the roofline shape
-# behind every tier below) and the **sweep model**, a validated candidate (expert-parallel
-# imbalance, each prompt's prefill as its own pass, a compute-to-bandwidth ratio) that the
-# tiers do not use yet. The first row is the error the tiers carry. The FP8/FP4 columns
+# (shape and efficiency refitted without it), at each point's measured median TPOT and
+# engine layout (expert parallelism: the step waits for the busiest GPU's experts;
+# data-parallel attention or an MLA cache replicated on every rank). Two models are scored
+# on the same folds: the **report's serving model** (the roofline shape behind every tier
+# below, which serves with tensor-parallel experts and data-parallel attention) and the
+# **sweep model**, a validated candidate (each prompt's prefill as its own pass, a
+# compute-to-bandwidth ratio) that the tiers do not use yet. The first row is the error
+# the tiers carry. The FP8/FP4 columns
 # set each fp8 point against the same day's fp4 sweep of its engine configuration (else
 # the day's best, which the model's fp4 twin then runs).
 

@@ -356,3 +356,115 @@ def test_serving_model_fp4_twins_come_from_the_fold_without_the_fp4_cell():
         again.loc[twin, "predicted_fp4"], base.loc[twin, "predicted_fp4"], rtol=1e-9
     )
     assert not np.allclose(again.loc[twin, "predicted"], base.loc[twin, "predicted"])
+
+
+# --- engine layouts: expert parallelism and the attention layout --------------------------
+
+
+def test_kv_split_follows_the_attention_layout():
+    mla = inference.model_params(
+        _model(
+            attention_heads=128,
+            attention_type="mla",
+            kv_lora_rank=512,
+            qk_rope_head_dim=64,
+            kv_bytes_per_token_bf16=10 * 576 * 2,
+        )
+    )
+    gqa = inference.model_params(_model(kv_heads=4))
+    # The report's layout (None): MLA by sequence (data-parallel attention), GQA by head.
+    assert float(inference._kv_split(mla, 8)) == 8.0
+    assert float(inference._kv_split(gqa, 8)) == 4.0
+    # Tensor-parallel attention: MLA's one latent on every rank; GQA by head (4 of 8 ranks).
+    assert float(inference._kv_split(mla, 8, 0.0)) == 1.0
+    assert float(inference._kv_split(gqa, 8, 0.0)) == 4.0
+    # Data-parallel attention: each rank holds its own sequences.
+    assert float(inference._kv_split(mla, 8, 1.0)) == 8.0
+    assert float(inference._kv_split(gqa, 8, 1.0)) == 8.0
+    # In the step: the replicated latent is read (and held) 8 times over.
+    kw = {"precision": "bf16", "isl": 100.0, "osl": 100.0, "gpus": 8.0}
+    one = np.array([4.0])
+    tp = inference._terms(HW, mla, concurrency=one, dp_attention=0.0, **kw)
+    dp = inference._terms(HW, mla, concurrency=one, dp_attention=1.0, **kw)
+    assert float(tp["parts"]["attn_bw"][0]) == pytest.approx(8 * float(dp["parts"]["attn_bw"][0]))
+    assert float(tp["parts"]["attn_bw"][0]) == pytest.approx(4 * 150 * 10 * 576 * 2 / 1e12)
+    assert float(tp["max_concurrency"]) < float(dp["max_concurrency"])
+
+
+def test_expert_parallel_step_waits_for_the_busiest_gpu_by_hand():
+    # 100 B total, 10 B active, 10 experts, top-1 (no shared part), 8 GPUs, ISL = OSL = 100
+    # at concurrency 1. Expert parallel over 2 GPUs (5 experts each): the busiest reads
+    # min(5, 5p + z_2 sqrt(5 p (1 - p))) experts against the mean 5p, p the touched
+    # fraction (0.10899976: one chunk of 100 prompt tokens a hundred steps, see
+    # test_moe_roofline_by_hand), and carries (a + z_2 sqrt(a)) routed token-activations
+    # against a = 2 x 0.1 x 10 / 2 = 1 (2 tokens a step, top-1). z_2 = Phi^-1(1.625 / 2.25).
+    from statistics import NormalDist
+
+    mp = inference.model_params(
+        _model(total_params_b=100.0, active_params_b=10.0, experts=10, active_experts=1)
+    )
+    kw = {"precision": "bf16", "isl": 100.0, "osl": 100.0, "gpus": 8.0}
+    one = np.array([1.0])
+    tp = inference._terms(HW, mp, concurrency=one, **kw)["parts"]
+    ep = inference._terms(HW, mp, concurrency=one, ep=2.0, **kw)["parts"]
+    p = 0.1 + (1.0 - 0.9**101 - 0.1) / 100.0
+    z2 = NormalDist().inv_cdf(1.625 / 2.25)
+    w = min(5.0, 5 * p + z2 * np.sqrt(5 * p * (1 - p))) / (5 * p)
+    tok = (1.0 + z2 * 1.0) / 1.0
+    assert float(ep["lin_bw"][0]) == pytest.approx(float(tp["lin_bw"][0]) * w, rel=1e-9)
+    assert float(ep["moe_c"][0]) == pytest.approx(float(tp["moe_c"][0]) * tok, rel=1e-9)
+    assert float(ep["moe_row_c"][0]) == pytest.approx(float(tp["moe_row_c"][0]) * w, rel=1e-9)
+    # Each expert-parallel GPU runs the grouped GEMMs of its own (busiest) experts only.
+    assert float(ep["expert_gemms"][0]) == pytest.approx(10 * 10 * p * w / 2.0, rel=1e-9)
+    # Tensor-parallel experts (ep = 1) are the default and balanced; a dense model ignores ep.
+    tp1 = inference._terms(HW, mp, concurrency=one, ep=1.0, **kw)["parts"]
+    for key in tp:
+        np.testing.assert_allclose(tp1[key], tp[key], rtol=0, atol=0, err_msg=key)
+    dense = inference.model_params(_model())
+    a = inference._terms(HW, dense, concurrency=one, ep=8.0, **kw)
+    b = inference._terms(HW, dense, concurrency=one, **kw)
+    np.testing.assert_allclose(a["step_scaled"], b["step_scaled"], rtol=0, atol=0)
+    # At a large batch every GPU's experts are all touched: the weight imbalance vanishes.
+    big = inference._terms(HW, mp, concurrency=np.array([4096.0]), ep=2.0, **kw)["parts"]
+    big_tp = inference._terms(HW, mp, concurrency=np.array([4096.0]), **kw)["parts"]
+    assert float(big["lin_bw"][0]) == pytest.approx(float(big_tp["lin_bw"][0]))
+
+
+def test_inferencex_points_are_modelled_at_their_engine_layout():
+    # The same sweep point at EP8 and at EP1: at concurrency 4 the expert-parallel step
+    # waits for the busiest GPU (1.7x the mean expert reads), so it is slower; with
+    # tensor-parallel attention DeepSeek's MLA latent is read on every rank.
+    from analysis.inference.latency import _load, point_terms, select
+
+    ix, specs, models = _load(None, None, None, None)
+    pts = select(ix, specs, models)
+    row = pts[(pts["accelerator"] == "B200") & (pts["conc"] == 4)].iloc[[0]]
+    layouts = pd.concat(
+        [row.assign(decode_ep=e, decode_dp_attention=d) for e, d in ((1, 0), (8, 0), (1, 1))],
+        ignore_index=True,
+    )
+    t = point_terms(layouts, specs, models, inference.roofline.ROOFLINE_SHAPE)
+    assert t["own_parts"]["lin_bw"][1] > 1.3 * t["own_parts"]["lin_bw"][0]
+    assert t["own_parts"]["attn_bw"][0] == pytest.approx(8 * t["own_parts"]["attn_bw"][2])
+
+
+def test_choose_prefill_cost_takes_the_smallest_the_data_cannot_tell_apart():
+    from analysis.inference.latency import choose_prefill_cost
+
+    base = np.linspace(0.5, 1.5, 200)
+    # A clear minimum at 3: every engine-day is worse at 2 by 0.05 (sum 10, SE 0).
+    clear = {2.0: base + 0.05, 3.0: base, 4.0: base + 0.2}
+    assert choose_prefill_cost(clear) == 3.0
+    # A cost whose summed excess (200 x 0.002 = 0.4) is small against its spread over
+    # engine-days (+-0.1 each: SE sqrt(200) x 0.1 = 1.4): taken.
+    swing = 0.1 * np.where(np.arange(200) % 2 == 0, 1.0, -1.0)
+    tied = {2.0: base + 0.002 + swing, 3.0: base, 4.0: base + 0.2}
+    assert choose_prefill_cost(tied) == 2.0
+    # The same excess with no spread is a real difference: the minimum stays.
+    assert choose_prefill_cost({2.0: base + 0.002, 3.0: base}) == 3.0
+    # The smallest such cost: 1 within one SE as well.
+    tied[1.0] = base + 0.001 - swing
+    assert choose_prefill_cost(tied) == 1.0
+    # Larger costs are never preferred for being close; no trials: no cost.
+    assert choose_prefill_cost({3.0: base, 4.0: base + 0.001 + swing}) == 3.0
+    assert choose_prefill_cost({}) == 1.0

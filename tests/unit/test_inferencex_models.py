@@ -104,18 +104,17 @@ def test_appendix_model_error_lists_both_labelled():
     strict=True,
     reason="issue 16 bars on the model the tiers use (InferenceX held-out median APE <= 20 %, "
     "FP8/FP4 ratio within 15 % on B200 and MI355X) not met by the report's serving model: "
-    "31.9 % (AMD 35.9, NVIDIA 31.3; 36.7 % before the prompt tokens' FLOPs carried the "
-    "prefill cost fitted across prompt lengths, 54.4 % while the roofline spread every "
-    "prompt's tokens over the decode steps, now read once per prefill chunk: "
-    "chunked_expert_reads), ratio B200 52 %, MI355X 47 % (fp8 against the same run date's fp4"
-    " sweeps, each fp4 prediction from the fold that held its cell out). The held-out cell's "
-    "efficiency comes from the other accelerator x precision cells, and FP4's measured gain "
-    "over FP8 differs by engine and lengths: FP8/FP4 at matched interactivity measured "
-    "0.33-0.63 on MI355X (modelled 0.31-0.54), 0.65-0.95 on B200 SGLang (0.31-0.47, where the"
-    " fp4 runs are expert-parallel and the fp8 ones not), 0.13 on B200 TRT-LLM (0.32). The "
-    "sweep model (27.9 %, NVIDIA 25.1) adds expert-parallel imbalance, prefill passes as "
-    "their own passes at the fitted prefill cost, and kappa; AMD's date-to-date "
-    "repeatability (a reference, not a bound) is 16.9 %",
+    "30.7 % (AMD 36.5, NVIDIA 27.8; 31.9 % before each point was modelled at its engine "
+    "layout, expert parallelism and attention layout; 36.7 % before the prompt tokens' FLOPs "
+    "carried the prefill cost fitted across prompt lengths, 54.4 % while the roofline spread "
+    "every prompt's tokens over the decode steps), ratio B200 32 %, MI355X 29 % (52 and 47 % "
+    "before the layouts; fp8 against the same run date's fp4 sweeps, each fp4 prediction "
+    "from the fold that held its cell out). The held-out cell's efficiency comes from the "
+    "other accelerator x precision cells, and single run dates scatter: FP8/FP4 at matched "
+    "interactivity, interquartile, measured 0.32-0.63 on MI355X SGLang (modelled 0.36-0.52, "
+    "medians 0.42 and 0.42), 0.63-0.73 on B200 SGLang (0.49-0.55), 0.13 on B200 TRT-LLM "
+    "(0.21). The sweep model (28.0 %, NVIDIA 25.1) adds prefill passes as their own passes "
+    "and kappa; AMD's date-to-date repeatability (a reference, not a bound) is 16.9 %",
 )
 def test_the_serving_model_meets_the_issue_16_inferencex_bars(comparison):
     s = comparison[comparison["model"] == "serving"].set_index("vendor")

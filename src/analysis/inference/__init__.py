@@ -31,7 +31,10 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` explains the
   (2 x layers x kv_heads x head_dim); KV heads are split over tensor-parallel ranks and
   replicated when there are fewer heads than ranks. **MLA** (DeepSeek) uses the model
   table's ``kv_bytes_per_token_bf16`` and assumes data-parallel attention (latents split
-  by sequence).
+  by sequence). A measured InferenceX sweep is modelled at its own engine layout
+  (``_terms(..., ep=, dp_attention=)``): expert parallelism makes a step wait for the
+  busiest GPU's experts (:func:`ep_imbalance`), and without data-parallel attention the
+  MLA latent is replicated on every tensor-parallel rank, as SGLang does.
 * **Precision**: weights at 2 / 1 / 0.5625 bytes (bf16 / fp8 / fp4 with block scales);
   KV cache bf16 for bf16 serving, fp8 otherwise; peak = the dense tensor FLOPS at that
   precision. An accelerator without fp4 hardware cannot serve at fp4 (an error, not a
@@ -196,6 +199,12 @@ from analysis.inference.deployments import (
     deployment_note,
     rack_scale_table,
 )
+from analysis.inference.experts import (
+    chunked_expert_reads,
+    ep_imbalance,
+    expert_imbalance,
+    expert_touched_fraction,
+)
 from analysis.inference.implied import (
     _HW_KEYS,
     _ROW_TERM_KEYS,
@@ -253,8 +262,6 @@ from analysis.inference.roofline import (
     _specs,
     _supports,
     _terms,
-    chunked_expert_reads,
-    expert_touched_fraction,
     hardware_params_at,
     model_params,
     model_params_for,
@@ -523,6 +530,8 @@ __all__ = [
     "drift_pairs_table",
     "efficiency_table",
     "efficiency_trend",
+    "ep_imbalance",
+    "expert_imbalance",
     "evaluate_tiers",
     "expert_touched_fraction",
     "fit_efficiency",

@@ -41,11 +41,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
+from analysis.inference.experts import expert_imbalance, expert_touched_fraction
 from analysis.inference.roofline import (
     ACT_BYTES,
     ALLREDUCE_LATENCY_S,
@@ -53,7 +53,6 @@ from analysis.inference.roofline import (
     KV_BYTES,
     MEMORY_USABLE_FRACTION,
     STEP_OVERHEAD_S,
-    expert_touched_fraction,
 )
 
 
@@ -129,42 +128,6 @@ def _lookup_pair(
         float(table.get((str(a), str(b)), 0.0)) for a, b in zip(vb.ravel(), kb.ravel(), strict=True)
     ]
     return np.array(flat).reshape(vb.shape)
-
-
-def _expected_max_normal(n: np.ndarray) -> np.ndarray:
-    """Expected maximum of ``n`` standard normals (Blom's approximation; 0 for n = 1)."""
-    n = np.maximum(np.asarray(n, dtype=float), 1.0)
-    q = (n - 0.375) / (n + 0.25)
-    z = np.array([NormalDist().inv_cdf(float(x)) for x in np.ravel(q)]).reshape(q.shape)
-    return np.where(n > 1, z, 0.0)
-
-
-def expert_imbalance(experts: float, r: float, tokens: Any, ep: Any) -> tuple[Any, Any]:
-    """(weight, token) load of the busiest of ``ep`` expert-parallel GPUs over the mean.
-
-    With expert parallelism each GPU holds ``E / ep`` whole experts and the step waits for
-    the busiest: the distinct experts it must read are binomial (``E / ep`` trials at the
-    touched fraction ``p``) and its routed tokens about Poisson (mean ``T k / ep``), so
-    the busiest of ``ep`` sits about ``z_ep`` standard deviations above the mean (expected
-    maximum of ``ep`` normals). Tensor-parallel experts (``ep`` = 1) are balanced. At
-    concurrency 4 with 256 experts on 8 GPUs the busiest reads 1.7x the mean; at 64, 1.1x.
-    """
-    t = np.asarray(tokens, dtype=float)
-    e = np.asarray(ep, dtype=float)
-    if experts <= 0:
-        return np.ones_like(t * e), np.ones_like(t * e)
-    p = 1.0 - np.power(1.0 - r, t)
-    local = experts / np.maximum(e, 1.0)
-    z = _expected_max_normal(e)
-    mu = local * p
-    w = np.where(
-        mu > 0,
-        np.minimum(local, mu + z * np.sqrt(local * p * (1.0 - p))) / np.maximum(mu, 1e-12),
-        1.0,
-    )
-    act = t * r * experts / np.maximum(e, 1.0)  # routed token-activations per GPU
-    tok = np.where(act > 0, (act + z * np.sqrt(act)) / np.maximum(act, 1e-12), 1.0)
-    return w, tok
 
 
 def combine_scaled(

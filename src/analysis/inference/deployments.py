@@ -52,6 +52,7 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
+from analysis.inference.experts import chunked_expert_reads
 from analysis.inference.racks import rack_scale_table as rack_scale_table  # re-exported
 from analysis.inference.roofline import (
     ACT_BYTES,
@@ -61,7 +62,6 @@ from analysis.inference.roofline import (
     MEMORY_USABLE_FRACTION,
     P99_Z,
     STEP_OVERHEAD_S,
-    chunked_expert_reads,
     model_params,
     prefill_chunk,
 )

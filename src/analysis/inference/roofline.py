@@ -16,6 +16,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from analysis import ids
+from analysis.inference.experts import chunked_expert_reads, ep_imbalance, expert_touched_fraction
 from analysis.inputs import Inputs, resolve
 
 #: Bytes per weight: bf16, fp8, fp4 with one 8-bit scale per 16 values (NVFP4; MXFP4 is
@@ -251,24 +252,22 @@ def model_params(m: pd.Series) -> dict[str, float]:
     }
 
 
-def _kv_split(mp: Mapping[str, Any], gpus: Any) -> Any:
+def _kv_split(mp: Mapping[str, Any], gpus: Any, dp_attention: Any = None) -> Any:
     """How many ways a replica of ``gpus`` splits each sequence's KV cache.
 
-    GQA: by KV head over tensor-parallel ranks (replicated beyond the number of KV heads);
-    MLA: by sequence (data-parallel attention), i.e. ``gpus`` ways.
+    ``dp_attention`` (data-parallel attention: each rank holds its own sequences) splits
+    it ``gpus`` ways. Without it, GQA splits by KV head over tensor-parallel ranks
+    (replicated beyond the number of KV heads) and MLA's one latent, shared by every head,
+    is replicated on each rank. ``None`` (the report's serving layout): data-parallel
+    attention for MLA, tensor-parallel for GQA.
     """
     g = np.asarray(gpus, dtype=float)
-    return np.where(np.asarray(mp["mla"]) > 0, g, np.minimum(g, np.asarray(mp["kv_heads"])))
-
-
-def expert_touched_fraction(route_frac: npt.ArrayLike, tokens: npt.ArrayLike) -> np.ndarray:
-    """Fraction of a MoE layer's routed experts ``tokens`` tokens touch: 1 - (1 - k/E)^T.
-
-    Uniform routing, ``route_frac`` = k/E (top-k of E experts); broadcasts.
-    """
-    r = np.asarray(route_frac, dtype=float)
-    out: np.ndarray = 1.0 - np.power(1.0 - r, np.asarray(tokens, dtype=float))
-    return out
+    mla = np.asarray(mp["mla"]) > 0
+    by_head = np.minimum(g, np.asarray(mp["kv_heads"], dtype=float))
+    if dp_attention is None:
+        return np.where(mla, g, by_head)
+    dpa = np.asarray(dp_attention, dtype=float) > 0
+    return np.where(dpa, g, np.where(mla, 1.0, by_head))
 
 
 def prefill_chunk(isl: npt.ArrayLike) -> np.ndarray:
@@ -284,42 +283,6 @@ def prefill_chunk(isl: npt.ArrayLike) -> np.ndarray:
     return out
 
 
-def chunked_expert_reads(
-    route_frac: npt.ArrayLike, decode: npt.ArrayLike, joins: npt.ArrayLike, chunk: npt.ArrayLike
-) -> np.ndarray:
-    """Routed-weight fraction one decode step reads on average, prefill chunks amortized.
-
-    ``decode`` sequences decode a token each step; ``joins`` prompt tokens enter per step
-    in steady state and are prefilled in chunks of ``chunk`` tokens (chunked prefill:
-    :data:`PREFILL_CHUNK_TOKENS`, or the whole prompt when it is shorter). A step that
-    carries a chunk reads the experts of ``decode + chunk`` tokens once; the others read
-    only the decode tokens' experts. So per step touched(decode) + (joins / chunk) x
-    (touched(decode + chunk) - touched(decode)): the prompt tokens' experts are read once
-    per chunk, not spread over every step (the touched fraction is concave in tokens, so
-    spreading them would charge far more weight reads than an engine makes). With more
-    than one chunk a step (``joins > chunk``: short answers, long prompts) the linear
-    share would overshoot, so the fraction is capped at the spread value touched(decode +
-    joins), which is then the smaller (and at most 1). The average enters the step's
-    max(bytes, FLOPs) terms as one step, an approximation: a decode-only step is
-    bandwidth-bound and a chunk step compute-bound, so the step time is slightly
-    understated. FLOPs, KV reads and messages stay linear in tokens (:func:`_terms`).
-    Broadcasts.
-
-    >>> round(float(chunked_expert_reads(8 / 256, 4, 4, 1024)), 4)  # DeepSeek, 1k/1k, b = 4
-    0.1227
-    >>> round(float(chunked_expert_reads(1 / 32, 20, 2 * 8192, 8192)), 4)  # two chunks a step
-    1.0
-    """
-    b = np.asarray(decode, dtype=float)
-    j = np.asarray(joins, dtype=float)
-    c = np.maximum(np.asarray(chunk, dtype=float), 1.0)  # a chunk holds one token at least
-    base = expert_touched_fraction(route_frac, b)
-    with_chunk = expert_touched_fraction(route_frac, b + c)
-    chunked = base + j / c * (with_chunk - base)
-    out: np.ndarray = np.minimum(chunked, expert_touched_fraction(route_frac, b + j))
-    return out
-
-
 def _terms(
     hw: Mapping[str, Any],
     mp: Mapping[str, Any],
@@ -329,6 +292,8 @@ def _terms(
     osl: Any,
     gpus: Any,
     concurrency: Any = CONCURRENCY,
+    ep: Any = 1.0,
+    dp_attention: Any = None,
 ) -> dict[str, np.ndarray]:
     """The efficiency-independent parts of the model; every input broadcasts (numpy).
 
@@ -337,6 +302,15 @@ def _terms(
     alone. Also ``max_concurrency``, ``in_memory``, ``fits``, ``weights_gb_per_gpu`` and
     ``gpus`` (broadcast). Splitting the terms lets the calibration solve for eta in closed
     form and lets validation reuse them for every fold.
+
+    The engine layout: ``ep`` > 1 places whole experts on each of ``ep`` GPUs (expert
+    parallelism; the replica's ``gpus`` still split the dense weights), so a step waits
+    for the busiest GPU's expert reads and routed FLOPs (:func:`ep_imbalance`) and each GPU
+    runs the grouped GEMMs of its own experts only; ``dp_attention`` splits the KV cache
+    by sequence (:func:`_kv_split`; ``None``, the report's layout, does for MLA). A
+    measured sweep passes its own (InferenceX ``decode_ep``, ``decode_dp_attention``); the
+    tiers keep tensor-parallel experts. The expert-parallel all-to-all is charged as the
+    tensor-parallel all-reduce it replaces (same messages per layer).
     """
     bpw = BYTES_PER_PARAM[precision]
     g = np.asarray(gpus, dtype=float)
@@ -373,7 +347,8 @@ def _terms(
     pre_cost = np.where(moe, np.asarray(hw.get("prefill_cost", 1.0), dtype=float), 1.0)
     n_experts = np.asarray(mp.get("experts", 0.0), dtype=float)
 
-    kv_scale = KV_BYTES[precision] / 2.0 / _kv_split(mp, g)
+    ep = np.asarray(ep, dtype=float)
+    kv_scale = KV_BYTES[precision] / 2.0 / _kv_split(mp, g, dp_attention)
     kv_tok = np.asarray(mp["kv_tok_bf16"], dtype=float) * kv_scale  # per GPU per token
     kv_fixed = np.asarray(mp["kv_window_bf16"], dtype=float) * kv_scale  # per GPU per sequence
     usable = np.asarray(hw["mem_gb"], dtype=float) * 1e9 * MEMORY_USABLE_FRACTION
@@ -403,10 +378,14 @@ def _terms(
         if touched is None:
             touched = expert_touched_fraction(r, tokens)
         touched = np.where(routed > 0, touched, 0.0)
-        w_read = (shared + routed * touched) * bpw / g
+        # Expert parallelism: the busiest GPU's share of the touched experts and of the
+        # routed token-activations, over the mean (ones for tensor-parallel experts).
+        w_imb, t_imb = ep_imbalance(n_experts, touched, tokens * r * n_experts, ep)
+        w_read = (shared + routed * touched * w_imb) * bpw / g
         # Grouped-GEMM work items: each touched expert of each layer is a small-M GEMM
-        # with its own tile scheduling, whatever its few tokens.
-        expert_gemms = layers * n_experts * touched
+        # with its own tile scheduling, whatever its few tokens; an expert-parallel GPU
+        # runs those of its own experts only.
+        expert_gemms = layers * n_experts * touched * np.where(ep > 1, w_imb / ep, 1.0)
         kv_read = kv_tokens * kv_tok + seqs * kv_fixed
         attn_flops = attn_pair * (full_layers * attn_pairs + sliding * window_pairs)
         msg = tokens * hidden * ACT_BYTES
@@ -416,8 +395,8 @@ def _terms(
             # small-M grouped GEMMs. ``moe_row_c``: the FLOPs of one row in every touched
             # expert, what each touched expert costs at least ``expert_rows`` times.
             "lin_c": 2.0 * (active - routed * r) * flop_tokens / g / peak,
-            "moe_c": 2.0 * routed * r * flop_tokens / g / peak,
-            "moe_row_c": 2.0 * routed * touched / g / peak,
+            "moe_c": 2.0 * routed * r * flop_tokens * t_imb / g / peak,
+            "moe_row_c": 2.0 * routed * touched * w_imb / g / peak,
             "attn_bw": kv_read / bw,
             "attn_c": attn_flops / g / attn_peak,
             "comm": np.where(g > 1, 2.0 * layers * (2.0 * (g - 1.0) / g * msg / link), 0.0),
