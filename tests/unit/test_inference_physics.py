@@ -467,4 +467,11 @@ def test_choose_prefill_cost_takes_the_smallest_the_data_cannot_tell_apart():
     assert choose_prefill_cost(tied) == 1.0
     # Larger costs are never preferred for being close; no trials: no cost.
     assert choose_prefill_cost({3.0: base, 4.0: base + 0.001 + swing}) == 3.0
+    # ... even when the minimum is not the smallest trial: 6, within one SE of the
+    # minimum at 4, is not taken, and 3 (a real excess, no spread) is not either.
+    assert choose_prefill_cost({3.0: base + 0.2, 4.0: base, 6.0: base + 0.001 + swing}) == 4.0
+    # All trials equal: the smallest. One engine-day has no spread: the minimum.
+    assert choose_prefill_cost({2.0: base, 3.0: base, 5.0: base}) == 2.0
+    one = np.array([1.0])
+    assert choose_prefill_cost({2.0: one + 0.01, 3.0: one}) == 3.0
     assert choose_prefill_cost({}) == 1.0

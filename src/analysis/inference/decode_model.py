@@ -53,6 +53,7 @@ from analysis.inference.roofline import (
     KV_BYTES,
     MEMORY_USABLE_FRACTION,
     STEP_OVERHEAD_S,
+    _kv_split,
 )
 
 
@@ -193,10 +194,7 @@ def sweep_parts(
     window = float(mp.get("window", 0.0))
     sliding = float(mp.get("sliding_layers", 0.0))
     full = layers - sliding
-    mla = float(mp["mla"]) > 0
-    dpa = np.asarray(dp_attention, dtype=float) > 0
-    split = np.where(dpa, g, 1.0) if mla else np.minimum(g, float(mp["kv_heads"]))
-    kv_tok = float(mp["kv_tok_bf16"]) * KV_BYTES[precision] / 2.0 / split
+    kv_tok = float(mp["kv_tok_bf16"]) * KV_BYTES[precision] / 2.0 / _kv_split(mp, g, dp_attention)
     ctx = isl + osl / 2.0
     joins = b / osl
 

@@ -47,14 +47,13 @@ def ep_imbalance(
     ``z_ep`` standard deviations above the mean (:func:`_expected_max_normal`).
     Tensor-parallel experts (``ep`` = 1) are balanced: ones. Broadcasts.
     """
-    e = np.maximum(np.asarray(ep, dtype=float), 1.0)
+    n_experts = float(np.max(np.asarray(experts, dtype=float), initial=0.0))
+    # More ranks than experts leaves some idle: the busiest still holds one expert.
+    e = np.clip(np.asarray(ep, dtype=float), 1.0, max(n_experts, 1.0))
     p = np.asarray(touched, dtype=float)
     act_all = np.asarray(activations, dtype=float)
     shape = np.broadcast_shapes(e.shape, p.shape, act_all.shape)
-    if (
-        float(np.max(e, initial=1.0)) <= 1.0
-        or float(np.max(np.asarray(experts, dtype=float), initial=0.0)) <= 0
-    ):
+    if float(np.max(e, initial=1.0)) <= 1.0 or n_experts <= 0:
         return np.ones(shape), np.ones(shape)
     levels, inv = np.unique(e, return_inverse=True)
     z = _expected_max_normal(levels)[inv].reshape(e.shape)
@@ -64,7 +63,8 @@ def ep_imbalance(
     with np.errstate(divide="ignore", invalid="ignore"):
         w = np.where(mu > 0, np.minimum(local, mu + z * spread) / mu, 1.0)
         act = act_all / e
-        tok = np.where(act > 0, (act + z * np.sqrt(act)) / act, 1.0)
+        # The busiest GPU cannot take more than every activation: at most ep x the mean.
+        tok = np.where(act > 0, np.minimum((act + z * np.sqrt(act)) / act, e), 1.0)
     return np.broadcast_to(w, shape).copy(), np.broadcast_to(tok, shape).copy()
 
 

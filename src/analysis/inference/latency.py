@@ -271,7 +271,7 @@ def fit_shape(
     bundled sweeps (221 engine-days, each point at its engine layout) the loss is lowest
     at 4 (62.42) and 3 is within one standard error of it (62.75, excess 0.33 against
     0.55), 2.5 is not (63.54, 1.12 against 0.77), 1 is far (65.29, 2.87 against 1.13): 3.
-    Per vendor the criterion is flat for AMD (43.6 at 1, 40.4 at 6, 40.1 at 8: still
+    Per vendor the criterion is flat for AMD (43.6 at 1, 40.4 at 6, the grid's end: still
     falling) and has NVIDIA's minimum at 3. Held out (serving model, same folds,
     2026-12-02): the rule 30.7 % (AMD 36.5, NVIDIA 27.8) against the plain minimum's
     30.4 % (37.1, 27.5), whose cost 4 moves the MLPerf leave-one-workload-out ratio error

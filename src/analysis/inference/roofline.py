@@ -259,15 +259,18 @@ def _kv_split(mp: Mapping[str, Any], gpus: Any, dp_attention: Any = None) -> Any
     it ``gpus`` ways. Without it, GQA splits by KV head over tensor-parallel ranks
     (replicated beyond the number of KV heads) and MLA's one latent, shared by every head,
     is replicated on each rank. ``None`` (the report's serving layout): data-parallel
-    attention for MLA, tensor-parallel for GQA.
+    attention for MLA, tensor-parallel for GQA; so is a NaN entry (layout not recorded),
+    as a NaN expert-parallel width counts as balanced.
     """
     g = np.asarray(gpus, dtype=float)
     mla = np.asarray(mp["mla"]) > 0
     by_head = np.minimum(g, np.asarray(mp["kv_heads"], dtype=float))
+    default = np.where(mla, g, by_head)
     if dp_attention is None:
-        return np.where(mla, g, by_head)
-    dpa = np.asarray(dp_attention, dtype=float) > 0
-    return np.where(dpa, g, np.where(mla, 1.0, by_head))
+        return default
+    flag = np.asarray(dp_attention, dtype=float)
+    recorded = np.where(flag > 0, g, np.where(mla, 1.0, by_head))
+    return np.where(np.isnan(flag), default, recorded)
 
 
 def prefill_chunk(isl: npt.ArrayLike) -> np.ndarray:

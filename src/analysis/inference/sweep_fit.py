@@ -338,7 +338,7 @@ def fit_sweep_shape(
         vendors = sorted(set(vendor.tolist()))
 
         def summed(k: float) -> np.ndarray:
-            out: np.ndarray = np.sum(
+            total: np.ndarray = np.sum(
                 [
                     _cross_length_loss(
                         raw,
@@ -353,7 +353,7 @@ def fit_sweep_shape(
                 ],
                 axis=0,
             )
-            return out
+            return total
 
         if len(points):
             pre_cost = choose_prefill_cost({k: summed(k) for k in SHAPE_PREFILL_COST_GRID})
