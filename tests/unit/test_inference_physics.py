@@ -381,6 +381,10 @@ def test_kv_split_follows_the_attention_layout():
     # Data-parallel attention: each rank holds its own sequences.
     assert float(inference._kv_split(mla, 8, 1.0)) == 8.0
     assert float(inference._kv_split(gqa, 8, 1.0)) == 8.0
+    # Not recorded (NaN): the report's layout, element by element.
+    got = inference._kv_split(mla, 8, np.array([np.nan, 0.0, 1.0]))
+    assert got.tolist() == [8.0, 1.0, 8.0]
+    assert inference._kv_split(gqa, 8, np.array([np.nan, 1.0])).tolist() == [4.0, 8.0]
     # In the step: the replicated latent is read (and held) 8 times over.
     kw = {"precision": "bf16", "isl": 100.0, "osl": 100.0, "gpus": 8.0}
     one = np.array([4.0])

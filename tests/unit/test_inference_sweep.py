@@ -6,12 +6,8 @@ import pytest
 
 from analysis import data, inference, inference_latency
 from analysis.inference import sweep_fit
-from analysis.inference.decode_model import (
-    SweepShape,
-    combine_scaled,
-    expert_imbalance,
-    sweep_parts,
-)
+from analysis.inference.decode_model import SweepShape, combine_scaled, sweep_parts
+from analysis.inference.experts import ep_imbalance, expert_imbalance
 
 HW = {
     "bw_tbps": 1.0,
@@ -86,6 +82,21 @@ def test_expert_parallel_busiest_gpu_by_hand():
     # Tensor-parallel experts are balanced; saturation caps the busiest at its 25 experts.
     assert float(expert_imbalance(100.0, 0.04, 4.0, 1.0)[0]) == pytest.approx(1.0)
     assert float(expert_imbalance(100.0, 0.04, 1e4, 4.0)[0]) == pytest.approx(1.0)
+
+
+def test_ep_imbalance_is_capped_and_treats_an_unrecorded_width_as_balanced():
+    # 0.1 expected activations over 8 GPUs: the normal bound 1 + z / sqrt(0.1 / 8) (z = 1.42)
+    # is 13.7x the mean; the busiest GPU takes at most all of them, 8x the mean.
+    _, tok = ep_imbalance(256.0, 0.01, 0.1, 8.0)
+    assert float(tok) == pytest.approx(8.0)
+    # More ranks than experts: as wide as the experts (one each), not 64-way.
+    assert ep_imbalance(4.0, 0.5, 1.0, 64.0)[1] == pytest.approx(
+        ep_imbalance(4.0, 0.5, 1.0, 4.0)[1]
+    )
+    # NaN width: tensor-parallel experts, ones.
+    w, tok = ep_imbalance(256.0, 0.1, 40.0, np.array([np.nan, 8.0]))
+    assert w[0] == tok[0] == 1.0
+    assert w[1] > 1.0 and tok[1] > 1.0
 
 
 def test_mla_cache_is_replicated_across_tensor_parallel_ranks_without_dp_attention():

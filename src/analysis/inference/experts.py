@@ -49,7 +49,8 @@ def ep_imbalance(
     """
     n_experts = float(np.max(np.asarray(experts, dtype=float), initial=0.0))
     # More ranks than experts leaves some idle: the busiest still holds one expert.
-    e = np.clip(np.asarray(ep, dtype=float), 1.0, max(n_experts, 1.0))
+    # A width not recorded (NaN) counts as tensor-parallel experts: balanced.
+    e = np.clip(np.nan_to_num(np.asarray(ep, dtype=float), nan=1.0), 1.0, max(n_experts, 1.0))
     p = np.asarray(touched, dtype=float)
     act_all = np.asarray(activations, dtype=float)
     shape = np.broadcast_shapes(e.shape, p.shape, act_all.shape)
