@@ -139,6 +139,17 @@ def test_prefill_memory_check():
     )
 
 
+def test_prefill_attention_is_charged_in_its_prefill_form():
+    # 10 layers, ISL 1000: 500 context pairs per token on average. Per pair 1e5 FLOPs in
+    # the decode (absorbed) form, 2e4 in the prefill form: a prefill worker's pass takes
+    # the latter, 2e4 x 10 x 500 = 1e8 FLOPs per token over the 1 PFLOP/s attention peak.
+    mp = {**DENSE, "attn_flops_pair": 1e5, "attn_flops_pair_prefill": 2e4}
+    kw = {"precision": "fp8", "isl": 1000, "layout": Layout(1, ep=False)}
+    with_form = deployments.prefill_terms(HW, mp, **kw)["flops_time_per_token"]
+    no_attn = deployments.prefill_terms(HW, DENSE, **kw)["flops_time_per_token"]
+    assert with_form - no_attn == pytest.approx(2e4 * 10 * 500 / (HW["attn_peak_tflops"] * 1e12))
+
+
 def test_validation_never_fits_on_the_held_out_configuration(monkeypatch):
     implied = deployment_fit.implied()
     seen = []

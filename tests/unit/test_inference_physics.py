@@ -149,11 +149,20 @@ def test_mla_roofline_by_hand():
         )
     )
     assert mp["attn_flops_pair"] == pytest.approx(278528.0)
+    # A prefill worker's fresh prompt in the decompressed (MHA) form: keys of
+    # head_dim + rope = 192, values of head_dim = 128, 2 x 128 x (192 + 128) = 81,920.
+    assert mp["attn_flops_pair_prefill"] == pytest.approx(81920.0)
     assert float(inference._kv_split(mp, 8)) == 8.0
     _, _, t = _step(mp)
     # 200 pairs (150 decode context + 50 prompt on average) x 10 layers over 1 PFLOP/s.
     assert float(t["parts"]["attn_c"][0]) == pytest.approx(278528.0 * 10 * 200 / 1e15)
     assert float(t["parts"]["attn_bw"][0]) == pytest.approx(150 * 10 * 576 * 2 / 1e12)
+
+
+def test_gqa_prefill_attends_as_decode_does():
+    # Without a latent there is one form: 4 x 32 heads x 128 FLOPs per pair either way.
+    mp = inference.model_params(_model())
+    assert mp["attn_flops_pair_prefill"] == mp["attn_flops_pair"] == pytest.approx(16384.0)
 
 
 def test_sliding_window_attention_by_hand():

@@ -24,6 +24,20 @@ aggregated, tensor-parallel-within-a-server option stays :mod:`analysis.inferenc
 * **Prefill** of one prompt on a prefill worker of ``gp`` GPUs: max(weight bytes / BW,
   FLOPs / peak) plus attention over the prompt and the layout's communication. A
   saturated prefill pool runs at the compute roofline: eta_p x peak / FLOPs per token.
+  MLA's fresh prompt attends in the decompressed form (``attn_flops_pair_prefill``:
+  81,920 FLOPs per pair and layer for DeepSeek-R1, not the absorbed form's 278,528 that
+  decode steps use), as engines run prefill (vLLM's MLA backend: "compute friendly
+  approach for prefill"). Held out (leave one configuration out, 2026-12-03): 23.3 ->
+  20.2 % (NVIDIA 23.9 -> 20.2, AMD 19.4 -> 20.0), NVIDIA's 8k/1k configurations 30.0 ->
+  24.2 % with the signed median -4.1 -> -0.9 %. The prefill compute efficiency it
+  calibrates on DeepSeek-R1 falls with the FLOPs (a third at 8k prompts, where the
+  absorbed form had attention at about half a token's FLOPs), so a dense model's
+  disaggregated option, which borrows it, needs more prefill GPUs per decode GPU (the
+  CI scenario's Llama 2 70B on H100, TP8/TP8: 3.45 -> 5.24). The aggregated roofline keeps the
+  absorbed form for the prompt tokens inside its decode steps: there they are charged at
+  the fitted prefill cost, and the decompressed form raised the serving model's held-out
+  error from 30.7 to 37.6 % (same folds, same date; see
+  :func:`analysis.inference.latency.fit_shape`).
 * **Pool ratio**: prefill GPUs per decode GPU chosen so that the prefill pool's token
   rate equals the decode pool's request rate x ISL (balanced pools, a continuous ratio
   that a fleet of many workers approximates). Output tokens/s per GPU = the decode
@@ -248,7 +262,9 @@ def prefill_terms(
     dense, routed = _weights(mp, precision, layout)
     peak = hw["peak_tflops"] * 1e12
     lin_flops = 2.0 * mp["active_b"] * 1e9
-    attn_flops = mp["attn_flops_pair"] * mp["layers"] * isl / 2.0  # per token, mean
+    # per token, mean; MLA's fresh prompt in the decompressed (MHA) form, see model_params
+    pair = mp.get("attn_flops_pair_prefill", mp["attn_flops_pair"])
+    attn_flops = pair * mp["layers"] * isl / 2.0
     comm, comm_fixed = _comm(hw, mp, layout, np.asarray(isl, dtype=float))
     compute = (lin_flops * isl / peak + attn_flops * isl / (hw["attn_peak_tflops"] * 1e12)) / g
     usable = hw["mem_gb"] * 1e9 * MEMORY_USABLE_FRACTION

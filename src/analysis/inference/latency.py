@@ -289,6 +289,19 @@ def fit_shape(
     dropped from the scores, so its errors are not comparable): not taken, a mechanism fitted on MoE
     sweeps stays with MoE layers.
 
+    Also examined (2026-12-03, same folds), not taken: (a) the prompt tokens' MLA
+    attention in the decompressed form a prefill worker uses (81,920 FLOPs per pair and
+    layer against the absorbed 278,528; the deployment model takes it for its prefill
+    pass, :mod:`analysis.inference.deployments`): 30.7 -> 37.6 % (AMD 39.4, NVIDIA 37.2),
+    the fold without H200 then fitting 362 rows per touched expert for NVIDIA's native
+    class and H200 FP8 going from 23.7 to 46.8 %; the cost chosen on all sweeps stays 3.
+    (b) The attention projections (11.4 B of DeepSeek-R1's 16.5 B shared parameters, from
+    its q_lora_rank of 1536) held whole on every rank under data-parallel attention:
+    30.7 -> 31.7 % (AMD 37.3, NVIDIA 28.3), FP8/FP4 ratio error B200 31.6 -> 29.6 %,
+    MI355X 29.0 -> 31.2 %, MLPerf leave-one-workload-out ratio error 13.5 -> 14.0 %; the
+    data-parallel-attention FP8 points, already too slow in the model (signed -19 % on
+    B200, -11 % on H200), fall further (-43 %, -23 %).
+
     **Engine layouts** (:func:`point_terms`): each point at its own expert parallelism
     and attention layout (``decode_ep``, ``decode_dp_attention``; the roofline's ``ep``
     and ``dp_attention``). Held out (serving model, same folds, 2026-12-02, each fold's

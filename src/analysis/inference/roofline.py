@@ -225,8 +225,13 @@ def model_params(m: pd.Series) -> dict[str, float]:
         rank = _num(m, "kv_lora_rank", 512.0)
         rope = _num(m, "qk_rope_head_dim", 64.0)
         attn_flops = 2.0 * heads * (2.0 * rank + rope)
+        # A prefill worker's fresh prompt attends in the compute-friendly form instead
+        # (vLLM's MLA backend, ``vllm/v1/attention/backends/mla/common.py``: "compute
+        # friendly approach for prefill", the absorbed one for decode): the latent
+        # decompressed to per-head keys (head_dim + rope) and values (head_dim), as MHA.
+        attn_flops_prefill = 2.0 * heads * (2.0 * head_dim + rope)
     else:
-        attn_flops = 4.0 * heads * head_dim
+        attn_flops = attn_flops_prefill = 4.0 * heads * head_dim
     window = _num(m, "sliding_window", 0.0)
     sliding = _num(m, "sliding_window_layers", 0.0) if window > 0 else 0.0
     return {
@@ -247,6 +252,7 @@ def model_params(m: pd.Series) -> dict[str, float]:
         # Attention FLOPs per (query, context) token pair per layer, and how many layers
         # attend to a sliding window (their pairs per query are capped at ``window``).
         "attn_flops_pair": attn_flops,
+        "attn_flops_pair_prefill": attn_flops_prefill,
         "sliding_layers": sliding,
         "window": window,
     }
