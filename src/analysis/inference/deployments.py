@@ -30,14 +30,19 @@ aggregated, tensor-parallel-within-a-server option stays :mod:`analysis.inferenc
   approach for prefill"). Held out (leave one configuration out, 2026-12-03): 23.3 ->
   20.2 % (NVIDIA 23.9 -> 20.2, AMD 19.4 -> 20.0), NVIDIA's 8k/1k configurations 30.0 ->
   24.2 % with the signed median -4.1 -> -0.9 %. The prefill compute efficiency it
-  calibrates on DeepSeek-R1 falls with the FLOPs (a third at 8k prompts, where the
-  absorbed form had attention at about half a token's FLOPs), so a dense model's
+  calibrates on DeepSeek-R1 falls with the FLOPs (by a third at 8k prompts, where the
+  absorbed form put attention at about half of a token's FLOPs), so a dense model's
   disaggregated option, which borrows it, needs more prefill GPUs per decode GPU (the
-  CI scenario's Llama 2 70B on H100, TP8/TP8: 3.45 -> 5.24). The aggregated roofline keeps the
-  absorbed form for the prompt tokens inside its decode steps: there they are charged at
-  the fitted prefill cost, and the decompressed form raised the serving model's held-out
-  error from 30.7 to 37.6 % (same folds, same date; see
-  :func:`analysis.inference.latency.fit_shape`).
+  CI scenario's Llama 2 70B on H100, TP8/TP8: 3.45 -> 5.24).
+  The aggregated models keep the absorbed form for prompt tokens. There the
+  decompressed form raised the held-out error (same folds, same date): the serving
+  model's, whose prompt tokens ride in decode steps at the fitted prefill cost, from
+  30.7 to 37.6 % (:func:`analysis.inference.latency.fit_shape`); the sweep model's,
+  whose joining prompts are prefill passes of their own, from 28.0 to 30.0 % (FP8/FP4
+  ratio error B200 23.3 -> 32.7 %, MI355X 31.7 -> 35.3 %). Why the aggregated engines'
+  steps favour the absorbed count is not established here (chunked prompts with a
+  cached prefix may run the absorbed kernels); only the dedicated prefill worker, whose
+  prompt has no prefix, takes the decompressed form.
 * **Pool ratio**: prefill GPUs per decode GPU chosen so that the prefill pool's token
   rate equals the decode pool's request rate x ISL (balanced pools, a continuous ratio
   that a fleet of many workers approximates). Output tokens/s per GPU = the decode
