@@ -15,6 +15,7 @@ from analysis import (
 )
 from analysis.inference import deployment_fit, deployments
 from analysis.inference.deployments import Layout
+from analysis.inputs import resolve
 
 # A toy MoE on a toy GPU, chosen so the terms can be checked by hand: 1 TB/s, 1 PFLOP/s.
 HW = {
@@ -46,6 +47,7 @@ DENSE = {
     "kv_window_bf16": 0.0,
     "mla": 0.0,
     "attn_flops_pair": 0.0,
+    "attn_flops_pair_prefill": 0.0,
     "sliding_layers": 0.0,
     "window": 0.0,
 }
@@ -127,27 +129,50 @@ def test_prefill_memory_check():
     small = {**HW, "mem_gb": 5.0}
     assert (
         deployments.prefill_terms(
-            small, DENSE, precision="fp8", isl=1000, layout=Layout(1, ep=False)
+            small, DENSE, precision="fp8", isl=1000, layout=Layout(1, ep=False), prefill_worker=True
         )["fits"]
         == 0.0
     )
     assert (
         deployments.prefill_terms(
-            small, DENSE, precision="fp8", isl=1000, layout=Layout(4, ep=False)
+            small, DENSE, precision="fp8", isl=1000, layout=Layout(4, ep=False), prefill_worker=True
         )["fits"]
         == 1.0
     )
 
 
-def test_prefill_attention_is_charged_in_its_prefill_form():
+def test_prefill_attention_form_follows_the_worker():
     # 10 layers, ISL 1000: 500 context pairs per token on average. Per pair 1e5 FLOPs in
-    # the decode (absorbed) form, 2e4 in the prefill form: a prefill worker's pass takes
-    # the latter, 2e4 x 10 x 500 = 1e8 FLOPs per token over the 1 PFLOP/s attention peak.
+    # the decode (absorbed) form, 2e4 in the prefill form: a dedicated prefill worker's
+    # pass takes the latter, 2e4 x 10 x 500 = 1e8 FLOPs per token over the 1 PFLOP/s
+    # attention peak; an aggregated engine's prompt keeps the former (1e5 x 10 x 500).
     mp = {**DENSE, "attn_flops_pair": 1e5, "attn_flops_pair_prefill": 2e4}
     kw = {"precision": "fp8", "isl": 1000, "layout": Layout(1, ep=False)}
-    with_form = deployments.prefill_terms(HW, mp, **kw)["flops_time_per_token"]
-    no_attn = deployments.prefill_terms(HW, DENSE, **kw)["flops_time_per_token"]
-    assert with_form - no_attn == pytest.approx(2e4 * 10 * 500 / (HW["attn_peak_tflops"] * 1e12))
+    peak = HW["attn_peak_tflops"] * 1e12
+    no_attn = deployments.prefill_terms(HW, DENSE, prefill_worker=True, **kw)
+    for worker, pair in ((True, 2e4), (False, 1e5)):
+        got = deployments.prefill_terms(HW, mp, prefill_worker=worker, **kw)
+        extra = got["flops_time_per_token"] - no_attn["flops_time_per_token"]
+        assert extra == pytest.approx(pair * 10 * 500 / peak)
+
+
+def test_only_a_disaggregated_point_prefills_on_a_prefill_worker(monkeypatch):
+    # The calibration prices each measured point's prompt: on its prefill worker when the
+    # point is disaggregated, on its aggregated engine (absorbed MLA form) otherwise.
+    inp = resolve(None)
+    points = deployment_fit.measured_points(inp.table("inferencex"))
+    sub = points.groupby("kind").head(3).reset_index(drop=True)
+    assert set(sub["kind"]) == {"aggregated", "disaggregated"}
+    seen = []
+    real = deployments.prefill_terms
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["prefill_worker"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(deployment_fit, "prefill_terms", spy)
+    deployment_fit.implied_efficiencies(sub, inp.specs, inp.models, inputs=inp)
+    assert seen == (sub["kind"] == "disaggregated").tolist()
 
 
 def test_validation_never_fits_on_the_held_out_configuration(monkeypatch):

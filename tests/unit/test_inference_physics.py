@@ -161,7 +161,7 @@ def test_mla_roofline_by_hand():
 
 def test_gqa_prefill_attends_as_decode_does():
     # Without a latent there is one form: 4 x 32 heads x 128 FLOPs per pair either way.
-    mp = inference.model_params(_model())
+    mp = inference.model_params(_model(attention_type="gqa"))
     assert mp["attn_flops_pair_prefill"] == mp["attn_flops_pair"] == pytest.approx(16384.0)
 
 

@@ -24,7 +24,11 @@ are apart:
   concurrency 4 on 8 GPUs, 1.1x at 64. Tensor-parallel experts are balanced.
 * **Prefill stall**: in steady state ``b / OSL`` prompts join per step and each runs one
   prefill pass (all weights, ISL tokens of FLOPs, ISL^2/2 attention pairs) that the
-  decoding sequences wait for: the measured TPOT includes it.
+  decoding sequences wait for: the measured TPOT includes it. Its MLA attention is
+  counted in the absorbed form; the decompressed form a disaggregated prefill worker
+  uses (:mod:`analysis.inference.deployments`) held out worse here (one-off experiment
+  of 2026-12-03, patch not kept: 28.0 -> 30.0 %, FP8/FP4 ratio error B200 23.3 ->
+  32.7 %, MI355X 31.7 -> 35.3 %).
 * **Overheads**: per step (launch, scheduling, sampling: per MoE layer in this model,
   :class:`SweepShape`) and per sequence; they do not scale with efficiency.
 

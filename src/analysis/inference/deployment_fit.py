@@ -194,6 +194,7 @@ def _row_terms(
         precision=str(row["precision"]),
         isl=float(row["isl"]),
         layout=pre if disagg else dec,
+        prefill_worker=bool(disagg),
     )
     kv = (
         kv_transfer_s(

@@ -24,25 +24,17 @@ aggregated, tensor-parallel-within-a-server option stays :mod:`analysis.inferenc
 * **Prefill** of one prompt on a prefill worker of ``gp`` GPUs: max(weight bytes / BW,
   FLOPs / peak) plus attention over the prompt and the layout's communication. A
   saturated prefill pool runs at the compute roofline: eta_p x peak / FLOPs per token.
-  MLA's fresh prompt attends in the decompressed form (``attn_flops_pair_prefill``:
-  81,920 FLOPs per pair and layer for DeepSeek-R1, not the absorbed form's 278,528 that
-  decode steps use), as engines run prefill (vLLM's MLA backend: "compute friendly
+  On a prefill worker MLA attends in the decompressed form (``attn_flops_pair_prefill``,
+  81,920 FLOPs per pair and layer for DeepSeek-R1 against decode's absorbed 278,528), as
+  engines prefill (vLLM, ``vllm/v1/attention/backends/mla/common.py``: "compute friendly
   approach for prefill"). Held out (leave one configuration out, 2026-12-03): 23.3 ->
-  20.2 % (NVIDIA 23.9 -> 20.2, AMD 19.4 -> 20.0), NVIDIA's 8k/1k configurations 30.0 ->
-  24.2 % with the signed median -4.1 -> -0.9 %. The prefill compute efficiency it
-  calibrates on DeepSeek-R1 falls with the FLOPs (by a third at 8k prompts, where the
-  absorbed form put attention at about half of a token's FLOPs), so a dense model's
-  disaggregated option, which borrows it, needs more prefill GPUs per decode GPU (the
-  CI scenario's Llama 2 70B on H100, TP8/TP8: 3.45 -> 5.24).
-  The aggregated models keep the absorbed form for prompt tokens. There the
-  decompressed form raised the held-out error (same folds, same date): the serving
-  model's, whose prompt tokens ride in decode steps at the fitted prefill cost, from
-  30.7 to 37.6 % (:func:`analysis.inference.latency.fit_shape`); the sweep model's,
-  whose joining prompts are prefill passes of their own, from 28.0 to 30.0 % (FP8/FP4
-  ratio error B200 23.3 -> 32.7 %, MI355X 31.7 -> 35.3 %). Why the aggregated engines'
-  steps favour the absorbed count is not established here (chunked prompts with a
-  cached prefix may run the absorbed kernels); only the dedicated prefill worker, whose
-  prompt has no prefix, takes the decompressed form.
+  20.2 % (NVIDIA 23.9 -> 20.2, AMD 19.4 -> 20.0; NVIDIA 8k/1k 30.0 -> 24.2 %, signed
+  -4.1 -> -0.9 %). The prefill efficiency calibrated on DeepSeek-R1 falls with the FLOPs
+  (a third at 8k prompts), so a dense model's disaggregated option needs more prefill GPUs
+  (CI scenario, Llama 2 70B on H100 TP8/TP8: 3.45 -> 5.24 per decode GPU). An aggregated
+  engine's prompt (here and in the aggregated models) keeps the absorbed form, which held
+  out better there (one-off experiments, patches not kept: ``latency.fit_shape`` and the
+  ``decode_model`` docstring).
 * **Pool ratio**: prefill GPUs per decode GPU chosen so that the prefill pool's token
   rate equals the decode pool's request rate x ISL (balanced pools, a continuous ratio
   that a fleet of many workers approximates). Output tokens/s per GPU = the decode
@@ -255,21 +247,28 @@ def decode_step(
 
 
 def prefill_terms(
-    hw: Mapping[str, float], mp: Mapping[str, float], *, precision: str, isl: float, layout: Layout
+    hw: Mapping[str, float],
+    mp: Mapping[str, float],
+    *,
+    precision: str,
+    isl: float,
+    layout: Layout,
+    prefill_worker: bool,
 ) -> dict[str, float]:
     """One prompt's prefill on a ``layout`` worker: ``fixed + scaled / eta`` seconds.
 
     Also ``fits`` (1.0 when its weights and the prompt's KV fit in memory, else 0.0) and
     ``flops_time_per_token`` (seconds per token per GPU at peak: a saturated prefill
-    pool's compute roofline).
+    pool's compute roofline). ``prefill_worker``: a disaggregated prefill worker's prompt
+    (MLA's decompressed ``attn_flops_pair_prefill``), else an aggregated engine's
+    (``attn_flops_pair``, absorbed; module docstring).
     """
     g = float(layout.gpus)
     dense, routed = _weights(mp, precision, layout)
     peak = hw["peak_tflops"] * 1e12
     lin_flops = 2.0 * mp["active_b"] * 1e9
-    # per token, mean; MLA's fresh prompt in the decompressed (MHA) form, see model_params
-    pair = mp.get("attn_flops_pair_prefill", mp["attn_flops_pair"])
-    attn_flops = pair * mp["layers"] * isl / 2.0
+    pair = mp["attn_flops_pair_prefill"] if prefill_worker else mp["attn_flops_pair"]
+    attn_flops = pair * mp["layers"] * isl / 2.0  # per token, mean
     comm, comm_fixed = _comm(hw, mp, layout, np.asarray(isl, dtype=float))
     compute = (lin_flops * isl / peak + attn_flops * isl / (hw["attn_peak_tflops"] * 1e12)) / g
     usable = hw["mem_gb"] * 1e9 * MEMORY_USABLE_FRACTION
@@ -428,7 +427,14 @@ def _option_rows(
     extra = mp["layers"] * f.layer_overhead_s
     tpot = mean["fixed"] + extra + mean["scaled"] / eta
     tpot_p99 = tail["fixed"] + extra + tail["scaled"] / eta
-    pf = prefill_terms(hw, mp, precision=req.precision, isl=req.isl, layout=pre or dec)
+    pf = prefill_terms(
+        hw,
+        mp,
+        precision=req.precision,
+        isl=req.isl,
+        layout=pre or dec,
+        prefill_worker=pre is not None,
+    )
     kv = 0.0
     ratio = 0.0 * b
     if pre is not None:

@@ -289,12 +289,14 @@ def fit_shape(
     dropped from the scores, so its errors are not comparable): not taken, a mechanism fitted on MoE
     sweeps stays with MoE layers.
 
-    Also examined (2026-12-03, same folds), not taken: (a) the prompt tokens' MLA
+    Also examined (one-off experiments of 2026-12-03, same folds; patches not kept), not
+    taken: (a) the prompt tokens' MLA
     attention in the decompressed form a prefill worker uses (81,920 FLOPs per pair and
     layer against the absorbed 278,528; the deployment model takes it for its prefill
     pass, :mod:`analysis.inference.deployments`): 30.7 -> 37.6 % (AMD 39.4, NVIDIA 37.2),
     the fold without H200 then fitting 362 rows per touched expert for NVIDIA's native
     class and H200 FP8 going from 23.7 to 46.8 %; the cost chosen on all sweeps stays 3.
+
     (b) The attention projections (11.4 B of DeepSeek-R1's 16.5 B shared parameters, from
     its q_lora_rank of 1536) held whole on every rank under data-parallel attention:
     30.7 -> 31.7 % (AMD 37.3, NVIDIA 28.3), FP8/FP4 ratio error B200 31.6 -> 29.6 %,

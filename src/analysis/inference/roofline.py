@@ -228,7 +228,8 @@ def model_params(m: pd.Series) -> dict[str, float]:
         # A prefill worker's fresh prompt attends in the compute-friendly form instead
         # (vLLM's MLA backend, ``vllm/v1/attention/backends/mla/common.py``: "compute
         # friendly approach for prefill", the absorbed one for decode): the latent
-        # decompressed to per-head keys (head_dim + rope) and values (head_dim), as MHA.
+        # decompressed to per-head keys (head_dim + rope) and values (head_dim), as MHA
+        # (the models table's one head_dim is both qk_nope_head_dim and v_head_dim).
         attn_flops_prefill = 2.0 * heads * (2.0 * head_dim + rope)
     else:
         attn_flops = attn_flops_prefill = 4.0 * heads * head_dim
