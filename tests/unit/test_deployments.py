@@ -13,7 +13,7 @@ from analysis import (
     paths,
     training,
 )
-from analysis.inference import deployment_fit, deployments
+from analysis.inference import deployment_fit, deployments, worker
 from analysis.inference.deployments import Layout
 from analysis.inputs import resolve
 
@@ -95,9 +95,59 @@ def test_aggregated_step_carries_the_joining_prompts():
     assert agg > 3.0 * flops  # 4x the tokens
 
 
+# A toy sliding-window model (gpt-oss's pattern): 5 of its 10 layers attend to at most 100
+# tokens and hold 100 tokens of KV per sequence; the other 5 layers' KV grows with context.
+WINDOWED = {
+    **DENSE,
+    "kv_tok_bf16": 500.0,  # bytes per token of context, the 5 full layers (bf16)
+    "kv_window_bf16": 50_000.0,  # bytes per sequence, the 5 window layers (bf16)
+    "attn_flops_pair": 1000.0,
+    "attn_flops_pair_prefill": 1000.0,
+    "sliding_layers": 5.0,
+    "window": 100.0,
+}
+
+
+def test_sliding_window_layers_cap_attention_and_hold_a_fixed_kv_by_hand():
+    kw = {"precision": "bf16", "isl": 1000.0, "osl": 1000.0, "layout": Layout(1, ep=False)}
+    t = deployments.decode_step(HW, WINDOWED, batch=np.array([1.0]), aggregated=False, **kw)
+    # one sequence at mean context 1,500: weights 20 GB at 1 TB/s, then attention
+    # KV read 1,500 x 500 + 50,000 = 800 kB -> 0.8 us; FLOPs 1,000 x (5 x 1,500 + 5 x 100)
+    # = 8 MFLOP -> 8 ns at 1 PFLOP/s: the bytes bind
+    weights = 10e9 * 2.0 / 1e12
+    assert t["scaled"][0] == pytest.approx(weights + 800e3 / 1e12, rel=1e-9)
+    # memory: 900 GB usable - 20 GB weights, 2,000 x 500 + 50,000 = 1.05 MB per sequence
+    assert t["max_batch"] == pytest.approx(np.floor(880e9 / 1.05e6))
+    kw.pop("osl")
+    pf = deployments.prefill_terms(HW, WINDOWED, prefill_worker=True, **kw)
+    # per prompt token: 2 x 10e9 linear + 1,000 x (5 x 500 + 5 x min(500, 100)) attention
+    per_token = 2.0 * 10e9 / 1e15 + 1000.0 * (5 * 500 + 5 * 100) / 1e15
+    assert pf["flops_time_per_token"] == pytest.approx(per_token, rel=1e-12)
+    # the KV sent to the decode worker: the prompt's tokens and the window, bf16
+    hw = {"link_gbps": 800.0, "scaleout_gbps": 400.0}
+    sent = deployments.kv_transfer_s(
+        hw, WINDOWED, precision="bf16", isl=1000.0, prefill_gpus=1, same_domain=False
+    )
+    assert sent == pytest.approx((1000 * 500 + 50_000) / 50e9, rel=1e-12)
+
+
+def test_a_window_longer_than_the_context_is_full_attention():
+    # every query sees the whole context when the window exceeds it: the same FLOPs as
+    # ten full-attention layers
+    wide = {**WINDOWED, "window": 1e9, "kv_window_bf16": 0.0, "kv_tok_bf16": 0.0}
+    full = {**wide, "sliding_layers": 0.0}
+    kw = {"precision": "bf16", "isl": 1000.0, "layout": Layout(1, ep=False)}
+    got = [
+        deployments.prefill_terms(HW, m, prefill_worker=True, **kw)["flops_time_per_token"]
+        for m in (wide, full)
+    ]
+    assert got[0] == pytest.approx(got[1], rel=1e-12)
+    assert got[0] > 2.0 * 10e9 / 1e15  # attention counted at all
+
+
 def test_expert_parallel_splits_experts_and_replicates_dense():
-    dense_tp, routed_tp = deployments._weights(MOE, "fp8", Layout(8, ep=False))
-    dense_ep, routed_ep = deployments._weights(MOE, "fp8", Layout(8, ep=True))
+    dense_tp, routed_tp = worker.resident_weights(MOE, "fp8", Layout(8, ep=False))
+    dense_ep, routed_ep = worker.resident_weights(MOE, "fp8", Layout(8, ep=True))
     assert routed_tp == routed_ep == pytest.approx(1e9)  # 8 GB of experts / 8
     assert dense_tp == pytest.approx(0.25e9)
     assert dense_ep == pytest.approx(2e9)  # DP attention: the dense part on every GPU
@@ -116,7 +166,7 @@ def test_all_to_all_pays_the_network_beyond_the_scale_up_domain():
 
 
 def test_kv_transfer_is_faster_inside_a_rack():
-    mp = {"kv_tok_bf16": 70272.0}
+    mp = {"kv_tok_bf16": 70272.0, "kv_window_bf16": 0.0}
     hw = {"link_gbps": 1800.0, "scaleout_gbps": 400.0}
     kw = {"precision": "fp8", "isl": 8192, "prefill_gpus": 4}
     rack = deployments.kv_transfer_s(hw, mp, same_domain=True, **kw)
@@ -150,8 +200,8 @@ def test_prefill_attention_form_follows_the_worker():
     kw = {"precision": "fp8", "isl": 1000, "layout": Layout(1, ep=False)}
     peak = HW["attn_peak_tflops"] * 1e12
     no_attn = deployments.prefill_terms(HW, DENSE, prefill_worker=True, **kw)
-    for worker, pair in ((True, 2e4), (False, 1e5)):
-        got = deployments.prefill_terms(HW, mp, prefill_worker=worker, **kw)
+    for on_worker, pair in ((True, 2e4), (False, 1e5)):
+        got = deployments.prefill_terms(HW, mp, prefill_worker=on_worker, **kw)
         extra = got["flops_time_per_token"] - no_attn["flops_time_per_token"]
         assert extra == pytest.approx(pair * 10 * 500 / peak)
 

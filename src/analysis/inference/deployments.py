@@ -24,17 +24,13 @@ aggregated, tensor-parallel-within-a-server option stays :mod:`analysis.inferenc
 * **Prefill** of one prompt on a prefill worker of ``gp`` GPUs: max(weight bytes / BW,
   FLOPs / peak) plus attention over the prompt and the layout's communication. A
   saturated prefill pool runs at the compute roofline: eta_p x peak / FLOPs per token.
-  On a prefill worker MLA attends in the decompressed form (``attn_flops_pair_prefill``,
-  81,920 FLOPs per pair and layer for DeepSeek-R1 against decode's absorbed 278,528), as
-  engines prefill (vLLM, ``vllm/v1/attention/backends/mla/common.py``: "compute friendly
-  approach for prefill"). Held out (leave one configuration out, 2026-12-03): 23.3 ->
-  20.2 % (NVIDIA 23.9 -> 20.2, AMD 19.4 -> 20.0; NVIDIA 8k/1k 30.0 -> 24.2 %, signed
-  -4.1 -> -0.9 %). The prefill efficiency calibrated on DeepSeek-R1 falls with the FLOPs
-  (a third at 8k prompts), so a dense model's disaggregated option needs more prefill GPUs
-  (CI scenario, Llama 2 70B on H100 TP8/TP8: 3.45 -> 5.24 per decode GPU). An aggregated
-  engine's prompt (here and in the aggregated models) keeps the absorbed form, which held
-  out better there (one-off experiments, patches not kept: ``latency.fit_shape`` and the
-  ``decode_model`` docstring).
+  On a prefill worker MLA attends in the decompressed form (``attn_flops_pair_prefill``:
+  81,920 FLOPs per pair and layer for DeepSeek-R1, decode's absorbed form 278,528), as
+  engines prefill (vLLM ``vllm/v1/attention/backends/mla/common.py``: "compute friendly
+  approach for prefill"); held out (2026-12-03) 23.3 -> 20.2 %. An aggregated engine's
+  prompt keeps the absorbed form, which held out better there (``latency.fit_shape``).
+  Sliding-window layers (gpt-oss) attend to at most ``window`` tokens and hold a fixed
+  window of KV per sequence, in decode, prefill, memory and KV transfer alike.
 * **Pool ratio**: prefill GPUs per decode GPU chosen so that the prefill pool's token
   rate equals the decode pool's request rate x ISL (balanced pools, a continuous ratio
   that a fleet of many workers approximates). Output tokens/s per GPU = the decode
@@ -68,7 +64,6 @@ from analysis.inference.racks import rack_scale_table as rack_scale_table  # re-
 from analysis.inference.roofline import (
     ACT_BYTES,
     ALLREDUCE_LATENCY_S,
-    BYTES_PER_PARAM,
     KV_BYTES,
     MEMORY_USABLE_FRACTION,
     P99_Z,
@@ -77,6 +72,8 @@ from analysis.inference.roofline import (
     prefill_chunk,
 )
 from analysis.inference.shape import hardware_params
+from analysis.inference.worker import Layout as Layout  # re-exported
+from analysis.inference.worker import attention_flops, kv_bytes, link_bytes_s, resident_weights
 from analysis.inputs import Inputs
 
 #: Concurrency levels swept per decode worker (geometric 1 ... 8192).
@@ -102,43 +99,6 @@ MODELLED = "modelled, no measurement"
 MEASURED_POINT = "measured"
 
 
-@dataclass(frozen=True)
-class Layout:
-    """One worker layout: ``gpus`` GPUs, expert parallel (``ep``) or tensor parallel."""
-
-    gpus: int
-    ep: bool
-
-    @property
-    def label(self) -> str:
-        """Reader-facing name, e.g. ``EP16 + DP attention`` or ``TP8``."""
-        return f"EP{self.gpus} + DP attention" if self.ep else f"TP{self.gpus}"
-
-
-def _link_bytes_s(hw: Mapping[str, float], gpus: float) -> tuple[float, str]:
-    """Per-GPU one-direction bandwidth (bytes/s) of a ``gpus`` worker, and which fabric."""
-    if gpus <= hw["domain"]:
-        return hw["link_gbps"] * 1e9 / 2.0, "scaleup"
-    return min(hw["link_gbps"] * 1e9 / 2.0, hw["scaleout_gbps"] * 1e9 / 8.0), "scaleout"
-
-
-def _weights(mp: Mapping[str, float], precision: str, lay: Layout) -> tuple[float, float]:
-    """(dense bytes per GPU, routed-expert bytes per GPU) of one worker's resident weights."""
-    bpw = BYTES_PER_PARAM[precision]
-    dense = mp["shared_b"] * 1e9 * bpw
-    routed = mp["routed_b"] * 1e9 * bpw / lay.gpus
-    return (dense if lay.ep else dense / lay.gpus), routed
-
-
-def _kv_per_token(mp: Mapping[str, float], precision: str, lay: Layout) -> float:
-    """KV bytes per token of context held by one GPU of the worker (per sequence it owns)."""
-    kv = mp["kv_tok_bf16"] * KV_BYTES[precision] / 2.0
-    if lay.ep:
-        return kv  # DP attention: each GPU holds its own sequences whole
-    split = 1.0 if mp["mla"] > 0 else min(float(lay.gpus), mp["kv_heads"])
-    return kv / split
-
-
 def _comm(
     hw: Mapping[str, float], mp: Mapping[str, float], lay: Layout, tokens: np.ndarray
 ) -> tuple[np.ndarray, float]:
@@ -146,7 +106,7 @@ def _comm(
     g = float(lay.gpus)
     if g <= 1:
         return np.zeros_like(tokens), 0.0
-    link, fabric = _link_bytes_s(hw, g)
+    link, fabric = link_bytes_s(hw, g)
     layers = mp["layers"]
     if lay.ep and mp["experts"] > 0:
         k = mp["route_frac"] * mp["experts"]
@@ -214,29 +174,34 @@ def decode_step(
     # prefill_terms, has its calibrated prefill efficiency instead.)
     k = hw.get("prefill_cost", 1.0) if mp["routed_b"] > 0 else 1.0
     flop_tokens = b + k * joins
-    dense, routed = _weights(mp, precision, layout)
+    dense, routed = resident_weights(mp, precision, layout)
     # the prompts' experts read once per prefill chunk, as in the roofline's decode step
     touched_frac = chunked_expert_reads(mp["route_frac"], b, joins, prefill_chunk(isl))
     touched = np.where(mp["routed_b"] > 0, touched_frac, 0.0)
     ctx = isl + osl / 2.0
-    kv_tok = _kv_per_token(mp, precision, layout)
+    kv_tok, kv_win = kv_bytes(mp, precision, layout)
     # Per GPU: DP attention spreads the sequences over the g GPUs, TP reads its shard of all.
     seqs_gpu = b / g if layout.ep else b
-    attn_pairs = seqs_gpu * ctx + k * (joins / g if layout.ep else joins) * isl / 2.0
+    prompts = k * (joins / g if layout.ep else joins)  # joining prompts, at their FLOP cost
+    win = mp["window"]
+    full_pairs = seqs_gpu * ctx + prompts * isl / 2.0
+    win_pairs = seqs_gpu * min(ctx, win) + prompts * min(isl / 2.0, win)
     # Dense and routed FLOPs apart: a touched expert's grouped GEMM costs at least the
     # fitted ``expert_rows`` rows (the aggregated model's serving shape, per vendor).
     routed_flops = 2.0 * mp["routed_b"] * 1e9 * mp["route_frac"] * flop_tokens
     lin_c = (2.0 * mp["active_b"] * 1e9 * flop_tokens - routed_flops) / g / peak
     moe_c = np.maximum(routed_flops, hw["expert_rows"] * 2.0 * mp["routed_b"] * 1e9 * touched) / g
-    attn_c = mp["attn_flops_pair"] * mp["layers"] * attn_pairs / (1.0 if layout.ep else g)
+    attn_c = attention_flops(mp, mp["attn_flops_pair"], full_pairs, win_pairs) / (
+        1.0 if layout.ep else g
+    )
     comm, comm_fixed = _comm(hw, mp, layout, tokens)
     scaled = (
         np.maximum((dense + routed * touched) / bw, lin_c + moe_c / peak)
-        + np.maximum(seqs_gpu * ctx * kv_tok / bw, attn_c / attn_peak)
+        + np.maximum(seqs_gpu * (ctx * kv_tok + kv_win) / bw, attn_c / attn_peak)
         + comm
     )
     usable = hw["mem_gb"] * 1e9 * MEMORY_USABLE_FRACTION - dense - routed
-    per_seq = kv_tok * (isl + osl)
+    per_seq = kv_tok * (isl + osl) + kv_win
     max_batch = np.floor(max(usable, 0.0) / per_seq) * (g if layout.ep else 1.0)
     return {
         "fixed": _shape_overhead(hw, mp, seqs_gpu, touched, layout) + comm_fixed,
@@ -264,16 +229,17 @@ def prefill_terms(
     (``attn_flops_pair``, absorbed; module docstring).
     """
     g = float(layout.gpus)
-    dense, routed = _weights(mp, precision, layout)
+    dense, routed = resident_weights(mp, precision, layout)
     peak = hw["peak_tflops"] * 1e12
     lin_flops = 2.0 * mp["active_b"] * 1e9
     pair = mp["attn_flops_pair_prefill"] if prefill_worker else mp["attn_flops_pair"]
-    attn_flops = pair * mp["layers"] * isl / 2.0  # per token, mean
+    attn_flops = attention_flops(mp, pair, isl / 2.0, min(isl / 2.0, mp["window"]))  # per token
     comm, comm_fixed = _comm(hw, mp, layout, np.asarray(isl, dtype=float))
+    kv_tok, kv_win = kv_bytes(mp, precision, layout)
     compute = (lin_flops * isl / peak + attn_flops * isl / (hw["attn_peak_tflops"] * 1e12)) / g
     usable = hw["mem_gb"] * 1e9 * MEMORY_USABLE_FRACTION
     return {
-        "fits": float(dense + routed + isl * _kv_per_token(mp, precision, layout) <= usable),
+        "fits": float(dense + routed + isl * kv_tok + kv_win <= usable),
         "fixed": STEP_OVERHEAD_S + comm_fixed,
         "scaled": float(max((dense + routed) / (hw["bw_tbps"] * 1e12), compute) + comm),
         "flops_time_per_token": float(
@@ -294,12 +260,12 @@ def kv_transfer_s(
     """Seconds to move one prompt's KV cache from its prefill worker to its decode worker.
 
     >>> hw = {"link_gbps": 1800.0, "scaleout_gbps": 400.0}
-    >>> mp = {"kv_tok_bf16": 70272.0}
+    >>> mp = {"kv_tok_bf16": 70272.0, "kv_window_bf16": 0.0}
     >>> round(kv_transfer_s(hw, mp, precision="fp8", isl=1000, prefill_gpus=1,
     ...                     same_domain=False) * 1e3, 3)  # 35 MB over a 50 GB/s NIC
     0.703
     """
-    nbytes = isl * mp["kv_tok_bf16"] * KV_BYTES[precision] / 2.0
+    nbytes = (isl * mp["kv_tok_bf16"] + mp["kv_window_bf16"]) * KV_BYTES[precision] / 2.0
     per_gpu = hw["link_gbps"] * 1e9 / 2.0 if same_domain else hw["scaleout_gbps"] * 1e9 / 8.0
     return nbytes / (per_gpu * prefill_gpus)
 
