@@ -10,7 +10,8 @@ serving shape), :mod:`~analysis.inference.implied` (MLPerf rows as implied effic
 :mod:`~analysis.inference.latency` and :mod:`~analysis.inference.latency_validation`
 (InferenceX sweeps), :mod:`~analysis.inference.benchmarks`,
 :mod:`~analysis.inference.deployments` (disaggregated and expert-parallel options, issue
-20; a worker's accounting in :mod:`~analysis.inference.worker`) and :mod:`~analysis.inference.deployment_fit` (their InferenceX calibration; its
+20; a worker's accounting in :mod:`~analysis.inference.worker`) and
+:mod:`~analysis.inference.deployment_fit` (their InferenceX calibration; its
 ``validation_*`` and ``key_results`` names stay under the submodule, which this facade
 exports as ``inference.deployment_fit``).
 

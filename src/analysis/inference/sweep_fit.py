@@ -393,6 +393,12 @@ def fit_sweep_shape(
 #: 7f771af, accessed 2026-12-01: weights and activations OCP MXFP4, KV cache fp8, only
 #: lm_head excluded; an earlier revision also excluded self_attn and mlp.gate), so
 #: MI355X's measured fp4 efficiency, 0.88x its fp8 one, is its kernels', not bytes.
+#: Examined (one-off experiment of 2026-12-03, same folds; patch not kept): a prior pooled
+#: over vendors instead (each class's mean effect over every vendor x generation that
+#: served both, shrunk to none; a vendor's own mean shrunk to it). The folds that hold out
+#: an MI355X format then take NVIDIA's Blackwell effect, of the opposite sign to AMD's:
+#: MI355X fp4 +12.9 -> +93.2 % signed, fp8 -11.5 -> -42.9 %, FP8/FP4 ratio error MI355X
+#: 29.0 -> 66.4 %, B200 31.6 -> 35.9 %, serving model overall 30.7 -> 34.7 %.
 PRECISION_PRIOR = 0.0
 _REF_CLASS = "native"
 
