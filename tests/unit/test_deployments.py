@@ -131,6 +131,31 @@ def test_sliding_window_layers_cap_attention_and_hold_a_fixed_kv_by_hand():
     assert sent == pytest.approx((1000 * 500 + 50_000) / 50e9, rel=1e-12)
 
 
+def test_decode_attention_flops_cap_the_window_layers_by_hand():
+    # attention compute-bound (1 byte of KV per token: 6 kB read, 6 ns, against 44 ns of
+    # FLOPs): 4 decoding sequences at mean context 1,500 and, aggregated, 4 prompts of
+    # 1,000 joining (mean 500 pairs per prompt token)
+    compute_only = {**WINDOWED, "kv_tok_bf16": 1.0, "kv_window_bf16": 0.0}
+    kw = {"precision": "bf16", "isl": 1000.0, "osl": 1000.0, "layout": Layout(1, ep=False)}
+
+    def attention_s(mp):
+        t = deployments.decode_step(HW, mp, batch=np.array([4.0]), aggregated=True, **kw)
+        none = deployments.decode_step(
+            HW, {**mp, "attn_flops_pair": 0.0}, batch=np.array([4.0]), aggregated=True, **kw
+        )
+        return float(t["scaled"][0] - none["scaled"][0])
+
+    # full layers: 4 x 1,500 + 4 x 500 = 8,000 pairs; window layers: 4 x 100 + 4 x 100;
+    # the step without attention FLOPs waits on the KV bytes instead (6 kB at 1 TB/s)
+    full, window, kv_s = 4 * 1500 + 4 * 500, 4 * 100 + 4 * 100, 6000.0 / 1e12
+    assert attention_s(compute_only) == pytest.approx(
+        1000.0 * (5 * full + 5 * window) / 1e15 - kv_s, rel=1e-6
+    )
+    # without the cap every layer sees the whole context
+    uncapped = attention_s({**compute_only, "window": 1e9})
+    assert uncapped == pytest.approx(1000.0 * 10 * full / 1e15 - kv_s, rel=1e-6)
+
+
 def test_a_window_longer_than_the_context_is_full_attention():
     # every query sees the whole context when the window exceeds it: the same FLOPs as
     # ten full-attention layers

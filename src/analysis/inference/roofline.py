@@ -247,7 +247,7 @@ def model_params(m: pd.Series) -> dict[str, float]:
         "heads": heads,
         "head_dim": head_dim,
         "kv_heads": kv_heads,
-        "kv_tok_bf16": kv_tok,  # KV bytes per token of context (all layers, bf16)
+        "kv_tok_bf16": kv_tok,  # KV bytes per token of context (full-attention layers, bf16)
         "kv_window_bf16": _num(m, "kv_window_bytes_bf16", 0.0),  # fixed per sequence
         "mla": 1.0 if mla else 0.0,
         # Attention FLOPs per (query, context) token pair per layer, and how many layers
