@@ -68,12 +68,13 @@ from analysis.inference.roofline import (
     MEMORY_USABLE_FRACTION,
     P99_Z,
     STEP_OVERHEAD_S,
+    attention_flops,
     model_params,
     prefill_chunk,
 )
 from analysis.inference.shape import hardware_params
 from analysis.inference.worker import Layout as Layout  # re-exported
-from analysis.inference.worker import attention_flops, kv_bytes, link_bytes_s, resident_weights
+from analysis.inference.worker import kv_bytes, link_bytes_s, resident_weights
 from analysis.inputs import Inputs
 
 #: Concurrency levels swept per decode worker (geometric 1 ... 8192).
@@ -191,9 +192,9 @@ def decode_step(
     routed_flops = 2.0 * mp["routed_b"] * 1e9 * mp["route_frac"] * flop_tokens
     lin_c = (2.0 * mp["active_b"] * 1e9 * flop_tokens - routed_flops) / g / peak
     moe_c = np.maximum(routed_flops, hw["expert_rows"] * 2.0 * mp["routed_b"] * 1e9 * touched) / g
-    attn_c = attention_flops(mp, mp["attn_flops_pair"], full_pairs, win_pairs) / (
-        1.0 if layout.ep else g
-    )
+    attn_c = attention_flops(
+        mp["attn_flops_pair"], mp["layers"], mp["sliding_layers"], full_pairs, win_pairs
+    ) / (1.0 if layout.ep else g)
     comm, comm_fixed = _comm(hw, mp, layout, tokens)
     scaled = (
         np.maximum((dense + routed * touched) / bw, lin_c + moe_c / peak)
@@ -233,7 +234,10 @@ def prefill_terms(
     peak = hw["peak_tflops"] * 1e12
     lin_flops = 2.0 * mp["active_b"] * 1e9
     pair = mp["attn_flops_pair_prefill"] if prefill_worker else mp["attn_flops_pair"]
-    attn_flops = attention_flops(mp, pair, isl / 2.0, min(isl / 2.0, mp["window"]))  # per token
+    # per prompt token, mean
+    attn_flops = attention_flops(
+        pair, mp["layers"], mp["sliding_layers"], isl / 2.0, min(isl / 2.0, mp["window"])
+    )
     comm, comm_fixed = _comm(hw, mp, layout, np.asarray(isl, dtype=float))
     kv_tok, kv_win = kv_bytes(mp, precision, layout)
     compute = (lin_flops * isl / peak + attn_flops * isl / (hw["attn_peak_tflops"] * 1e12)) / g

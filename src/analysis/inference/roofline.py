@@ -259,6 +259,19 @@ def model_params(m: pd.Series) -> dict[str, float]:
     }
 
 
+def attention_flops(pair: Any, layers: Any, sliding: Any, pairs: Any, window_pairs: Any) -> Any:
+    """Attention FLOPs of a step's (query, context) pairs, full and sliding-window layers.
+
+    ``pairs`` per full-attention layer and ``window_pairs`` per sliding-window layer (a
+    query there sees at most the window); ``pair``: the FLOPs of one pair on one layer;
+    ``sliding`` of the ``layers`` attend to a window.
+
+    >>> attention_flops(1000.0, 10.0, 4.0, 500.0, 100.0)  # 1,000 x (6 x 500 + 4 x 100)
+    3400000.0
+    """
+    return pair * ((layers - sliding) * pairs + sliding * window_pairs)
+
+
 def _kv_split(mp: Mapping[str, Any], gpus: Any, dp_attention: Any = None) -> Any:
     """How many ways a replica of ``gpus`` splits each sequence's KV cache.
 
@@ -340,7 +353,6 @@ def _terms(
     attn_pair = np.asarray(mp.get("attn_flops_pair", 4.0 * heads_dim), dtype=float)
     sliding = np.asarray(mp.get("sliding_layers", 0.0), dtype=float)
     window = np.asarray(mp.get("window", 0.0), dtype=float)
-    full_layers = layers - sliding
     shared = np.asarray(mp["shared_b"], dtype=float) * 1e9
     routed = np.asarray(mp["routed_b"], dtype=float) * 1e9
     r = np.asarray(mp["route_frac"], dtype=float)
@@ -397,7 +409,7 @@ def _terms(
         # runs those of its own experts only.
         expert_gemms = layers * n_experts * touched * np.where(ep > 1, w_imb / ep, 1.0)
         kv_read = kv_tokens * kv_tok + seqs * kv_fixed
-        attn_flops = attn_pair * (full_layers * attn_pairs + sliding * window_pairs)
+        attn_flops = attention_flops(attn_pair, layers, sliding, attn_pairs, window_pairs)
         msg = tokens * hidden * ACT_BYTES
         return {
             "lin_bw": w_read / bw,

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from analysis.inference.roofline import BYTES_PER_PARAM, KV_BYTES
+from analysis.inference.roofline import BYTES_PER_PARAM, KV_BYTES, _kv_split
 
 
 @dataclass(frozen=True)
@@ -61,19 +60,5 @@ def kv_bytes(mp: Mapping[str, float], precision: str, lay: Layout) -> tuple[floa
     """
     scale = KV_BYTES[precision] / 2.0
     if not lay.ep:  # tensor parallel: GQA split by KV head, an MLA latent on every rank
-        scale /= 1.0 if mp["mla"] > 0 else min(float(lay.gpus), mp["kv_heads"])
+        scale /= float(_kv_split(mp, lay.gpus, dp_attention=0.0))
     return mp["kv_tok_bf16"] * scale, mp["kv_window_bf16"] * scale
-
-
-def attention_flops(mp: Mapping[str, float], pair: float, pairs: Any, window_pairs: Any) -> Any:
-    """Attention FLOPs of one step's (query, context) pairs.
-
-    ``pairs`` per full-attention layer and ``window_pairs`` per sliding-window layer;
-    ``pair``: the FLOPs of one pair on one layer.
-
-    >>> mp = {"layers": 36.0, "sliding_layers": 18.0}
-    >>> attention_flops(mp, 2048.0, 1000.0, 128.0) / 1e6  # 2,048 x (18 x 1,000 + 18 x 128)
-    41.582592
-    """
-    sliding = mp["sliding_layers"]
-    return pair * ((mp["layers"] - sliding) * pairs + sliding * window_pairs)
