@@ -417,16 +417,16 @@ def test_serving_shape_params_take_the_generation_before_the_vendor():
     shape = inference.ServingShape(
         overhead_layer_s={"AMD": 9e-5, "AMD CDNA 3": 1.7e-4},
         overhead_seq_s={"AMD": 1e-5},
-        expert_rows={("AMD", "native"): 64.0},
+        expert_rows={"AMD": 64.0},
     )
-    own = shape.params("AMD", "native", "CDNA 3")
+    own = shape.params("AMD", "CDNA 3")
     assert own["overhead_layer_s"] == pytest.approx(1.7e-4)
     # Keys the generation lacks, and a generation without a fit, take the vendor's.
     assert own["overhead_seq_s"] == pytest.approx(1e-5)
     assert own["expert_rows"] == 64.0
-    assert shape.params("AMD", "native", "CDNA 4")["overhead_layer_s"] == pytest.approx(9e-5)
-    assert shape.params("AMD", "native")["overhead_layer_s"] == pytest.approx(9e-5)
-    assert shape.params("NVIDIA", "native", "Hopper")["overhead_layer_s"] == 0.0
+    assert shape.params("AMD", "CDNA 4")["overhead_layer_s"] == pytest.approx(9e-5)
+    assert shape.params("AMD")["overhead_layer_s"] == pytest.approx(9e-5)
+    assert shape.params("NVIDIA", "Hopper")["overhead_layer_s"] == 0.0
 
 
 def test_serving_shape_by_generation_fits_each_generation_with_enough_points():

@@ -245,8 +245,8 @@ def fit_shape(
     growing per sequence) and compute (FLOPs grow with the batch, weight reads saturate
     once every expert is touched, grouped-GEMM work items grow with the touched experts,
     each costing at least ``expert_rows`` rows). So per vendor the overheads (per MoE
-    layer, per sequence, per touched expert) and per vendor x precision class the
-    minimum rows of a touched expert's GEMM are chosen on grids
+    layer, per sequence, per touched expert) and the minimum rows of a touched expert's
+    GEMM are chosen on grids
     (:data:`SHAPE_LAYER_GRID_S`, ...) to make the implied log eta_b of each point,
     log(scaled time / (measured median TPOT - overheads)), as flat as possible within its
     sweep: the sum of squared deviations from the sweep mean, clipped at
@@ -315,6 +315,13 @@ def fit_shape(
     slows the expert-parallel sweeps while every sweep's KV reads stay understated), B200
     34.2. Both are the engines' layouts, so both are in.
 
+    **Expert rows per vendor**, not per vendor x precision class (as until 2026-12-04):
+    the same held-out numbers on every scheme (validate-models, 2026-12-04) with half the
+    row parameters. Keyed by class, the rows were defined by whichever formats a fold
+    left in a class: the fold without H200 fitted NVIDIA's "native" rows on Blackwell FP4
+    alone and gave them to Hopper FP8, and the full fit put AMD's rows on MI355X FP8 (256)
+    where keyed by format it puts them on MI355X FP4 (362): not identified per format.
+
     ``by_generation`` (off by default) also fits the overheads of each vendor x
     generation with at least :data:`SHAPE_GENERATION_MIN_POINTS` points, under the key
     ``"<vendor> <generation>"`` (:meth:`ServingShape.params` takes it before the
@@ -334,7 +341,7 @@ def fit_shape(
     vendor = points["vendor"].to_numpy(object)
     gen = points["generation"].to_numpy(object) if len(points) else np.array([], dtype=object)
     fit = _ShapeFit(points, terms["own_layers"], tau)
-    expert_rows: dict[tuple[str, str], float] = {}
+    expert_rows: dict[str, float] = {}
     o_layer: dict[str, float] = {}
     o_seq: dict[str, float] = {}
     o_exp: dict[str, float] = {}
@@ -343,7 +350,7 @@ def fit_shape(
     vendors = sorted(set(vendor.tolist()))
     # Per trial prefill cost and vendor, the overheads and rows that flatten each sweep;
     # the cost whose fits also keep each engine's efficiency across lengths wins.
-    trials: dict[tuple[float, str], tuple[np.ndarray, int, dict[str, int]]] = {}
+    trials: dict[tuple[float, str], tuple[np.ndarray, int, int]] = {}
     trial_parts: dict[float, dict[str, np.ndarray]] = {}
     for k in SHAPE_PREFILL_COST_GRID:
         parts = trial_parts[k] = {q: dec[q] + k * (full[q] - dec[q]) for q in full}
@@ -361,8 +368,7 @@ def fit_shape(
         _, i, rows = trials[(k, v)]
         pre[v] = float(k)
         o_layer[v], o_seq[v], o_exp[v] = fit.overheads(i)
-        for kl, j in rows.items():
-            expert_rows[(v, kl)] = float(SHAPE_ROWS_GRID[j])
+        expert_rows[v] = float(SHAPE_ROWS_GRID[rows])
         if not by_generation:
             continue
         for g in sorted(set(gen[mv].tolist())):
@@ -417,7 +423,6 @@ class _ShapeFit:
     def __init__(self, points: pd.DataFrame, layers: np.ndarray, tau: np.ndarray) -> None:
         self.tau, self.layers = tau, layers
         self.conc = points["conc"].to_numpy(float)
-        self.klass = points["precision_class"].to_numpy(object)
 
         def key(cols: Sequence[str]) -> np.ndarray:
             # One integer per distinct combination (sorted: deterministic).
@@ -451,38 +456,32 @@ class _ShapeFit:
         ) + oe * parts["expert_gemms"][mv]
         return out
 
-    def best(self, parts: dict[str, np.ndarray], mv: np.ndarray) -> tuple[int, dict[str, int]]:
-        """The overhead grid index and, per class, the rows index, on the points ``mv``."""
+    def best(self, parts: dict[str, np.ndarray], mv: np.ndarray) -> tuple[int, int]:
+        """The overhead grid index and the rows index, on the points ``mv``."""
         tau = self.tau[mv][None, :]
         room = tau - self._fixed(parts, mv, (self.ol, self.os_, self.oe))
         bad = room <= 0.05 * tau
         log_room = np.log(np.maximum(room, 0.05 * tau))
-        total = np.zeros(len(self.ol))
-        best_r: dict[str, np.ndarray] = {}
-        for kl in sorted(set(self.klass[mv].tolist())):
-            mk = self.klass[mv] == kl
-            p = {k: a[mv][mk] for k, a in parts.items()}
-            scaled = self.scaled(p, SHAPE_ROWS_GRID[:, None])  # (rows grid, points)
-            _, code = _codes(self.sweep[mv][mk].tolist())
-            order = np.argsort(code, kind="stable")
-            code = code[order]
-            starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
-            cnt = np.diff(np.r_[starts, len(code)])
-            # y[o, r, i] = log scaled[r, i] - log room[o, i], points sorted by sweep
-            y = np.log(scaled[:, order])[None, :, :] - log_room[:, mk][:, order][:, None, :]
-            mean = np.add.reduceat(y, starts, axis=2) / cnt
-            res = y - np.repeat(mean, cnt, axis=2)
-            loss = np.minimum(res**2, SHAPE_CLIP**2).sum(axis=2)
-            loss += bad[:, mk].sum(axis=1)[:, None] * SHAPE_CLIP**2
-            loss += (np.maximum(y, 0.0) ** 2).sum(axis=2)  # eta_b above 1
-            j = np.argmin(loss, axis=1)
-            total += loss[np.arange(len(self.ol)), j]
-            best_r[kl] = j
-        i = int(np.argmin(total))
-        return i, {kl: int(j[i]) for kl, j in best_r.items()}
+        p = {k: a[mv] for k, a in parts.items()}
+        scaled = self.scaled(p, SHAPE_ROWS_GRID[:, None])  # (rows grid, points)
+        _, code = _codes(self.sweep[mv].tolist())
+        order = np.argsort(code, kind="stable")
+        code = code[order]
+        starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
+        cnt = np.diff(np.r_[starts, len(code)])
+        # y[o, r, i] = log scaled[r, i] - log room[o, i], points sorted by sweep
+        y = np.log(scaled[:, order])[None, :, :] - log_room[:, order][:, None, :]
+        mean = np.add.reduceat(y, starts, axis=2) / cnt
+        res = y - np.repeat(mean, cnt, axis=2)
+        loss = np.minimum(res**2, SHAPE_CLIP**2).sum(axis=2)
+        loss += bad.sum(axis=1)[:, None] * SHAPE_CLIP**2
+        loss += (np.maximum(y, 0.0) ** 2).sum(axis=2)  # eta_b above 1
+        j = np.argmin(loss, axis=1)
+        i = int(np.argmin(loss[np.arange(len(self.ol)), j]))
+        return i, int(j[i])
 
     def cross_length_loss(
-        self, parts: dict[str, np.ndarray], mv: np.ndarray, i: int, rows: dict[str, int]
+        self, parts: dict[str, np.ndarray], mv: np.ndarray, i: int, rows: int
     ) -> np.ndarray:
         """Clipped squared spread of log eta_b within each engine and run date, all lengths.
 
@@ -493,8 +492,7 @@ class _ShapeFit:
         tau = self.tau[mv]
         room = tau - self._fixed(parts, mv, self.overheads(i))
         bad = room <= 0.05 * tau
-        r = np.array([SHAPE_ROWS_GRID[rows[k]] for k in self.klass[mv]])
-        scaled = self.scaled({k: a[mv] for k, a in parts.items()}, r)
+        scaled = self.scaled({k: a[mv] for k, a in parts.items()}, SHAPE_ROWS_GRID[rows])
         y = np.log(scaled) - np.log(np.maximum(room, 0.05 * tau))
         group = self.engine_day[mv]
         dev = y - pd.Series(y).groupby(group).transform("mean").to_numpy()

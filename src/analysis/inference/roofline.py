@@ -143,7 +143,8 @@ class ServingShape:
       padding and the under-occupancy of many small work items make it cost as much as
       max(m, ``expert_rows``) rows. Fine-grained MoE at serving batches (DeepSeek-R1, 256
       experts, a few tokens each) pays it in full; Mixtral at MLPerf Offline batches
-      (8 experts, hundreds of tokens each) not at all. Per vendor x precision class.
+      (8 experts, hundreds of tokens each) not at all. Per vendor: one value for the
+      vendor's grouped-GEMM kernels in every format (see :func:`fit_shape`).
     * Unscaled overheads: per MoE layer (router, top-k, token permute/unpermute and the
       grouped-GEMM launches), per sequence in the batch (sampling, scheduling, metadata:
       the one overhead that is not MoE's, charged to every model) and per touched expert
@@ -161,32 +162,23 @@ class ServingShape:
     #: vendor -> seconds per MoE layer per step.
     overhead_layer_s: Mapping[str, float] = field(default_factory=dict)
     overhead_seq_s: Mapping[str, float] = field(default_factory=dict)  #: vendor -> s/sequence
-    #: (vendor, precision class) -> minimum rows a touched expert's grouped GEMM costs.
-    expert_rows: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    #: vendor -> minimum rows a touched expert's grouped GEMM costs.
+    expert_rows: Mapping[str, float] = field(default_factory=dict)
     points: Mapping[str, int] = field(default_factory=dict)  #: vendor -> points fitted
     #: vendor -> seconds per touched expert per MoE layer (grouped-GEMM work item).
     overhead_expert_s: Mapping[str, float] = field(default_factory=dict)
     #: vendor -> cost of a prompt token's FLOPs over a decode token's (1 = the same).
     prefill_cost: Mapping[str, float] = field(default_factory=dict)
 
-    def params(self, vendor: str, klass: str, generation: str | None = None) -> dict[str, float]:
-        """The shape keys :func:`_terms` reads from ``hw`` for one vendor and class."""
+    def params(self, vendor: str, generation: str | None = None) -> dict[str, float]:
+        """The shape keys :func:`_terms` reads from ``hw`` for one vendor (and generation)."""
         key = f"{vendor} {generation}" if generation else vendor
 
         def get(table: Mapping[str, float]) -> float:
             return float(table.get(key, table.get(vendor, 0.0)))
 
-        rows = None
-        for who in (key, vendor):
-            rows = self.expert_rows.get((who, klass))
-            if rows is None and klass == "two above native":
-                rows = self.expert_rows.get((who, "one above native"))
-            if rows is None:
-                rows = self.expert_rows.get((who, "native"))
-            if rows is not None:
-                break
         return {
-            "expert_rows": float(rows or 0.0),
+            "expert_rows": get(self.expert_rows),
             "overhead_layer_s": get(self.overhead_layer_s),
             "overhead_seq_s": get(self.overhead_seq_s),
             "overhead_expert_s": get(self.overhead_expert_s),
@@ -662,9 +654,7 @@ def hardware_params_at(spec: pd.Series, precision: str, shape: ServingShape) -> 
         # baseboard (HGX / OAM) and a 400 Gb/s NIC per GPU, the bundled table's commonest.
         "domain": _num(spec, "scaleup_domain_gpus", 8.0),
         "scaleout_gbps": _num(spec, "scaleout_gbps_per_gpu", 400.0),
-        **shape.params(
-            str(spec.get("vendor", "")), precision_class(spec, precision), _generation(spec)
-        ),
+        **shape.params(str(spec.get("vendor", "")), _generation(spec)),
     }
 
 
