@@ -306,8 +306,9 @@ def spec_and_model_source_ids(
     """Sorted ids of the sources the spec and model tables cite.
 
     Reads the value table's ``source_id``, the accelerator table's ``source_id`` (the
-    identity source; not ``process_source_id``) and the model table's ``source_id`` and
-    ``params_source_id``. Empty cells are skipped. (:func:`analysis.decision.cited_source_ids`
+    identity source; not ``process_source_id``) and the model table's ``source_id``,
+    ``params_source_id`` and ``checkpoint_sources`` (``;``-separated). Empty cells are
+    skipped. (:func:`analysis.decision.cited_source_ids`
     reads every ``*_source*`` column instead, process nodes included.)
 
     Args:
@@ -333,7 +334,9 @@ def spec_and_model_source_ids(
         models["source_id"],
         models["params_source_id"],
     ]
-    return sorted({v for col in columns for v in col.dropna()})
+    if "checkpoint_sources" in models:
+        columns.append(models["checkpoint_sources"].dropna().str.split(";").explode().str.strip())
+    return sorted({v for col in columns for v in col.dropna() if v})
 
 
 def count_sources_by_kind(

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from analysis import decision, params, paths
+from analysis import data, decision, params, paths
 
 
 @pytest.fixture
@@ -187,9 +187,17 @@ def test_cited_source_ids():
         {
             "a": pd.DataFrame({"source_id": ["x", None]}),
             "b": pd.DataFrame({"memory_gb_source": ["y"], "fact_sources": ["z;x"]}),
+            "c": pd.DataFrame({"checkpoint_sources": ["w; v", None]}),
         }
     )
-    assert got == ["x", "y", "z"]
+    assert got == ["v", "w", "x", "y", "z"]
+
+
+def test_the_appendix_cites_the_models_checkpoint_sources():
+    cited = decision.load_cited_source_ids()
+    for s in ("github-modelopt-deepseek-ptq", "hf-amd-deepseek-r1-0528-mxfp4"):
+        assert s in cited
+        assert s in data.spec_and_model_source_ids()
 
 
 def test_key_results_counts_changes_and_flips(sc, chapter_results):

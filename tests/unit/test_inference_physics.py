@@ -81,6 +81,54 @@ def test_moe_roofline_by_hand():
     assert float(np.ravel(t["prefill_scaled"])[0]) >= 100e9 * (1.0 - 0.9**100) * 2.0 / 1e12
 
 
+def test_checkpoint_bf16_weights_by_hand():
+    # A dense 10 B model whose FP4 checkpoints keep 2 B (NVIDIA) and 6 B (AMD) in BF16,
+    # 1 B at FP8. One step at fp4 reads 8 x 0.5625 + 2 x 2 = 8.5 GB on NVIDIA's checkpoint
+    # (8.5 ms at 1 TB/s), 4 x 0.5625 + 6 x 2 = 14.25 GB on AMD's; at fp8 9 x 1 + 1 x 2 =
+    # 11 GB on both; bf16 reads 20 GB whatever the columns say. Weights resident: the same.
+    m = _model(fp8_bf16_params_b=1.0, fp4_bf16_params_nvidia_b=2.0, fp4_bf16_params_amd_b=6.0)
+    mp = inference.model_params(m)
+
+    def weights(precision, amd):
+        hw = dict(HW, amd=amd)
+        t = inference._terms(
+            hw,
+            mp,
+            precision=precision,
+            isl=100.0,
+            osl=100.0,
+            gpus=1.0,
+            concurrency=np.array([1.0]),
+        )
+        return float(t["parts"]["lin_bw"][0]), float(np.ravel(t["weights_gb_per_gpu"])[0])
+
+    assert weights("fp4", 0.0) == pytest.approx((8.5e-3, 8.5))
+    assert weights("fp4", 1.0) == pytest.approx((14.25e-3, 14.25))
+    assert weights("fp8", 0.0) == pytest.approx((11e-3, 11.0))
+    assert weights("fp8", 1.0) == pytest.approx((11e-3, 11.0))
+    assert weights("bf16", 1.0) == pytest.approx((20e-3, 20.0))
+    # Empty columns (every other model): every weight at the format's width.
+    plain = inference.model_params(_model())
+    assert inference.shared_weight_bytes(plain, {"amd": 1.0}, "fp4") == pytest.approx(5.625e9)
+
+
+def test_deepseek_checkpoints_keep_their_sourced_bf16_weights():
+    # The counts behind models.csv's columns, from DeepSeek-R1's config shapes: output
+    # head 7168 x 129280, router 58 x 256 x 7168, MLA projections per layer q_a 7168 x 1536,
+    # q_b 1536 x 128 x 192, kv_a 7168 x 576, kv_b 512 x 128 x 256, wo 128 x 128 x 7168.
+    head, router = 7168 * 129280, 58 * 256 * 7168
+    proj = 7168 * 1536 + 1536 * 128 * 192 + 7168 * 576 + 512 * 128 * 256
+    wo = 128 * 128 * 7168
+    row = data.get_model("deepseek-r1")
+    assert row["fp8_bf16_params_b"] == pytest.approx((head + router) / 1e9, abs=0.005)
+    nvidia = (head + router + 61 * proj) / 1e9  # NVFP4 v2 quantizes wo
+    assert row["fp4_bf16_params_nvidia_b"] == pytest.approx(nvidia, abs=0.005)
+    amd = (head + router + 61 * (proj + wo)) / 1e9  # MXFP4 excludes all of self_attn
+    assert row["fp4_bf16_params_amd_b"] == pytest.approx(amd, abs=0.005)
+    for col in ("fp8_bf16_params_b", "fp4_bf16_params_nvidia_b", "fp4_bf16_params_amd_b"):
+        assert data.load_models().drop(index=row.name)[col].isna().all(), col
+
+
 def test_decode_step_reads_prompt_experts_once_per_chunk_deepseek_by_hand():
     # DeepSeek-R1's routing (256 experts, top-8: k/E = 1/32) at 1k/1k and 4 sequences.
     # Decode alone touches 1 - (31/32)^4 = 11.93 % of the experts; 4 prompt tokens enter per

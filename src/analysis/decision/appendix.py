@@ -16,12 +16,13 @@ from analysis.typst_tables import typst_string, typst_text
 def cited_source_ids(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     """Every ``sources.csv`` id cited by the given tables, sorted.
 
-    Reads columns ``source_id``, ``*_source_id``, ``*_source`` and ``fact_sources``.
+    Reads columns ``source_id``, ``*_source_id``, ``*_source`` and ``*_sources`` (``;``-
+    separated lists: the claims' ``fact_sources``, the models' ``checkpoint_sources``).
     """
     found: set[str] = set()
     for df in tables.values():
         for col in df.columns:
-            if col == "source_id" or col.endswith(("_source_id", "_source", "fact_sources")):
+            if col == "source_id" or col.endswith(("_source_id", "_source", "_sources")):
                 for v in df[col].dropna().astype(str):
                     found |= {s.strip() for s in v.split(";") if s.strip()}
     return sorted(found)

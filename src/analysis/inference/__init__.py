@@ -268,6 +268,7 @@ from analysis.inference.roofline import (
     model_params_for,
     precision_class,
     serving_metrics,
+    shared_weight_bytes,
     sustained_tflops,
 )
 from analysis.inference.serving import (
@@ -557,6 +558,7 @@ __all__ = [
     "ratio_pairs",
     "row_power_w",
     "serving_metrics",
+    "shared_weight_bytes",
     "stated_power_cap",
     "sustained_tflops",
     "sweep",

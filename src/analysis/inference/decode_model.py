@@ -58,6 +58,7 @@ from analysis.inference.roofline import (
     MEMORY_USABLE_FRACTION,
     STEP_OVERHEAD_S,
     _kv_split,
+    shared_weight_bytes,
 )
 
 
@@ -190,7 +191,7 @@ def sweep_parts(
     attn_peak = float(hw.get("attn_peak_tflops", hw["peak_tflops"])) * 1e12
     link = float(hw["link_gbps"]) * 1e9 / 2.0
     layers = float(mp["layers"])
-    shared = float(mp["shared_b"]) * 1e9
+    shared_bytes = float(shared_weight_bytes(mp, hw, precision))  # some kept in BF16
     routed = float(mp["routed_b"]) * 1e9
     r = float(mp["route_frac"])
     active = float(mp["active_b"]) * 1e9
@@ -209,7 +210,7 @@ def sweep_parts(
         touched = expert_touched_fraction(r, tokens) if routed > 0 else 0.0 * tokens
         w_imb, t_imb = expert_imbalance(experts, r, tokens, e)
         return {
-            "bw": (shared + routed * touched * w_imb) * bpw / g / bw,
+            "bw": (shared_bytes + routed * touched * w_imb * bpw) / g / bw,
             "c": 2.0 * (active - routed * r) * tokens / g / peak,
             "moe_c": 2.0 * routed * r * tokens * t_imb / g / peak,
             "moe_row_c": 2.0 * routed * touched * w_imb / g / peak,
@@ -220,7 +221,7 @@ def sweep_parts(
     pairs_dec = full * ctx + sliding * np.minimum(ctx, window)
     pairs_pre = full * isl * isl / 2.0 + sliding * isl * np.minimum(isl / 2.0, window)
     msg = b * float(mp["hidden"]) * ACT_BYTES
-    weights = (shared + routed) * bpw / g
+    weights = (shared_bytes + routed * bpw) / g
     usable = float(hw["mem_gb"]) * 1e9 * MEMORY_USABLE_FRACTION
     max_conc = np.floor(np.maximum(usable - weights, 0.0) / (kv_tok * (isl + osl)))
     return {

@@ -175,7 +175,7 @@ def decode_step(
     # prefill_terms, has its calibrated prefill efficiency instead.)
     k = hw.get("prefill_cost", 1.0) if mp["routed_b"] > 0 else 1.0
     flop_tokens = b + k * joins
-    dense, routed = resident_weights(mp, precision, layout)
+    dense, routed = resident_weights(mp, precision, layout, hw)
     # the prompts' experts read once per prefill chunk, as in the roofline's decode step
     touched_frac = chunked_expert_reads(mp["route_frac"], b, joins, prefill_chunk(isl))
     touched = np.where(mp["routed_b"] > 0, touched_frac, 0.0)
@@ -230,7 +230,7 @@ def prefill_terms(
     (``attn_flops_pair``, absorbed; module docstring).
     """
     g = float(layout.gpus)
-    dense, routed = resident_weights(mp, precision, layout)
+    dense, routed = resident_weights(mp, precision, layout, hw)
     peak = hw["peak_tflops"] * 1e12
     lin_flops = 2.0 * mp["active_b"] * 1e9
     pair = mp["attn_flops_pair_prefill"] if prefill_worker else mp["attn_flops_pair"]

@@ -315,6 +315,17 @@ def fit_shape(
     slows the expert-parallel sweeps while every sweep's KV reads stay understated), B200
     34.2. Both are the engines' layouts, so both are in.
 
+    **Checkpoints' BF16 weights** (2026-12-04): each step reads the dense weights the
+    served checkpoints keep in BF16 at 2 bytes
+    (:func:`analysis.inference.roofline.shared_weight_bytes`; DeepSeek-R1 FP4: 5.3 B
+    parameters on NVIDIA, 12.4 B on AMD, of 16.5 B shared). Held out (serving model, same
+    folds): FP8/FP4 ratio error B200
+    31.6 -> 7.8 %, MI355X 29.0 -> 21.4 %; median APE 30.7 -> 32.2 % (AMD 36.5 -> 37.8,
+    NVIDIA 27.8 -> 27.7; MI355X FP4's signed error +12.9 -> -1.9 %, its APE 32.0 -> 38.3:
+    the cell's bias goes, its run-to-run scatter stays); MLPerf leave one workload out,
+    ratio error 13.5 -> 13.3 %, leave one round out 6.7 -> 6.9 %. Taken: the bytes are
+    the checkpoints', not a fit.
+
     **Expert rows per vendor**, not per vendor x precision class (as until 2026-12-04):
     the same held-out numbers on every scheme (validate-models, 2026-12-04) with half the
     row parameters. Keyed by class, the rows were defined by whichever formats a fold

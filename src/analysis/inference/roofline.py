@@ -248,7 +248,43 @@ def model_params(m: pd.Series) -> dict[str, float]:
         "attn_flops_pair_prefill": attn_flops_prefill,
         "sliding_layers": sliding,
         "window": window,
+        # Parameters the served checkpoints keep in BF16 (``shared_weight_bytes``).
+        "bf16_fp8_b": _num(m, "fp8_bf16_params_b", 0.0),
+        "bf16_fp4_nvidia_b": _num(m, "fp4_bf16_params_nvidia_b", 0.0),
+        "bf16_fp4_amd_b": _num(m, "fp4_bf16_params_amd_b", 0.0),
     }
+
+
+def shared_weight_bytes(
+    mp: Mapping[str, npt.ArrayLike], hw: Mapping[str, npt.ArrayLike], precision: str
+) -> np.ndarray:
+    """Bytes of a replica's dense (shared) weights at ``precision``'s served checkpoint.
+
+    Every weight at the format's width (:data:`BYTES_PER_PARAM`), except the parameters
+    the vendors' checkpoints keep in BF16 (``models.csv``'s ``fp8_bf16_params_b``,
+    ``fp4_bf16_params_nvidia_b``, ``fp4_bf16_params_amd_b``; empty = none). They are
+    dense weights (attention projections, output head, router), so each step reads them
+    whole: DeepSeek-R1's FP4 checkpoints keep 5.3 B (NVIDIA) and 12.4 B (AMD) of its
+    16.5 B shared parameters in BF16, which a step reads at 2 bytes, not 0.56. ``hw``
+    says whose checkpoint (``amd`` = 1 for AMD, from :func:`hardware_params_at`).
+
+    >>> mp = {"shared_b": 16.0, "bf16_fp4_nvidia_b": 4.0, "bf16_fp4_amd_b": 12.0}
+    >>> float(shared_weight_bytes(mp, {"amd": 0.0}, "fp4")) / 1e9  # 12 x 0.5625 + 4 x 2
+    14.75
+    >>> float(shared_weight_bytes(mp, {"amd": 1.0}, "bf16")) / 1e9
+    32.0
+    """
+    bpw = BYTES_PER_PARAM[precision]
+    kept: npt.ArrayLike = 0.0
+    if precision == "fp8":
+        kept = mp.get("bf16_fp8_b", 0.0)
+    elif precision == "fp4":
+        amd = np.asarray(hw.get("amd", 0.0), dtype=float) > 0
+        kept = np.where(amd, mp.get("bf16_fp4_amd_b", 0.0), mp.get("bf16_fp4_nvidia_b", 0.0))
+    shared = np.asarray(mp["shared_b"], dtype=float)
+    bf16 = np.minimum(np.asarray(kept, dtype=float), shared)
+    out: np.ndarray = (shared * bpw + bf16 * (2.0 - bpw)) * 1e9
+    return out
 
 
 def attention_flops(pair: Any, layers: Any, sliding: Any, pairs: Any, window_pairs: Any) -> Any:
@@ -345,7 +381,6 @@ def _terms(
     attn_pair = np.asarray(mp.get("attn_flops_pair", 4.0 * heads_dim), dtype=float)
     sliding = np.asarray(mp.get("sliding_layers", 0.0), dtype=float)
     window = np.asarray(mp.get("window", 0.0), dtype=float)
-    shared = np.asarray(mp["shared_b"], dtype=float) * 1e9
     routed = np.asarray(mp["routed_b"], dtype=float) * 1e9
     r = np.asarray(mp["route_frac"], dtype=float)
     active = np.asarray(mp["active_b"], dtype=float) * 1e9
@@ -366,7 +401,8 @@ def _terms(
     kv_tok = np.asarray(mp["kv_tok_bf16"], dtype=float) * kv_scale  # per GPU per token
     kv_fixed = np.asarray(mp["kv_window_bf16"], dtype=float) * kv_scale  # per GPU per sequence
     usable = np.asarray(hw["mem_gb"], dtype=float) * 1e9 * MEMORY_USABLE_FRACTION
-    weights_gpu = (shared + routed) * bpw / g
+    shared_bytes = shared_weight_bytes(mp, hw, precision)
+    weights_gpu = (shared_bytes + routed * bpw) / g
     kv_room = usable - weights_gpu
     kv_seq = kv_tok * (isl + osl) + kv_fixed
     max_conc = np.floor(np.maximum(kv_room, 0.0) / kv_seq)
@@ -395,7 +431,7 @@ def _terms(
         # Expert parallelism: the busiest GPU's share of the touched experts and of the
         # routed token-activations, over the mean (ones for tensor-parallel experts).
         w_imb, t_imb = ep_imbalance(n_experts, touched, tokens * r * n_experts, ep)
-        w_read = (shared + routed * touched * w_imb) * bpw / g
+        w_read = (shared_bytes + routed * touched * w_imb * bpw) / g
         # Grouped-GEMM work items: each touched expert of each layer is a small-M GEMM
         # with its own tile scheduling, whatever its few tokens; an expert-parallel GPU
         # runs those of its own experts only.
@@ -654,6 +690,8 @@ def hardware_params_at(spec: pd.Series, precision: str, shape: ServingShape) -> 
         # baseboard (HGX / OAM) and a 400 Gb/s NIC per GPU, the bundled table's commonest.
         "domain": _num(spec, "scaleup_domain_gpus", 8.0),
         "scaleout_gbps": _num(spec, "scaleout_gbps_per_gpu", 400.0),
+        # Whose checkpoint the part serves (:func:`shared_weight_bytes`): 1 = AMD's.
+        "amd": 1.0 if str(spec.get("vendor", "")) == "AMD" else 0.0,
         **shape.params(str(spec.get("vendor", "")), _generation(spec)),
     }
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from analysis.inference.roofline import BYTES_PER_PARAM, KV_BYTES, _kv_split
+from analysis.inference.roofline import BYTES_PER_PARAM, KV_BYTES, _kv_split, shared_weight_bytes
 
 
 @dataclass(frozen=True)
@@ -39,10 +39,16 @@ def link_bytes_s(hw: Mapping[str, float], gpus: float) -> tuple[float, str]:
     return min(hw["link_gbps"] * 1e9 / 2.0, hw["scaleout_gbps"] * 1e9 / 8.0), "scaleout"
 
 
-def resident_weights(mp: Mapping[str, float], precision: str, lay: Layout) -> tuple[float, float]:
-    """(dense bytes per GPU, routed-expert bytes per GPU) of one worker's resident weights."""
+def resident_weights(
+    mp: Mapping[str, float], precision: str, lay: Layout, hw: Mapping[str, float] | None = None
+) -> tuple[float, float]:
+    """(dense bytes per GPU, routed-expert bytes per GPU) of one worker's resident weights.
+
+    ``hw`` says whose checkpoint (its BF16-kept dense weights, :func:`shared_weight_bytes`);
+    ``None``: NVIDIA's.
+    """
     bpw = BYTES_PER_PARAM[precision]
-    dense = mp["shared_b"] * 1e9 * bpw
+    dense = float(shared_weight_bytes(mp, hw or {}, precision))
     routed = mp["routed_b"] * 1e9 * bpw / lay.gpus
     return (dense if lay.ep else dense / lay.gpus), routed
 

@@ -12,6 +12,13 @@ Analytical decisions taken here:
   ``gqa_sliding``: only the full-attention layers grow with context, the
   ``sliding_window_layers`` hold at most ``sliding_window`` tokens each.
 * ``context_length`` is the longest context the released model supports.
+* **Served checkpoints.** ``fp8_bf16_params_b``, ``fp4_bf16_params_nvidia_b`` and
+  ``fp4_bf16_params_amd_b``: the dense parameters the vendors' published FP8 and FP4
+  checkpoints keep in BF16 (DeepSeek-R1: the output head and router in every checkpoint,
+  all MLA projections in AMD's MXFP4, all but ``wo`` in NVIDIA's NVFP4 v2), counted from
+  the config shapes (the row's note shows the sums), cited in ``checkpoint_sources``.
+  Empty = every weight in the format. The inference model reads them at 2 bytes
+  (:func:`analysis.inference.roofline.shared_weight_bytes`).
 """
 
 from __future__ import annotations
@@ -32,6 +39,10 @@ def _consistent_shapes(df: pd.DataFrame) -> list[str]:
         "active_experts": df["active_experts"] > df["experts"],
         "kv_heads": df["kv_heads"] > df["attention_heads"],
         "sliding_window_layers": df["sliding_window_layers"].fillna(0) > df["layers"],
+        **{
+            c: df[c].fillna(0) > df["total_params_b"]
+            for c in ("fp8_bf16_params_b", "fp4_bf16_params_nvidia_b", "fp4_bf16_params_amd_b")
+        },
     }
     for col, bad in checks.items():
         problems += [
@@ -160,6 +171,40 @@ MODELS = Table(
             required=False,
             gt=0,
             le=1_000,
+        ),
+        # Dense parameters a served checkpoint keeps in BF16 (at most the model's total).
+        Col(
+            "fp8_bf16_params_b",
+            "float",
+            "Parameters the FP8 checkpoint keeps in BF16 (output head, router); empty = none.",
+            unit="B params",
+            required=False,
+            ge=0,
+            le=10_000,
+        ),
+        Col(
+            "fp4_bf16_params_nvidia_b",
+            "float",
+            "Parameters NVIDIA's FP4 (NVFP4) checkpoint keeps in BF16; empty = none.",
+            unit="B params",
+            required=False,
+            ge=0,
+            le=10_000,
+        ),
+        Col(
+            "fp4_bf16_params_amd_b",
+            "float",
+            "Parameters AMD's FP4 (MXFP4) checkpoint keeps in BF16; empty = none.",
+            unit="B params",
+            required=False,
+            ge=0,
+            le=10_000,
+        ),
+        Col(
+            "checkpoint_sources",
+            "str",
+            "`;`-separated `sources.csv` ids behind the BF16-kept parameter counts.",
+            required=False,
         ),
         source_id_col("Source of the architecture shapes (config.json)."),
         source_id_col("Source of the parameter counts (paper/model card).", "params_source_id"),
