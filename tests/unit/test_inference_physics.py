@@ -112,6 +112,19 @@ def test_checkpoint_bf16_weights_by_hand():
     assert inference.shared_weight_bytes(plain, {"amd": 1.0}, "fp4") == pytest.approx(5.625e9)
 
 
+def test_every_stacking_path_carries_every_hardware_key():
+    # The MLPerf rows and the tiers' grid stack hardware_params_at's dicts by _HW_KEYS; a
+    # key missing there reads as _terms' default (an AMD part then served NVIDIA's
+    # checkpoint bytes).
+    from analysis.inference import _HW_KEYS, hardware_params_at
+
+    spec = data.load_specs().set_index("accelerator").loc["MI355X"]
+    spec["accelerator"] = "MI355X"
+    hw = hardware_params_at(spec, "fp4", inference.ROOFLINE_SHAPE)
+    assert set(hw) == set(_HW_KEYS)
+    assert hw["amd"] == 1.0
+
+
 def test_deepseek_checkpoints_keep_their_sourced_bf16_weights():
     # The counts behind models.csv's columns, from DeepSeek-R1's config shapes: output
     # head 7168 x 129280, router 58 x 256 x 7168, MLA projections per layer q_a 7168 x 1536,

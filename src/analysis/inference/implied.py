@@ -107,7 +107,8 @@ def _tp_options(hw: Mapping[str, float], gpus: int) -> tuple[int, ...]:
     return tuple(t for t in MLPERF_TP if t <= gpus and t <= max(hw["domain"], 1.0)) or (1,)
 
 
-#: Keys of the hardware and model parameter dicts stacked per row.
+#: Keys of the hardware parameter dict stacked per row: every key of
+#: :func:`hardware_params_at` (a key left out reads as its default in :func:`_terms`).
 _HW_KEYS = (
     "bw_tbps",
     "peak_tflops",
@@ -116,6 +117,7 @@ _HW_KEYS = (
     "link_gbps",
     "domain",
     "scaleout_gbps",
+    "amd",
     "expert_rows",
     "overhead_layer_s",
     "overhead_seq_s",
