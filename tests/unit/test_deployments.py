@@ -171,8 +171,8 @@ def test_a_window_longer_than_the_context_is_full_attention():
 
 
 def test_expert_parallel_splits_experts_and_replicates_dense():
-    dense_tp, routed_tp = worker.resident_weights(MOE, "fp8", Layout(8, ep=False))
-    dense_ep, routed_ep = worker.resident_weights(MOE, "fp8", Layout(8, ep=True))
+    dense_tp, routed_tp = worker.resident_weights(MOE, "fp8", Layout(8, ep=False), HW)
+    dense_ep, routed_ep = worker.resident_weights(MOE, "fp8", Layout(8, ep=True), HW)
     assert routed_tp == routed_ep == pytest.approx(1e9)  # 8 GB of experts / 8
     assert dense_tp == pytest.approx(0.25e9)
     assert dense_ep == pytest.approx(2e9)  # DP attention: the dense part on every GPU

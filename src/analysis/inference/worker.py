@@ -40,15 +40,14 @@ def link_bytes_s(hw: Mapping[str, float], gpus: float) -> tuple[float, str]:
 
 
 def resident_weights(
-    mp: Mapping[str, float], precision: str, lay: Layout, hw: Mapping[str, float] | None = None
+    mp: Mapping[str, float], precision: str, lay: Layout, hw: Mapping[str, float]
 ) -> tuple[float, float]:
     """(dense bytes per GPU, routed-expert bytes per GPU) of one worker's resident weights.
 
-    ``hw`` says whose checkpoint (its BF16-kept dense weights, :func:`shared_weight_bytes`);
-    ``None``: NVIDIA's.
+    ``hw`` says whose checkpoint (its BF16-kept dense weights, :func:`shared_weight_bytes`).
     """
     bpw = BYTES_PER_PARAM[precision]
-    dense = float(shared_weight_bytes(mp, hw or {}, precision))
+    dense = float(shared_weight_bytes(mp, hw, precision))
     routed = mp["routed_b"] * 1e9 * bpw / lay.gpus
     return (dense if lay.ep else dense / lay.gpus), routed
 
