@@ -157,7 +157,11 @@ charts.table(
 # compute-to-bandwidth ratio) that the tiers do not use yet. The first row is the error
 # the tiers carry. The FP8/FP4 columns
 # set each fp8 point against the same day's fp4 sweep of its engine configuration (else
-# the day's best, which the model's fp4 twin then runs).
+# the day's best, which the model's fp4 twin then runs). Each format is charged the bytes
+# of the checkpoint the vendor serves: DeepSeek-R1's FP4 checkpoints keep dense weights in
+# BF16 (the output head and router, and the MLA projections: all of them in AMD's MXFP4,
+# all but the output projection in NVIDIA's NVFP4 v2; `data/models/models.csv`), so a step
+# at FP4 reads more than 0.56 bytes per parameter, and more on AMD's checkpoint.
 
 # %%
 from analysis.inference import latency_validation  # noqa: E402
