@@ -282,19 +282,27 @@ def _quarto_format(name: str) -> dict[str, Any]:
     return copy.deepcopy((config.get("format") or {}).get(name) or {})
 
 
+#: Width of a chart in the PDF, of the text width (see :func:`_typst_header`).
+TYPST_CHART_WIDTH = "72%"
+
+
 def _typst_header(footer: str, title: str = "", subject: str = "") -> str:
     """Typst set-up before the body: metadata, the footer, each chapter on a new page.
 
     The footer carries scenario, date and renderer and "page n of N"; every level-1
     heading (a chapter) starts a page except the first, so that the memo shares page 1
-    with the title block.
+    with the title block. Charts take :data:`TYPST_CHART_WIDTH` of the text width: at
+    full width most stood alone on a page (the default report ran to 28 pages against
+    its 26-page budget; at 72 % it has 24, and the charts' labels stay about 6 pt).
     """
     meta = f"#set document(author: {typst_string(PDF_AUTHOR)}"
     if subject:
         meta += f", description: {typst_string(subject)}"
     meta += ")\n"
     return (
-        meta + "#set page(footer: context text(size: 8pt, fill: luma(90))["
+        meta
+        + f"#set image(width: {TYPST_CHART_WIDTH})\n"
+        + "#set page(footer: context text(size: 8pt, fill: luma(90))["
         f"{typst_text(footer)} #h(1fr) page #counter(page).display() of "
         "#counter(page).final().first()])\n"
         "#show heading.where(level: 1): it => context {\n"
