@@ -18,6 +18,7 @@ from rich.table import Table
 __all__ = [
     "print_inferencex_validation",
     "print_model_validation",
+    "print_public_path_validation",
     "print_training_validation",
 ]
 
@@ -41,6 +42,7 @@ def print_model_validation(console: Console) -> None:
         label = f"leave one {scheme} out"
         _print_frame(console, f"Inference model vs MLPerf Inference ({label})", summary)
     print_inferencex_validation(console)
+    print_public_path_validation(console)
     _print_frame(
         console,
         "Deployment model vs InferenceX disaggregated DeepSeek-R1 (leave one configuration "
@@ -112,6 +114,26 @@ def print_inferencex_validation(
         "InferenceX held-out error, both models (the tiers use the report's serving model)",
         inference_latency.compare_models(runs["serving"], runs["sweep"]).drop(columns="model"),
     )
+
+
+def print_public_path_validation(console: Console) -> None:
+    """The report's serving path (what the tiers and ``max_throughput_per_gpu`` compute).
+
+    Against InferenceX's measured frontiers of recent runs, per TPOT bound
+    (:mod:`analysis.inference.frontier_validation`): per vendor, overall and the
+    AMD/NVIDIA ratio, then per cell.
+    """
+    from analysis.inference import frontier_validation as fv
+
+    df = fv.validate_public_path()
+    _print_frame(
+        console,
+        "Report's serving path (MLPerf-calibrated efficiency, report layout) vs InferenceX "
+        f"measured frontiers (last {fv.RECENT_DAYS} days of runs per cell), best tokens/s "
+        f"per GPU at median TPOT <= {', '.join(f'{b:g}' for b in fv.TPOT_BOUNDS_MS)} ms",
+        fv.summary(df),
+    )
+    _print_frame(console, "Same check, per cell", fv.cell_summary(df))
 
 
 def print_training_validation(console: Console) -> None:

@@ -1,0 +1,194 @@
+"""The public serving path against InferenceX's measured frontiers (how the report is used).
+
+:mod:`analysis.inference.latency_validation` scores the serving model with an efficiency
+fitted on the InferenceX sweeps themselves and each point at its own engine layout. The
+tiers and ``max_throughput_per_gpu`` run differently: the efficiency calibrated on MLPerf
+(a workload without MLPerf rows of a vendor borrows the pooled scale), the Server scale
+of a bounded query and the report's layout (tensor-parallel experts, data-parallel MLA
+attention). This module scores that path as a user meets it: per accelerator x precision
+x lengths and TPOT bound, the best output tokens/s per GPU.
+
+* **Measured**: the frontier of the cell's aggregated single-node sweeps of its last
+  :data:`RECENT_DAYS` days of runs (the serving software a buyer gets now): the best
+  measured throughput among points whose median TPOT is within the bound. A bound is
+  scored only where the cell measured a point at or beyond it (otherwise the sweep, not
+  the bound, capped the measurement).
+* **Modelled**: the best over TP 4 and 8 of the modelled frontier (:func:`frontier`,
+  bounded) at the same *median* TPOT, interpolated in log-log between concurrency grid
+  points; InferenceX runs a fixed concurrency, so its median TPOT, not a p99 under
+  Poisson arrivals, is the like quantity.
+* **What is out of sample**: the efficiency level, fitted on MLPerf rows only (no
+  InferenceX point enters it). The serving shape's few per-vendor overheads
+  (:func:`analysis.inference.latency.fit_shape`) are fitted on every sweep, the scored
+  cells' included.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.inference.calibration import Calibration, default_calibration
+from analysis.inference.latency import select
+from analysis.inference.roofline import Deployment, Workload
+from analysis.inference.serving import _frontier, _prepare
+from analysis.inference.validation import ratio_pairs as _ratio_pairs
+from analysis.inference.validation import validation_summary
+from analysis.inputs import Inputs
+
+#: The run window of the measured frontier: a cell's last this many days of runs.
+RECENT_DAYS = 60
+#: The TPOT bounds scored (ms; interactivity 12.5 to 67 tokens/s per user).
+TPOT_BOUNDS_MS = (15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0, 80.0)
+#: The replica sizes the modelled frontier chooses from (DeepSeek-R1 fits neither 1 nor 2
+#: GPUs of any part at fp8).
+MODEL_TP = (4, 8)
+#: What makes a cell of the check.
+CELL_KEYS = ("accelerator", "model", "precision", "isl", "osl")
+
+
+def measured_frontiers(
+    points: pd.DataFrame, bounds: tuple[float, ...] = TPOT_BOUNDS_MS
+) -> pd.DataFrame:
+    """Per cell (:data:`CELL_KEYS`) and TPOT bound: the best measured tokens/s per GPU.
+
+    ``points``: InferenceX points as :func:`analysis.inference.latency.select` returns them
+    (a new cell per model too).
+    Only the cell's last :data:`RECENT_DAYS` days of runs; a bound the cell never measured
+    a point at or beyond is left out. Columns: the cell keys, vendor, tpot_ms, measured,
+    points (within the bound) and last_date.
+
+    >>> pts = pd.DataFrame({"accelerator": "A", "vendor": "V", "model": "m",
+    ...     "precision": "fp8", "isl": 1024, "osl": 1024, "date": ["2026-01-01"] * 3,
+    ...     "median_tpot_ms": [10.0, 18.0, 35.0], "output_tput_per_gpu": [50.0, 90.0, 200.0]})
+    >>> measured_frontiers(pts, (20.0, 40.0))[["tpot_ms", "measured"]].values.tolist()
+    [[20.0, 90.0]]
+    """
+    rows = []
+    for key, g in points.groupby(list(CELL_KEYS)):
+        d = pd.to_datetime(g["date"])
+        g = g[d >= d.max() - pd.Timedelta(days=RECENT_DAYS)]
+        tpot = g["median_tpot_ms"].to_numpy(float)
+        tput = g["output_tput_per_gpu"].to_numpy(float)
+        for b in bounds:
+            within = tpot <= b
+            if not within.any() or not (tpot >= b).any():
+                continue
+            rows.append(
+                {
+                    **dict(zip(CELL_KEYS, key, strict=True)),
+                    "vendor": str(g["vendor"].iloc[0]),
+                    "tpot_ms": float(b),
+                    "measured": float(tput[within].max()),
+                    "points": int(within.sum()),
+                    "last_date": str(g["date"].max()),
+                }
+            )
+    cols = [*CELL_KEYS, "vendor", "tpot_ms", "measured", "points", "last_date"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _modelled(
+    accelerator: str,
+    model: str,
+    precision: str,
+    isl: int,
+    osl: int,
+    bounds: np.ndarray,
+    cal: Calibration,
+    inputs: Inputs | None,
+) -> np.ndarray:
+    """The best modelled tokens/s per GPU over :data:`MODEL_TP` at each median-TPOT bound."""
+    best = np.full(len(bounds), np.nan)
+    try:
+        prep = _prepare(accelerator, model, precision, None, None, inputs=inputs)
+    except ValueError:  # no such part, model or tensor format: nothing to score
+        return best
+    for tp in MODEL_TP:
+        try:
+            fr = _frontier(
+                prep,
+                Workload(model, precision, isl, osl),
+                Deployment(accelerator, tp, bounded=True),
+                cal,
+            )
+        except ValueError:  # does not fit on tp GPUs
+            continue
+        tpot = fr["tpot_ms"].to_numpy(float)
+        tput = fr["tokens_per_s_per_gpu"].to_numpy(float)
+        if len(tpot) < 2:
+            continue
+        order = np.argsort(tpot)
+        val = np.exp(np.interp(np.log(bounds), np.log(tpot[order]), np.log(tput[order])))
+        val = np.where(bounds >= tpot.min(), val, np.nan)  # even one sequence is slower
+        val = np.where(bounds <= tpot.max(), val, tput.max())  # memory caps the batch
+        best = np.fmax(best, val)
+    return best
+
+
+def validate_public_path(
+    *, inputs: Inputs | None = None, bounds: tuple[float, ...] = TPOT_BOUNDS_MS
+) -> pd.DataFrame:
+    """The report's serving path against the measured frontiers.
+
+    One row per (cell, TPOT bound) of :func:`measured_frontiers`: ``predicted`` (output
+    tokens/s per GPU, the module docstring's rule) and ``ape_pct``.
+    """
+    front = measured_frontiers(select(inputs=inputs), bounds)
+    cal = default_calibration(inputs=inputs)
+    pred = np.full(len(front), np.nan)
+    for (acc, model, prec, isl, osl), g in front.groupby(list(CELL_KEYS)):
+        tpot = g["tpot_ms"].to_numpy(float)
+        pred[g.index] = _modelled(
+            str(acc), str(model), str(prec), int(isl), int(osl), tpot, cal, inputs
+        )
+    out = front.assign(predicted=pred)
+    out["ape_pct"] = (out["predicted"] / out["measured"] - 1.0).abs() * 100.0
+    return out
+
+
+#: What makes an AMD and an NVIDIA row of :func:`validate_public_path` a matched pair.
+PAIR_KEYS = ("model", "precision", "isl", "osl", "tpot_ms")
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Median and 90th-percentile APE per vendor and overall, and the AMD/NVIDIA ratio error.
+
+    The ratio pairs (:func:`ratio_pairs`): each AMD part with each NVIDIA part at the same
+    model, precision, lengths and TPOT bound (:data:`PAIR_KEYS`), measured against modelled
+    ratio; on the ``overall`` row, like the MLPerf summaries.
+    """
+    out = validation_summary(df[["vendor", "predicted", "measured", "ape_pct"]])
+    pairs = ratio_pairs(df)
+    overall = out["vendor"] == "overall"
+    err = pairs["ratio_err_pct"].astype(float)
+    out.loc[overall, "ratio_pairs"] = len(pairs)
+    if len(pairs):
+        out.loc[overall, "ratio_median_err_pct"] = float(err.median())
+        out.loc[overall, "ratio_p90_err_pct"] = float(err.quantile(0.9))
+    return out
+
+
+def ratio_pairs(df: pd.DataFrame) -> pd.DataFrame:
+    """Matched AMD/NVIDIA pairs of :func:`validate_public_path` rows (:data:`PAIR_KEYS`)."""
+    return _ratio_pairs(df, PAIR_KEYS)
+
+
+def cell_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per accelerator x precision: bounds scored, median APE and median signed error (%).
+
+    The signed error is the median of predicted / measured - 1: negative where the
+    report's path under-predicts the cell.
+    """
+    g = df[df["predicted"].notna()].assign(
+        signed_pct=lambda d: (d["predicted"] / d["measured"] - 1.0) * 100.0
+    )
+    return (
+        g.groupby(["accelerator", "vendor", "precision"])
+        .agg(
+            bounds=("ape_pct", "size"),
+            median_ape_pct=("ape_pct", "median"),
+            median_signed_pct=("signed_pct", "median"),
+        )
+        .reset_index()
+    )
