@@ -567,8 +567,10 @@ def key_results(comparison: pd.DataFrame) -> dict[str, float | str]:
 def comparison_note(comparison: pd.DataFrame) -> str:
     """One Markdown paragraph: both models' held-out InferenceX error, each named.
 
-    ``comparison`` is :func:`compare_models`' output. The first figure is the error the
-    tiers carry (:data:`MODEL_LABELS` ``serving``); the sweep model's is said to be a
+    ``comparison`` is :func:`compare_models`' output. The first figure scores the shape
+    the tiers use (:data:`MODEL_LABELS` ``serving``) at an efficiency fitted on the sweeps,
+    not the tiers' MLPerf-calibrated one (their own path:
+    :mod:`analysis.inference.frontier_validation`); the sweep model's is said to be a
     candidate the tiers do not use.
     """
     s = comparison.set_index(["model", "vendor"])
@@ -582,6 +584,8 @@ def comparison_note(comparison: pd.DataFrame) -> str:
     return (
         "**Predicting each InferenceX accelerator x precision cell from the others (output "
         "tokens/s per GPU at the measured median TPOT), the median APE of the "
-        f"{MODEL_LABELS['serving']} is {part('serving')}**: the error the tiers below carry. "
+        f"{MODEL_LABELS['serving']} is {part('serving')}**, its efficiency fitted on the "
+        "other cells' sweeps (the tiers take theirs from MLPerf: their own path is scored "
+        "next). "
         f"The {MODEL_LABELS['sweep']} scores {part('sweep')} on the same folds."
     )
