@@ -252,14 +252,19 @@ def implied_efficiencies(
     worker; ``eta_p`` solves TTFT - TPOT = prefill fixed + transfer + scaled / eta_p.
     Rows whose measured time is below the model's fixed part get NaN (not fitted).
     """
-    spec_by = specs.set_index("accelerator")
-    model_by = models.set_index("model")
+    spec_by = {r["accelerator"]: r for _, r in specs.iterrows()}
+    model_by = {r["model"]: r for _, r in models.iterrows()}
+    # One hardware and model dict per accelerator x precision and per model, not per point.
+    hw_of: dict[tuple[str, str], dict[str, float]] = {}
+    mp_of: dict[str, dict[str, float]] = {}
     recs = []
     for _, row in points.iterrows():
-        spec = spec_by.loc[row["accelerator"]].copy()
-        spec["accelerator"] = row["accelerator"]
-        hw = hardware_params(spec, str(row["precision"]), inputs=inputs)
-        mp = model_params(model_by.loc[row["model"]])
+        key = (str(row["accelerator"]), str(row["precision"]))
+        if key not in hw_of:
+            hw_of[key] = hardware_params(spec_by[key[0]], key[1], inputs=inputs)
+        if row["model"] not in mp_of:
+            mp_of[row["model"]] = model_params(model_by[row["model"]])
+        hw, mp = hw_of[key], mp_of[row["model"]]
         tpot = float(row["median_tpot_ms"]) / 1e3
         ttft = float(row["median_ttft_ms"]) / 1e3 - tpot
         t = _row_terms(row, hw, mp, decoding_fraction(float(row["osl"]), tpot, ttft + tpot))
