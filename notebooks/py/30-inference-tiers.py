@@ -206,7 +206,10 @@ charts.table(
         "vendor", "predictions", "median_ape_pct", "p90_ape_pct", "ratio_pairs",
         "ratio_median_err_pct",
     ],
-    labels={"predictions": "Bounds scored", "ratio_pairs": "Ratio pairs"},
+    labels={
+        "predictions": "Bounds scored", "ratio_pairs": "AMD/NVIDIA pairs",
+        "ratio_median_err_pct": "AMD/NVIDIA ratio median error (%)",
+    },
     decimals=1,
 )
 
