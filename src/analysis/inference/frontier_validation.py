@@ -62,10 +62,9 @@ import pandas as pd
 
 from analysis.inference.calibration import Calibration, default_calibration
 from analysis.inference.latency import select
-from analysis.inference.roofline import Deployment, Workload
-from analysis.inference.serving import _frontier, _prepare
+from analysis.inference.serving import frontier
 from analysis.inference.validation import ratio_pairs as _ratio_pairs
-from analysis.inference.validation import validation_summary
+from analysis.inference.validation import validation_breakdown, validation_summary
 from analysis.inputs import Inputs
 
 #: The run window of the measured frontier: a cell's last this many days of runs.
@@ -130,21 +129,26 @@ def _modelled(
     cal: Calibration,
     inputs: Inputs | None,
 ) -> np.ndarray:
-    """The best modelled tokens/s per GPU over :data:`MODEL_TP` at each median-TPOT bound."""
+    """The best modelled tokens/s per GPU over :data:`MODEL_TP` at each median-TPOT bound.
+
+    NaN where even one sequence is slower than the bound, or where the part, model or
+    format is unknown to the model; beyond the memory-bound concurrency the frontier's
+    last point.
+    """
     best = np.full(len(bounds), np.nan)
-    try:
-        prep = _prepare(accelerator, model, precision, None, None, inputs=inputs)
-    except ValueError:  # no such part, model or tensor format: nothing to score
-        return best
     for tp in MODEL_TP:
         try:
-            fr = _frontier(
-                prep,
-                Workload(model, precision, isl, osl),
-                Deployment(accelerator, tp, bounded=True),
-                cal,
+            fr = frontier(
+                accelerator,
+                model,
+                precision=precision,
+                isl=isl,
+                osl=osl,
+                gpus=tp,
+                calibration=cal,
+                inputs=inputs,
             )
-        except ValueError:  # does not fit on tp GPUs
+        except ValueError:  # unknown id or format, or it does not fit on tp GPUs
             continue
         tpot = fr["tpot_ms"].to_numpy(float)
         tput = fr["tokens_per_s_per_gpu"].to_numpy(float)
@@ -186,19 +190,11 @@ PAIR_KEYS = ("model", "precision", "isl", "osl", "tpot_ms")
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Median and 90th-percentile APE per vendor and overall, and the AMD/NVIDIA ratio error.
 
-    The ratio pairs (:func:`ratio_pairs`): each AMD part with each NVIDIA part at the same
-    model, precision, lengths and TPOT bound (:data:`PAIR_KEYS`), measured against modelled
-    ratio; on the ``overall`` row, like the MLPerf summaries.
+    :func:`analysis.inference.validation.validation_summary` with the ratio pairs at one
+    model, precision, lengths and TPOT bound (:data:`PAIR_KEYS`): each AMD part against
+    each NVIDIA part, measured ratio against modelled.
     """
-    out = validation_summary(df[["vendor", "predicted", "measured", "ape_pct"]])
-    pairs = ratio_pairs(df)
-    overall = out["vendor"] == "overall"
-    err = pairs["ratio_err_pct"].astype(float)
-    out.loc[overall, "ratio_pairs"] = len(pairs)
-    if len(pairs):
-        out.loc[overall, "ratio_median_err_pct"] = float(err.median())
-        out.loc[overall, "ratio_p90_err_pct"] = float(err.quantile(0.9))
-    return out
+    return validation_summary(df, PAIR_KEYS)
 
 
 def ratio_pairs(df: pd.DataFrame) -> pd.DataFrame:
@@ -206,21 +202,15 @@ def ratio_pairs(df: pd.DataFrame) -> pd.DataFrame:
     return _ratio_pairs(df, PAIR_KEYS)
 
 
+#: What :func:`cell_summary` groups by.
+CELL_SUMMARY_KEYS = ("accelerator", "vendor", "precision")
+
+
 def cell_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per accelerator x precision: bounds scored, median APE and median signed error (%).
 
-    The signed error is the median of predicted / measured - 1: negative where the
-    report's path under-predicts the cell.
+    :func:`analysis.inference.validation.validation_breakdown` by
+    :data:`CELL_SUMMARY_KEYS` (signed: median of predicted / measured - 1, negative where
+    the report's path under-predicts the cell).
     """
-    g = df[df["predicted"].notna()].assign(
-        signed_pct=lambda d: (d["predicted"] / d["measured"] - 1.0) * 100.0
-    )
-    return (
-        g.groupby(["accelerator", "vendor", "precision"])
-        .agg(
-            bounds=("ape_pct", "size"),
-            median_ape_pct=("ape_pct", "median"),
-            median_signed_pct=("signed_pct", "median"),
-        )
-        .reset_index()
-    )
+    return validation_breakdown(df, CELL_SUMMARY_KEYS)

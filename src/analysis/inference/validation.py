@@ -392,12 +392,14 @@ def ratio_pairs(df: pd.DataFrame, keys: Sequence[str] = RATIO_PAIR_KEYS) -> pd.D
     return pairs[cols].sort_values([*keys, "amd", "nvidia"]).reset_index(drop=True)
 
 
-def validation_summary(df: pd.DataFrame) -> pd.DataFrame:
+def validation_summary(
+    df: pd.DataFrame, pair_keys: Sequence[str] = RATIO_PAIR_KEYS
+) -> pd.DataFrame:
     """Median (and 90th-percentile) absolute percentage error per vendor and overall.
 
-    The ``overall`` row also carries the matched AMD/NVIDIA pairs (:func:`ratio_pairs`)
-    and the median and 90th percentile of their ratio error (NaN on the vendor rows, and
-    where no pair exists).
+    The ``overall`` row also carries the matched AMD/NVIDIA pairs (:func:`ratio_pairs` on
+    ``pair_keys``, where ``df`` has those columns and ``accelerator``) and the median and
+    90th percentile of their ratio error (NaN on the vendor rows, and where no pair exists).
     """
     rows = []
     groups = [(v, df[df["vendor"] == v]) for v in sorted(set(df["vendor"]))] + [("overall", df)]
@@ -416,8 +418,8 @@ def validation_summary(df: pd.DataFrame) -> pd.DataFrame:
             }
         )
     out = pd.DataFrame(rows)
-    has_pairs = {"round", "benchmark", "scenario", "accelerator"} <= set(df.columns)
-    pairs = ratio_pairs(df) if has_pairs else pd.DataFrame(columns=["ratio_err_pct"])
+    has_pairs = {*pair_keys, "accelerator"} <= set(df.columns)
+    pairs = ratio_pairs(df, pair_keys) if has_pairs else pd.DataFrame(columns=["ratio_err_pct"])
     overall = out["vendor"] == "overall"
     out["ratio_pairs"] = np.where(overall, len(pairs), 0)
     err = pairs["ratio_err_pct"].astype(float)
