@@ -85,6 +85,7 @@ OUTPUT_FIELDS: Mapping[str, Field] = {
     "assumption_id": Field("Assumption", "", None),
     "attention_heads": Field("Heads", "", None),
     "attention_type": Field("Attention", "", None),
+    "batch_seqs": Field("Global batch", "sequences", 0),
     "basis": Field("Basis", "", None),
     "benchmark": Field("Benchmark", "", None),
     "bf16_dense_tflops": Field("BF16 dense", "TFLOPS", None),

@@ -106,14 +106,15 @@ def test_point_terms_default_to_the_fitted_shape_of_the_inputs() -> None:
 
 def test_training_runs_on_small_inputs() -> None:
     # The spec and model tables as they are, an MLPerf Training table cut to NVIDIA's
-    # LoRA rows, no published rows and no sustained-GEMM rows: every fit comes from these
-    # frames, memoized on this instance, so the throughput moves and the default inputs
-    # are left alone.
+    # LoRA rows (with the run logs' facts), no published rows and no sustained-GEMM rows:
+    # every fit comes from these frames, memoized on this instance, so the throughput moves
+    # and the default inputs are left alone.
     full = data.load_inputs()
     mt = full.table("mlperf_training")
     small = mt[(mt["benchmark"] == "llama2_70b_lora") & (mt["vendor"] == "NVIDIA")]
+    logs = {"mlperf_training_logs": full.table("mlperf_training_logs")}
     empty = {n: full.table(n)[:0] for n in ("published_training", "gemm_max_achievable")}
-    tiny = Inputs.from_tables(_tables() | {"mlperf_training": small} | empty)
+    tiny = Inputs.from_tables(_tables() | {"mlperf_training": small} | logs | empty)
     fits = training.fit_efficiencies(inputs=tiny)
     assert set(fits["benchmark"]) == {"llama2_70b_lora"}
     assert set(fits["vendor"]) == {"NVIDIA"}

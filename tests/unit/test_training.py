@@ -142,7 +142,9 @@ def test_unknown_ids_raise_with_suggestions(call, match: str) -> None:
 
 def test_predict_mlperf_reproduces_calibration_points(fits: pd.DataFrame) -> None:
     for r in fits.itertuples():
-        got = training.predict_mlperf(r.accelerator, r.benchmark, r.n_gpus, fits=fits)
+        got = training.predict_mlperf(
+            r.accelerator, r.benchmark, r.n_gpus, batch_seqs=r.batch_seqs, fits=fits
+        )
         assert got == pytest.approx(r.measured_min, rel=1e-3)
 
 

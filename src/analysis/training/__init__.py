@@ -12,8 +12,9 @@ A package of focused modules (``from analysis import training`` re-exports every
   optimizer, and the MoE kernel term: grouped-GEMM weight reads at the per-expert token
   count as a roofline, and token permutation traffic). The efficiency (fraction of peak the
   GEMMs reach when nothing waits) is the only fitted number.
-* :mod:`~analysis.training.mlperf`: MLPerf Training batch policy, tokens to converge from
-  the reference convergence points, per accelerator x benchmark fits and predictions.
+* :mod:`~analysis.training.mlperf`: MLPerf Training rows with each run's logged batch and
+  steady training rate (a batch policy where no log was read), tokens to converge from the
+  reference convergence points, per accelerator x benchmark fits and predictions.
 * :mod:`~analysis.training.calibration`: per-row efficiencies of every MLPerf and published
   pre-training row, pooled part -> vendor x generation -> vendor -> all and shrunk;
   precision factors from each part's own peaks and the vendor's measured compute-term

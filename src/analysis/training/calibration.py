@@ -23,8 +23,8 @@ from analysis.training.mlperf import (
     _fits_cached,
     _mlperf_layouts,
     _mlperf_minutes,
+    _mlperf_rate,
     _precision_factor,
-    mlperf_batch_size,
     mlperf_rows,
     mlperf_tokens,
 )
@@ -162,8 +162,10 @@ def training_observations(
 ) -> pd.DataFrame:
     """Every measured training throughput the model is fitted and checked on, one row each.
 
-    MLPerf Training submissions become tokens/s per GPU with the RCP tokens to converge at
-    the policy batch (:func:`mlperf_batch_size`); published rows keep their own batch and
+    MLPerf Training submissions become tokens/s per GPU: the run log's steady training
+    rate where it has one (``mlperf_training_logs``), else the RCP tokens to converge at the
+    run's logged global batch (:func:`mlperf_rows`; the policy :func:`mlperf_batch_size`
+    where no log was readable) over the time to train; published rows keep their own batch and
     precision (Meta's TFLOPs/GPU become tokens/s with :func:`flops_per_token`).
     Columns: origin, source, round, benchmark, accelerator, vendor, generation, die, kind,
     model, precision, n_gpus, seq_len, batch_seqs, measured_tps (tokens/s per GPU),
@@ -176,7 +178,7 @@ def training_observations(
     out = []
     for r in rows.itertuples(index=False):
         bm = _benchmark(str(r.benchmark))
-        b = float(mlperf_batch_size(str(r.benchmark), r.n_gpus)[0])
+        b = float(r.batch_seqs)
         tokens = float(mlperf_tokens(str(r.benchmark), b)[0])
         out.append(
             {
@@ -191,7 +193,7 @@ def training_observations(
                 "n_gpus": int(r.n_gpus),
                 "seq_len": bm.seq_len,
                 "batch_seqs": b,
-                "measured_tps": tokens / (r.measured_min * 60.0) / r.n_gpus,
+                "measured_tps": _mlperf_rate(r, tokens, bm.seq_len),
                 "measured_min": float(r.measured_min),
                 "ep": math.nan,
             }
@@ -750,12 +752,17 @@ def predict_mlperf(
     n_gpus: int,
     *,
     precision: str = MLPERF_PRECISION,
+    batch_seqs: float | None = None,
     fits: pd.DataFrame | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     inputs: Inputs | None = None,
 ) -> float:
-    """Predicted MLPerf Training time to train in minutes on ``n_gpus`` accelerators."""
+    """Predicted MLPerf Training time to train in minutes on ``n_gpus`` accelerators.
+
+    At the global batch ``batch_seqs`` (sequences), by default the policy
+    :func:`~analysis.training.mlperf.mlperf_batch_size` for that count.
+    """
     inputs = resolve(inputs)
     # the pooled fallback (resolve_efficiency) builds on mlperf's fits
     bm = _benchmark(benchmark)
@@ -779,9 +786,10 @@ def predict_mlperf(
             inputs=inputs,
         )
     counts = np.array([int(n_gpus)])
-    minutes = _mlperf_minutes(spec, arch, benchmark, counts, eff, precision)[0]
+    batch = None if batch_seqs is None else np.array([float(batch_seqs)])
+    minutes = _mlperf_minutes(spec, arch, benchmark, counts, eff, precision, batch)[0]
     if not np.isfinite(minutes):
-        _, res = _mlperf_layouts(spec, arch, benchmark, counts, eff, precision)
+        _, res = _mlperf_layouts(spec, arch, benchmark, counts, eff, precision, batch)
         raise ValueError(
             f"{benchmark} on {n_gpus} x {accelerator} is infeasible: {res['reason'][0]}"
         )

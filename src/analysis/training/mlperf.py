@@ -1,7 +1,8 @@
-"""MLPerf Training: batch policy, tokens to converge, per-benchmark fits and predictions.
+"""MLPerf Training: the batch each run used, tokens to converge, per-benchmark fits.
 
 Analytical decisions: MLPerf reports time to train, so tokens come from the reference
-convergence points at the policy batch (:func:`mlperf_batch_size`); every v4.0-v5.0 LLM
+convergence points at the run's global batch, read from its MLLOG (``mlperf_training_logs``;
+the policy :func:`mlperf_batch_size` only where no log was readable); every v4.0-v5.0 LLM
 submission is modelled at FP8; the per-accelerator x benchmark fit (at the smallest count of
 at least one node) predicts the other counts of the same pair (``validate_against_mlperf``).
 """
@@ -35,6 +36,9 @@ from analysis.training.step import evaluate_layouts
 def mlperf_batch_size(benchmark: str, n_gpus: int | np.ndarray) -> np.ndarray:
     """Global batch (sequences) assumed for an MLPerf submission on ``n_gpus`` GPUs.
 
+    The policy for submissions whose run log states no batch (and for benchmarks run at a
+    count nobody submitted); :func:`mlperf_rows` carries each logged run's own batch.
+
     >>> [int(mlperf_batch_size("llama2_70b_lora", n)[0]) for n in (8, 1024)]
     [8, 128]
     >>> int(mlperf_batch_size("llama2_70b_lora", 64)[0])
@@ -61,10 +65,12 @@ def _mlperf_layouts(
     n_gpus: np.ndarray,
     efficiency: float | np.ndarray,
     precision: str,
+    batch_seqs: np.ndarray | None = None,
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    # The benchmark's global batch (:func:`mlperf_batch_size`) and its best layouts.
+    # The global batch (``batch_seqs``, else the policy :func:`mlperf_batch_size`) and the
+    # best layouts at it.
     bm = _benchmark(benchmark)
-    b = mlperf_batch_size(benchmark, n_gpus)
+    b = mlperf_batch_size(benchmark, n_gpus) if batch_seqs is None else batch_seqs
     res = evaluate_layouts(
         spec,
         arch,
@@ -85,8 +91,9 @@ def _mlperf_minutes(
     n_gpus: np.ndarray,
     efficiency: float | np.ndarray,
     precision: str,
+    batch_seqs: np.ndarray | None = None,
 ) -> np.ndarray:
-    b, res = _mlperf_layouts(spec, arch, benchmark, n_gpus, efficiency, precision)
+    b, res = _mlperf_layouts(spec, arch, benchmark, n_gpus, efficiency, precision, batch_seqs)
     thr = res["tokens_per_s_per_gpu"] * np.asarray(n_gpus, dtype=float)
     minutes: np.ndarray = mlperf_tokens(benchmark, b) / thr / 60.0
     return minutes
@@ -105,6 +112,7 @@ def _fit_one(
     n: int,
     minutes: float,
     precision: str,
+    batch_seqs: float | None = None,
 ) -> float:
     """Efficiency at which the model reproduces ``minutes`` (bracketing search in log space).
 
@@ -115,9 +123,19 @@ def _fit_one(
     """
     lo, hi = math.log(0.01), math.log(3.0)
     counts = np.full(_FIT_POINTS, int(n))
+    batch = None if batch_seqs is None else np.full(_FIT_POINTS, float(batch_seqs))
 
     def pred(log_e: np.ndarray) -> np.ndarray:
-        v = _mlperf_minutes(spec, arch, benchmark, counts[: len(log_e)], np.exp(log_e), precision)
+        k = len(log_e)
+        v = _mlperf_minutes(
+            spec,
+            arch,
+            benchmark,
+            counts[:k],
+            np.exp(log_e),
+            precision,
+            None if batch is None else batch[:k],
+        )
         return np.where(np.isfinite(v), v, math.inf)
 
     if not math.isfinite(pred(np.array([hi]))[0]):
@@ -131,14 +149,30 @@ def _fit_one(
     return math.exp(0.5 * (lo + hi))
 
 
+def _mlperf_rate(r: Any, tokens: float, seq_len: int) -> float:
+    # tokens/s per GPU of one MLPerf row: the log's steady training rate (samples/s over the
+    # blocks after the first, evaluation excluded, as the v5.1 forward set and the published
+    # tables are), else the time to train over the RCP tokens at the row's batch (which also
+    # holds evaluation and warm-up: 10-18 % at one node, up to 1.7x at 512-1,024 GPUs)
+    n = int(r.n_gpus)
+    if np.isfinite(r.steady_samples_per_s):
+        return float(r.steady_samples_per_s) * seq_len / n
+    return tokens / (float(r.measured_min) * 60.0) / n
+
+
 def mlperf_rows(
     mlperf: pd.DataFrame | None = None, *, inputs: Inputs | None = None
 ) -> pd.DataFrame:
     """MLPerf Training rows the model uses: canonical accelerator, known benchmark, a time.
 
-    From ``mlperf`` when given, else the ``mlperf_training`` table of ``inputs``.
+    From ``mlperf`` when given, else the ``mlperf_training`` table of ``inputs``. Each row
+    carries the global batch its run used, ``batch_seqs``: the ``mlperf_training_logs``
+    row of the same round and results path (``batch_from`` ``"log"``), else the policy
+    :func:`mlperf_batch_size` (``"policy"``); and the log's steady training rate
+    ``steady_samples_per_s`` (NaN where the log has none).
     """
-    df = _load_mlperf(resolve(inputs)) if mlperf is None else mlperf
+    inputs = resolve(inputs)
+    df = _load_mlperf(inputs) if mlperf is None else mlperf
     keep = (
         df["accelerator"].notna()
         & (df["accelerator"].astype(str) != "")
@@ -163,7 +197,28 @@ def mlperf_rows(
     out = out.rename(columns={"total_accelerators": "n_gpus", "time_to_train_min": "measured_min"})
     out["n_gpus"] = out["n_gpus"].astype(int)
     out["measured_min"] = out["measured_min"].astype(float)
-    return out.reset_index(drop=True)
+    out = out.reset_index(drop=True)
+    paths = df.loc[keep, "results_path"] if "results_path" in df.columns else None
+    logs = _logged(inputs, out["round"], paths)
+    policy = np.empty(len(out))
+    for bench, idx in out.groupby("benchmark").indices.items():
+        policy[idx] = mlperf_batch_size(str(bench), out["n_gpus"].to_numpy()[idx])
+    have = logs["global_batch_seqs"].notna().to_numpy()
+    out["batch_seqs"] = np.where(have, logs["global_batch_seqs"].to_numpy(dtype=float), policy)
+    out["batch_from"] = np.where(have, "log", "policy")
+    out["steady_samples_per_s"] = logs["steady_samples_per_s"].to_numpy(dtype=float)
+    return out
+
+
+def _logged(inputs: Inputs, rounds: pd.Series, paths: pd.Series | None) -> pd.DataFrame:
+    # The ``mlperf_training_logs`` facts of each (round, results path), in that order (NaN
+    # where no log was read, or where the rows have no results path to match on).
+    cols = ["global_batch_seqs", "steady_samples_per_s"]
+    if paths is None:
+        return pd.DataFrame(np.nan, index=range(len(rounds)), columns=cols)
+    logs = inputs.table("mlperf_training_logs").set_index(["round", "results_path"])[cols]
+    key = pd.MultiIndex.from_arrays([rounds.to_numpy(), paths.to_numpy()])
+    return logs.reindex(key).reset_index(drop=True).astype(float)
 
 
 def fit_efficiencies(
@@ -181,9 +236,10 @@ def fit_efficiencies(
     once per inputs (for the default ones: until :func:`analysis.data.clear_cache`) and
     callers get a copy.
 
-    Columns: accelerator, vendor, benchmark, n_gpus, n_submissions, measured_min (median
-    there), efficiency (fraction of FP8 peak while computing), mfu (achieved end-to-end
-    model FLOPs utilization at that point, FP8 peak).
+    Columns: accelerator, vendor, benchmark, n_gpus, batch_seqs (median logged global batch
+    there), n_submissions, measured_min (median there), efficiency (fraction of FP8 peak
+    while computing), mfu (achieved end-to-end model FLOPs utilization at that point, FP8
+    peak).
     """
     inp = resolve(inputs)
     if mlperf is None and specs is None and models is None:
@@ -204,13 +260,16 @@ def _fit_efficiencies(
         counts = grp["n_gpus"]
         n0 = int(counts[counts >= NODE_GPUS].min() if (counts >= NODE_GPUS).any() else counts.min())
         at = grp.loc[grp["n_gpus"] == n0, "measured_min"]
+        b0 = float(grp.loc[grp["n_gpus"] == n0, "batch_seqs"].median())
         spec = spec_row(str(acc), specs, inputs=inputs)
         arch = model_arch(_benchmark(str(bench)).model, models, inputs=inputs)
         t = float(at.median())
-        e = _fit_one(spec, arch, str(bench), n0, t, MLPERF_PRECISION)
+        e = _fit_one(spec, arch, str(bench), n0, t, MLPERF_PRECISION, b0)
         mfu = math.nan
         if math.isfinite(e):
-            _, res = _mlperf_layouts(spec, arch, str(bench), np.array([n0]), e, MLPERF_PRECISION)
+            _, res = _mlperf_layouts(
+                spec, arch, str(bench), np.array([n0]), e, MLPERF_PRECISION, np.array([b0])
+            )
             mfu = float(res["mfu"][0])
         out.append(
             {
@@ -218,6 +277,7 @@ def _fit_efficiencies(
                 "vendor": grp["vendor"].iloc[0],
                 "benchmark": bench,
                 "n_gpus": n0,
+                "batch_seqs": b0,
                 "n_submissions": len(at),
                 "measured_min": t,
                 "efficiency": e,
@@ -253,11 +313,12 @@ def validate_against_mlperf(
 
     A frame that is ``None`` comes from ``inputs`` (default: the default inputs).
 
-    Columns: round, accelerator, vendor, benchmark, n_gpus, measured_min, predicted_min,
-    err_pct (signed, predicted vs measured), holdout (True for held-out rows; the
-    calibration rows are included with holdout=False for reference), submitter, system,
-    measured_scaling / predicted_scaling (per-GPU throughput relative to the calibration
-    point).
+    Columns: round, accelerator, vendor, benchmark, n_gpus, batch_seqs (the run's global
+    batch, :func:`mlperf_rows`), measured_min, predicted_min, err_pct (signed, predicted vs
+    measured), holdout (True for held-out rows; the calibration rows are included with
+    holdout=False for reference), submitter, system, measured_scaling / predicted_scaling
+    (per-GPU throughput relative to the calibration point, each time weighted by the
+    tokens to converge at its own batch).
     """
     inputs = resolve(inputs)
     rows = mlperf_rows(mlperf, inputs=inputs)
@@ -269,34 +330,43 @@ def validate_against_mlperf(
         for f in fits.itertuples(index=False)
         if np.isfinite(f.efficiency)
     }
-    predicted: dict[tuple[str, str], dict[int, float]] = {}
+    # each submitted (count, batch) and the calibration point's
+    predicted: dict[tuple[str, str], dict[tuple[int, float], float]] = {}
     for (acc, bench), grp in rows.groupby(["accelerator", "benchmark"], sort=False):
         fr = fitted.get((acc, bench))
         if fr is None:
             continue
-        counts = np.array(sorted(set(grp["n_gpus"].astype(int)) | {int(fr.n_gpus)}))
+        points = sorted(
+            set(zip(grp["n_gpus"].astype(int), grp["batch_seqs"].astype(float), strict=True))
+            | {(int(fr.n_gpus), float(fr.batch_seqs))}
+        )
         eff = float(fr.efficiency) * _precision_factor(MLPERF_PRECISION)
         minutes = _mlperf_minutes(
             spec_row(str(acc), specs, inputs=inputs),
             model_arch(_benchmark(str(bench)).model, models, inputs=inputs),
             str(bench),
-            counts,
+            np.array([p[0] for p in points]),
             eff,
             MLPERF_PRECISION,
+            np.array([p[1] for p in points]),
         )
         predicted[(acc, bench)] = {
-            int(c): float(m) if np.isfinite(m) else math.nan
-            for c, m in zip(counts, minutes, strict=True)
+            p: float(m) if np.isfinite(m) else math.nan
+            for p, m in zip(points, minutes, strict=True)
         }
     out = []
     for r in rows.itertuples(index=False):
         fr = fitted.get((r.accelerator, r.benchmark))
         if fr is None:
             continue
-        by_n = predicted[(r.accelerator, r.benchmark)]
-        pred = by_n[int(r.n_gpus)]
-        t0_pred = by_n[int(fr.n_gpus)]
-        n_ratio = r.n_gpus / fr.n_gpus
+        by_point = predicted[(r.accelerator, r.benchmark)]
+        pred = by_point[(int(r.n_gpus), float(r.batch_seqs))]
+        t0_pred = by_point[(int(fr.n_gpus), float(fr.batch_seqs))]
+        # per-GPU throughput ratio: tokens at each batch over time and GPUs
+        work = float(mlperf_tokens(str(r.benchmark), r.batch_seqs)[0]) / float(
+            mlperf_tokens(str(r.benchmark), fr.batch_seqs)[0]
+        )
+        n_ratio = r.n_gpus / fr.n_gpus / work
         out.append(
             {
                 "round": r.round,
@@ -304,6 +374,7 @@ def validate_against_mlperf(
                 "vendor": r.vendor,
                 "benchmark": r.benchmark,
                 "n_gpus": r.n_gpus,
+                "batch_seqs": r.batch_seqs,
                 "measured_min": r.measured_min,
                 "predicted_min": pred,
                 "err_pct": 100.0 * (pred - r.measured_min) / r.measured_min,

@@ -142,7 +142,9 @@ class Benchmark:
 #: ``training_4.1.0/rcps_gpt3.json`` (tokens, C4, sequence 2,048; the BS 6144 entry's
 #: placeholder values of 1 are dropped). Batch policy (assumption, set on NVIDIA H100
 #: submissions only): lora one sequence per two GPUs; pre-training a quarter of a sequence per
-#: GPU; both clipped to the reference batch sizes that have convergence data.
+#: GPU; both clipped to the reference batch sizes that have convergence data. It stands in
+#: only where a submission's run log states no batch (9 of 137; ``mlperf_training_logs``
+#: holds the logged ones) and for counts nobody submitted.
 BENCHMARKS: dict[str, Benchmark] = {
     "llama2_70b_lora": Benchmark(
         model="llama2-70b",

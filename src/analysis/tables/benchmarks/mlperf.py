@@ -570,3 +570,125 @@ MLPERF_TRAINING_HOLDOUT = Table(
     ),
     checks=(_check_published_tokens, _check_published_batch),
 )
+
+
+#: Publication day of each MLPerf Training round the logs table covers (MLCommons' results
+#: announcements; the ``document_date`` of every row of that round).
+TRAINING_ROUND_DATES: dict[str, str] = {
+    "v4.0": "2024-06-12",
+    "v4.1": "2024-11-13",
+    "v5.0": "2025-06-04",
+}
+
+
+def _check_log_round_dates(df: pd.DataFrame) -> list[str]:
+    """Each row's ``document_date`` is its round's publication day."""
+    want = df["round"].map(TRAINING_ROUND_DATES)
+    bad = df.index[want.notna() & (df["document_date"] != want)]
+    return [
+        f"row {i + 2}: document_date must be {want[i]} for round {df.at[i, 'round']}"
+        for i in bad[:10]
+    ]
+
+
+MLPERF_TRAINING_LOGS = Table(
+    name="mlperf_training_logs",
+    path="benchmarks/mlperf_training_logs.csv",
+    description=(
+        "What the MLPerf Training v4.0-v5.0 run logs (MLLOG `result_N.txt`) state about each "
+        "`mlperf_training` submission: the global batch the run used (`global_batch_size`), "
+        "its gradient accumulation and, where the log has them, the steady-state training "
+        "rate (`tracked_stats` throughput, samples/s over the training blocks after the "
+        "first, evaluation excluded) and the samples at `run_stop`. One row per submission "
+        "(`round`, `results_path`: the key of `mlperf_training`), read from one run log of "
+        "that submission; the log's repository, commit and path are the row's source "
+        "(public copies of the MLCommons results repositories at, or after, the commit the "
+        "compiled time-to-train table names; result files are not changed after a round is "
+        "published). Submissions whose logs could not be read are absent and keep the "
+        "modelled batch policy. Transcribed from the logs, nothing estimated. "
+        + TRAINING_PROVENANCE
+    ),
+    key=("round", "results_path"),
+    columns=(
+        Col("round", "str", "MLPerf Training round", isin=tuple(TRAINING_ROUND_DATES)),
+        Col("results_path", "str", "Results folder in the MLCommons repository"),
+        Col("benchmark", "str", "MLPerf Training benchmark id", isin=TRAINING_BENCHMARKS),
+        # Up to 11,616 (MLPerf Training v5.0); the largest clusters are ~200k GPUs.
+        Col(
+            "total_accelerators",
+            "int",
+            "Accelerators of the submission",
+            unit="accelerators",
+            ge=1,
+            le=1_000_000,
+        ),
+        # 8 to 2,904 sequences in these rounds; a global batch is at most a few million.
+        Col(
+            "global_batch_seqs",
+            "int",
+            "Global batch of the run (MLLOG `global_batch_size`)",
+            unit="sequences",
+            ge=1,
+            le=10_000_000,
+        ),
+        Col(
+            "batch_from",
+            "str",
+            "Where the batch was read: the MLLOG `global_batch_size` line, or the framework's "
+            "configuration printout at the top of the same log (`model.global_batch_size`)",
+            isin=("mllog", "config-echo"),
+        ),
+        # 1 to 512 as logged.
+        Col(
+            "gradient_accumulation_steps",
+            "int",
+            "Microbatches per optimizer step and data-parallel rank, as logged",
+            required=False,
+            ge=1,
+            le=100_000,
+        ),
+        # 0.1 to ~100 samples/s in these logs.
+        Col(
+            "steady_samples_per_s",
+            "float",
+            "Median logged training rate over the blocks after the first (warm-up) block "
+            "(`tracked_stats` throughput; evaluation excluded)",
+            unit="samples/s",
+            required=False,
+            gt=0,
+            le=1_000_000,
+        ),
+        # 1 to ~30 blocks per run.
+        Col(
+            "steady_blocks",
+            "int",
+            "Blocks the steady rate is the median of",
+            unit="blocks",
+            required=False,
+            ge=1,
+            le=100_000,
+        ),
+        # 2,688 to ~14,000 samples for the LoRA benchmark.
+        Col(
+            "run_stop_samples",
+            "int",
+            "Samples trained when the run reached its target (`run_stop` samples_count)",
+            unit="samples",
+            required=False,
+            ge=1,
+            le=10_000_000_000,
+        ),
+        Col("log_repo", "str", "Repository the log was read from (`owner/name`)"),
+        Col("log_commit", "str", "Commit of `log_repo` read", pattern=r"^[0-9a-f]{40}$"),
+        Col("log_path", "str", "Run log read (path in `log_repo`)"),
+        Col(
+            "document_date",
+            "str",
+            "Publication day of the round's results",
+            pattern=r"^\d{4}-\d{2}-\d{2}$",
+        ),
+        Col("accessed", "date", "Day the log was read"),
+        Col("note", "str", "How the values were read (pages, numbering quirks)", required=False),
+    ),
+    checks=(_check_log_round_dates,),
+)
