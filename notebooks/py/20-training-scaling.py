@@ -55,9 +55,11 @@ print(f"Scenario {sc.name!r}: train {tr.model} on {tr.tokens:.3g} tokens, {tr.cl
 # Each MLPerf Training time to train is turned into throughput with the tokens MLCommons'
 # reference convergence points say the benchmark needs at the global batch the run used.
 # That batch is read from one run log per submission (MLLOG `global_batch_size`, table
-# `mlperf_training_logs`; 128 of 137 submissions, the rest keep a policy of half a sequence
-# per GPU). Most runs used far smaller batches than such a policy assumes: 8 sequences for
-# Llama 2 70B LoRA on 4 to 64 GPUs, 448-1,536 for Llama 3.1 405B on 256 to 8,192. The
+# `mlperf_training_logs`; 128 of 137 submissions). Llama 2 70B LoRA ran at 8 sequences on
+# 4 to 64 GPUs and mostly one sequence per eight GPUs beyond (64 on 512), where the model
+# had assumed half a sequence per GPU (32 at 64 GPUs, 128 from 256); Llama 3.1 405B at
+# 448-1,536 sequences on 256 to 8,192 GPUs. The 9 submissions without a readable log keep a policy that follows those
+# logs (LoRA one sequence per eight GPUs, at least 8; pre-training a quarter per GPU). The
 # efficiency (fraction of FP8 peak while computing) is fitted where each accelerator
 # submitted at one node (or its smallest count), at that batch. `mfu` is the end-to-end
 # model FLOPs utilization at that point. AMD submitted only `llama2_70b_lora` in v5.0
@@ -108,7 +110,7 @@ charts.plot_training_validation(val)
 # those fixed costs are a large share of it. The step model prices training steps only, so
 # carried from one node to many GPUs it predicts times to train that are too short (negative
 # errors). The model's own validation (next section) is fitted and scored on the logged
-# training rates, which is what it predicts.
+# training rates (GPT-3: times to train), which is what it predicts.
 
 # %%
 #| detail: "Scaling-check errors per benchmark and accelerator"
@@ -127,10 +129,12 @@ charts.table(
 # Every MLPerf Training v4.0-v5.0 submission and every published pre-training row
 # (NVIDIA's Megatron Bridge, NeMo Framework and NeMo AutoModel tables, Meta's Llama 3 paper)
 # gets its own fitted efficiency. An MLPerf row's throughput is its run log's steady
-# training rate (samples/s over the blocks after the first, evaluation excluded: the quantity
-# the published tables and the v5.1 forward set report) at the run's logged batch; where the
-# log prints no such rate (GPT-3 and the DeepSpeed runs), the time to train over the reference
-# tokens at that batch. The model's efficiency for a part and model adds two pooled parts: a
+# training rate at the run's logged batch (samples/s over the blocks after the first,
+# evaluation excluded: the quantity the published tables and the v5.1 forward set report).
+# One basis per benchmark: the LoRA and Llama 3.1 405B rows whose logs print no such rate
+# (the DeepSpeed runs and the unread logs, 8 rows) are left out rather than pooled at their
+# time to train, which also holds evaluation and warm-up; GPT-3's logs print no per-block
+# rate, so its rows are times to train over the reference tokens at the logged batch. The model's efficiency for a part and model adds two pooled parts: a
 # cross-vendor *workload effect* (model x pre-training/LoRA, shrunk toward its dense or MoE
 # family: MoE training runs at a lower share of peak than dense, measured on other sources)
 # and a *part level* (the cells less their workload effects, shrunk part -> compute die ->

@@ -94,8 +94,9 @@ display(decision.glossary_bundle(), raw=True)
 #   tiers).
 # - **Training:** a step-time and scaling model calibrated on MLPerf Training v4.0-v5.0 and
 #   published pre-training throughput (vendors' framework tables, Meta's Llama 3 paper);
-#   MLPerf Training v5.1's result logs of AMD and NVIDIA are kept aside and predicted, never
-#   fitted.
+#   each MLPerf submission enters at the global batch and steady training rate its run log
+#   states (`mlperf_training_logs`); MLPerf Training v5.1's result logs of AMD and NVIDIA are
+#   kept aside and predicted, never fitted.
 # - **Cost:** owned and rented $/GPU-hour with a Monte Carlo over the assumptions' ranges;
 #   the summary calls a workload "either" when P(AMD cheaper) is between 0.35 and 0.65.
 #

@@ -5,6 +5,12 @@ the roofline shape the tiers use; :func:`validate_sweep_model` the sweep physics
 validated candidate the tiers do not use yet. :data:`MODEL_LABELS` names both wherever
 they are printed (:func:`compare_models`, :func:`comparison_note`, :func:`key_results`).
 See :mod:`analysis.inference.latency` for the analytical decisions.
+
+Examined (one-off experiment of 2026-12-06, patch not kept): validating on each engine
+configuration's latest run date only (accelerator, precision, framework, lengths, TP, EP,
+attention layout; 486 of 1,667 points, the "one round" rule the MLPerf comparisons follow)
+gives the serving model 32.9 % held out (AMD 30.6, NVIDIA 36.2; median TPOT error 11.0 %)
+against 32.2 % on every date: older software dates are not what the error is made of.
 """
 
 from __future__ import annotations

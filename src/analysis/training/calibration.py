@@ -27,6 +27,7 @@ from analysis.training.mlperf import (
     _precision_factor,
     mlperf_rows,
     mlperf_tokens,
+    one_rate_basis,
 )
 from analysis.training.model import (
     FP4_OVER_FP8_SPEEDUP,
@@ -162,10 +163,10 @@ def training_observations(
 ) -> pd.DataFrame:
     """Every measured training throughput the model is fitted and checked on, one row each.
 
-    MLPerf Training submissions become tokens/s per GPU: the run log's steady training
-    rate where it has one (``mlperf_training_logs``), else the RCP tokens to converge at the
-    run's logged global batch (:func:`mlperf_rows`; the policy :func:`mlperf_batch_size`
-    where no log was readable) over the time to train; published rows keep their own batch and
+    MLPerf Training submissions become tokens/s per GPU at one basis per benchmark
+    (:func:`~analysis.training.mlperf.one_rate_basis`): the run logs' steady training rates
+    where the benchmark's logs print them, else the RCP tokens to converge at each run's
+    logged global batch over its time to train; published rows keep their own batch and
     precision (Meta's TFLOPs/GPU become tokens/s with :func:`flops_per_token`).
     Columns: origin, source, round, benchmark, accelerator, vendor, generation, die, kind,
     model, precision, n_gpus, seq_len, batch_seqs, measured_tps (tokens/s per GPU),
@@ -174,7 +175,7 @@ def training_observations(
     """
     inputs = resolve(inputs)
     specs = _load_specs(inputs) if specs is None else specs
-    rows = mlperf_rows(mlperf, inputs=inputs)
+    rows = one_rate_basis(mlperf_rows(mlperf, inputs=inputs))
     out = []
     for r in rows.itertuples(index=False):
         bm = _benchmark(str(r.benchmark))

@@ -39,10 +39,8 @@ def mlperf_batch_size(benchmark: str, n_gpus: int | np.ndarray) -> np.ndarray:
     The policy for submissions whose run log states no batch (and for benchmarks run at a
     count nobody submitted); :func:`mlperf_rows` carries each logged run's own batch.
 
-    >>> [int(mlperf_batch_size("llama2_70b_lora", n)[0]) for n in (8, 1024)]
-    [8, 128]
-    >>> int(mlperf_batch_size("llama2_70b_lora", 64)[0])
-    32
+    >>> [int(mlperf_batch_size("llama2_70b_lora", n)[0]) for n in (8, 64, 512, 1024)]
+    [8, 8, 64, 128]
     """
     bm = _benchmark(benchmark)
     raw = np.atleast_1d(np.asarray(n_gpus, dtype=float)) * bm.seqs_per_gpu
@@ -51,7 +49,13 @@ def mlperf_batch_size(benchmark: str, n_gpus: int | np.ndarray) -> np.ndarray:
 
 
 def mlperf_tokens(benchmark: str, batch_seqs: np.ndarray | float) -> np.ndarray:
-    """Tokens to converge at a global batch: log-log interpolation of the RCP means."""
+    """Tokens to converge at a global batch: log-log interpolation of the RCP means.
+
+    Outside the reference batches the nearest one's value holds: Llama 3.1 405B runs
+    logged 448-1,120 sequences, below the 1,152 reference (MLCommons' 1,008-sequence
+    reference needs 0.6 % more samples; the runs stopped at 276,480-279,552 samples at 448
+    to 1,152).
+    """
     bm = _benchmark(benchmark)
     x = np.log(np.atleast_1d(np.asarray(batch_seqs, dtype=float)))
     tokens: np.ndarray = np.exp(np.interp(x, np.log(bm.rcp_batch), np.log(bm.rcp_tokens)))
@@ -149,6 +153,28 @@ def _fit_one(
     return math.exp(0.5 * (lo + hi))
 
 
+def one_rate_basis(rows: pd.DataFrame) -> pd.DataFrame:
+    """:func:`mlperf_rows` at one throughput basis per benchmark, with ``rate_basis``.
+
+    A benchmark whose run logs print a steady training rate (``steady_samples_per_s``:
+    Llama 2 70B LoRA, Llama 3.1 405B) keeps only the rows that have one (``"steady"``):
+    its time to train also holds evaluations and warm-up, 10-18 % of a run on one node
+    and up to 1.7x the training time at 512-1,024 GPUs, so the two bases would not pool.
+    A benchmark with no such rate (GPT-3: its logs print one whole-run figure) keeps every
+    row at its time to train (``"time-to-train"``).
+
+    >>> rows = pd.DataFrame({"benchmark": ["a", "a", "b"],
+    ...                      "steady_samples_per_s": [2.0, np.nan, np.nan]})
+    >>> one_rate_basis(rows)["rate_basis"].tolist()
+    ['steady', 'time-to-train']
+    """
+    steady = rows["steady_samples_per_s"].notna()
+    has = steady.groupby(rows["benchmark"]).transform("any").astype(bool)
+    out = rows.loc[steady | ~has].copy()
+    out["rate_basis"] = np.where(steady[out.index], "steady", "time-to-train")
+    return out.reset_index(drop=True)
+
+
 def _mlperf_rate(r: Any, tokens: float, seq_len: int) -> float:
     # tokens/s per GPU of one MLPerf row: the log's steady training rate (samples/s over the
     # blocks after the first, evaluation excluded, as the v5.1 forward set and the published
@@ -167,9 +193,11 @@ def mlperf_rows(
 
     From ``mlperf`` when given, else the ``mlperf_training`` table of ``inputs``. Each row
     carries the global batch its run used, ``batch_seqs``: the ``mlperf_training_logs``
-    row of the same round and results path (``batch_from`` ``"log"``), else the policy
-    :func:`mlperf_batch_size` (``"policy"``); and the log's steady training rate
-    ``steady_samples_per_s`` (NaN where the log has none).
+    row of the same round and ``results_path`` (``batch_basis`` ``"logged"``), else the
+    policy :func:`mlperf_batch_size` (``"policy"``); and the log's steady training rate
+    ``steady_samples_per_s`` (global samples/s, NaN where the log has none). Both come from
+    ``inputs``' logs table whatever ``mlperf`` holds, matched on round and results path (a
+    frame without ``results_path`` gets the policy and no rate).
     """
     inputs = resolve(inputs)
     df = _load_mlperf(inputs) if mlperf is None else mlperf
@@ -199,13 +227,15 @@ def mlperf_rows(
     out["measured_min"] = out["measured_min"].astype(float)
     out = out.reset_index(drop=True)
     paths = df.loc[keep, "results_path"] if "results_path" in df.columns else None
+    if paths is not None:
+        out["results_path"] = paths.to_numpy()
     logs = _logged(inputs, out["round"], paths)
     policy = np.empty(len(out))
     for bench, idx in out.groupby("benchmark").indices.items():
         policy[idx] = mlperf_batch_size(str(bench), out["n_gpus"].to_numpy()[idx])
     have = logs["global_batch_seqs"].notna().to_numpy()
     out["batch_seqs"] = np.where(have, logs["global_batch_seqs"].to_numpy(dtype=float), policy)
-    out["batch_from"] = np.where(have, "log", "policy")
+    out["batch_basis"] = np.where(have, "logged", "policy")
     out["steady_samples_per_s"] = logs["steady_samples_per_s"].to_numpy(dtype=float)
     return out
 

@@ -599,14 +599,15 @@ MLPERF_TRAINING_LOGS = Table(
         "`mlperf_training` submission: the global batch the run used (`global_batch_size`), "
         "its gradient accumulation and, where the log has them, the steady-state training "
         "rate (`tracked_stats` throughput, samples/s over the training blocks after the "
-        "first, evaluation excluded) and the samples at `run_stop`. One row per submission "
+        "first, evaluation excluded; GPT-3 and DeepSpeed logs print none) and the samples "
+        "at `run_stop`. One row per submission "
         "(`round`, `results_path`: the key of `mlperf_training`), read from one run log of "
         "that submission; the log's repository, commit and path are the row's source "
         "(public copies of the MLCommons results repositories at, or after, the commit the "
         "compiled time-to-train table names; result files are not changed after a round is "
         "published). Submissions whose logs could not be read are absent and keep the "
-        "modelled batch policy. Transcribed from the logs, nothing estimated. "
-        + TRAINING_PROVENANCE
+        "modelled batch policy. Transcribed from the logs, nothing estimated (Apache-2.0, "
+        "MLCommons; the rows' submissions are those of `mlperf_training`)."
     ),
     key=("round", "results_path"),
     columns=(
@@ -647,12 +648,14 @@ MLPERF_TRAINING_LOGS = Table(
             ge=1,
             le=100_000,
         ),
-        # 0.1 to ~100 samples/s in these logs.
+        # 0.3 to 291 samples/s in these logs (LoRA on 4 GPUs to 405B on 8,192).
         Col(
             "steady_samples_per_s",
             "float",
-            "Median logged training rate over the blocks after the first (warm-up) block "
-            "(`tracked_stats` throughput; evaluation excluded)",
+            "Logged training rate, global samples/s (`tracked_stats` throughput; evaluation "
+            "excluded): the median over the blocks after the first (warm-up) block, or the "
+            "last block's where only the log's tail was read (`steady_blocks` = 1, the note "
+            "says so)",
             unit="samples/s",
             required=False,
             gt=0,
