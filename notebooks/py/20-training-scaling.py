@@ -131,9 +131,9 @@ charts.table(
 # gets its own fitted efficiency. An MLPerf row's throughput is its run log's steady
 # training rate at the run's logged batch (samples/s over the blocks after the first,
 # evaluation excluded: the quantity the published tables and the v5.1 forward set report).
-# One basis per benchmark: the LoRA and Llama 3.1 405B rows whose logs print no such rate
-# (the DeepSpeed runs and the unread logs, 8 rows) are left out rather than pooled at their
-# time to train, which also holds evaluation and warm-up; GPT-3's logs print no per-block
+# One basis per benchmark: the LoRA rows whose logs print no such rate (two DeepSpeed runs,
+# four logs not read to their rate: 6 rows) are left out rather than pooled at their time to
+# train, which also holds evaluation and warm-up; GPT-3's logs print no per-block
 # rate, so its rows are times to train over the reference tokens at the logged batch. The model's efficiency for a part and model adds two pooled parts: a
 # cross-vendor *workload effect* (model x pre-training/LoRA, shrunk toward its dense or MoE
 # family: MoE training runs at a lower share of peak than dense, measured on other sources)
