@@ -53,8 +53,9 @@ def mlperf_tokens(benchmark: str, batch_seqs: np.ndarray | float) -> np.ndarray:
 
     Outside the reference batches the nearest one's value holds: Llama 3.1 405B runs
     logged 448-1,120 sequences, below the 1,152 reference (MLCommons' 1,008-sequence
-    reference needs 0.6 % more samples; the runs stopped at 276,480-279,552 samples at 448
-    to 1,152).
+    reference, ``training_5.0.0/rcps_llama31_405b.json`` in ``mlperf-logging`` 4.1.68, needs
+    0.6 % more samples; the runs stopped at 276,480-279,552 samples at 448 to 1,152,
+    ``mlperf_training_logs``).
     """
     bm = _benchmark(benchmark)
     x = np.log(np.atleast_1d(np.asarray(batch_seqs, dtype=float)))
@@ -179,9 +180,10 @@ def _mlperf_rate(r: Any, tokens: float, seq_len: int) -> float:
     # tokens/s per GPU of one MLPerf row: the log's steady training rate (samples/s over the
     # blocks after the first, evaluation excluded, as the v5.1 forward set and the published
     # tables are), else the time to train over the RCP tokens at the row's batch (which also
-    # holds evaluation and warm-up: 10-18 % at one node, up to 1.7x at 512-1,024 GPUs)
+    # holds evaluation and warm-up: 10-18 % at one node, up to 1.7x at 512-1,024 GPUs);
+    # ``r`` is a row of :func:`one_rate_basis`, which decided the basis
     n = int(r.n_gpus)
-    if np.isfinite(r.steady_samples_per_s):
+    if r.rate_basis == "steady":
         return float(r.steady_samples_per_s) * seq_len / n
     return tokens / (float(r.measured_min) * 60.0) / n
 

@@ -572,8 +572,12 @@ MLPERF_TRAINING_HOLDOUT = Table(
 )
 
 
-#: Publication day of each MLPerf Training round the logs table covers (MLCommons' results
-#: announcements; the ``document_date`` of every row of that round).
+#: Publication day of each MLPerf Training round the logs table covers (the ``document_date``
+#: of every row of that round): v5.0 from MLCommons' release "New MLPerf Training v5.0
+#: Benchmark Results Reflect Rapid Growth and Evolution of the Field of AI" (GlobeNewswire,
+#: San Francisco, June 04, 2025; https://mlcommons.org/2025/06/mlperf-training-v5-0-results/,
+#: accessed 2026-12-06); v4.0 and v4.1 are MLCommons' announcement days as recalled, not
+#: re-read against a stored page (the rows' provenance rests on the logs, not on this date).
 TRAINING_ROUND_DATES: dict[str, str] = {
     "v4.0": "2024-06-12",
     "v4.1": "2024-11-13",
