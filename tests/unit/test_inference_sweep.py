@@ -365,6 +365,50 @@ def test_cell_summary_splits_a_slope_error_from_a_level_error():
     assert out.loc["A x fp8", "vendor"] == "AMD" and out.loc["A x fp8", "points"] == 2
 
 
+def test_error_budget_takes_out_each_grouping_level_and_keeps_the_rest():
+    # One AMD cell and engine, two lengths, two run dates, two concurrencies: predicted
+    # over measured is 1.5 at 1k/1k and 1.2 at 8k/1k, x 1.1 on the later date, and x 1.05
+    # at concurrency 4 and / 1.05 at 64 (a slope error no level can take out).
+    rows = []
+    for isl, f in [(1024, 1.5), (8192, 1.2)]:
+        for date, d in [("2026-01-01", 1.0), ("2026-02-01", 1.1)]:
+            for conc, c in [(4, 1.05), (64, 1 / 1.05)]:
+                rows.append((isl, date, conc, f * d * c))
+    df = pd.DataFrame(rows, columns=["isl", "date", "conc", "ratio"])
+    df = df.assign(
+        accelerator="MI300X",
+        precision="fp8",
+        vendor="AMD",
+        framework="sglang",
+        osl=1024,
+        decode_tp=8,
+        decode_ep=1,
+        decode_dp_attention=np.nan,  # a missing layout still makes one group
+        measured=100.0,
+    )
+    df["predicted"] = 100.0 * df["ratio"]
+    unpredicted = df.iloc[0].to_dict() | {"predicted": np.nan}
+    out = inference_latency.error_budget(pd.concat([df, pd.DataFrame([unpredicted])]))
+    out = out.set_index("level")
+    amd = out["AMD_median_ape_pct"].to_numpy()
+    e = np.log(df["ratio"].to_numpy())
+
+    def ape(left):
+        return float(np.median(np.abs(np.exp(left) - 1.0) * 100.0))
+
+    assert amd[0] == pytest.approx(ape(e))  # the unpredicted row is left out
+    assert amd[1] == pytest.approx(ape(e - np.median(e)))
+    by_len = df.groupby("isl")["ratio"].transform(lambda r: np.median(np.log(r))).to_numpy()
+    assert amd[2] == pytest.approx(ape(e - by_len))
+    assert amd[2] < amd[1]
+    # one engine per length here: the configuration level is the lengths' level
+    assert amd[3] == pytest.approx(amd[2])
+    # each sweep (configuration x date) at its own level: only the slope is left
+    assert amd[4] == pytest.approx(ape(np.log([1.05, 1 / 1.05])))
+    assert list(out["groups"]) == [1, 1, 2, 2, 4]
+    np.testing.assert_allclose(out["overall_median_ape_pct"].to_numpy(), amd)
+
+
 def _repeat_rows(date, scale):
     base = {
         "accelerator": "MI300X",

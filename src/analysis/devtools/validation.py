@@ -96,6 +96,13 @@ def print_inferencex_validation(
             f"(>= {inference_latency.HIGH_CONC_MIN}) concurrency (level or slope)",
             inference_latency.cell_summary(ix),
         )
+        _print_frame(
+            console,
+            f"Same folds, {labels[model]}: error budget, the median APE left when each "
+            "group's efficiency level is given exactly (what a better level can and cannot "
+            "remove)",
+            inference_latency.error_budget(ix),
+        )
     repeat = inference_latency.date_repeatability()
     _print_frame(
         console,
