@@ -438,6 +438,34 @@ def _repeat_rows(date, scale):
     ]
 
 
+def test_measured_prefill_rates_solves_rate_and_fixed_latency_from_two_prompt_lengths():
+    # One engine-day whose TTFT is 100 ms + ISL x F(ISL) / (8 GPUs x 500 TFLOP/s), at
+    # concurrency 1 and 4 (16 is queued behind other prompts: not read); a second day
+    # whose 8k TTFT is below its 1k TTFT, which no positive rate explains (dropped).
+    mp = inference.roofline.model_params(data.load_models().set_index("model").loc["deepseek-r1"])
+    ttft = {
+        isl: 100.0 + isl * inference_latency.prompt_flops_per_token(mp, isl) / (8 * 500e12) * 1e3
+        for isl in (1024, 8192)
+    }
+    rows = []
+    for conc, isl in [(1, 1024), (4, 1024), (1, 8192), (4, 8192), (16, 8192)]:
+        for r in _repeat_rows("2026-01-01", 1.0)[:1]:
+            late = 5000.0 if conc == 16 else 0.0
+            rows.append({**r, "conc": conc, "isl": isl, "median_ttft_ms": ttft[isl] + late})
+    bad = [{**r, "date": "2026-01-02", "median_ttft_ms": 900.0 - r["isl"] / 100} for r in rows]
+    out = inference_latency.measured_prefill_rates(pd.DataFrame(rows + bad))
+    row = out.set_index(["accelerator", "precision", "framework"]).loc[("MI300X", "fp8", "sglang")]
+    assert row["engine_days"] == 1 and row["dropped"] == 1
+    assert row["rate_tflops"] == pytest.approx(500.0)
+    assert row["t0_ms"] == pytest.approx(100.0)
+    peak = float(data.load_specs().set_index("accelerator").at["MI300X", "fp8_dense_tflops"])
+    assert row["peak_pct"] == pytest.approx(100.0 * 500.0 / peak)
+    # prefill FLOPs per token: 2 x 37 B active + MLA attention over half the prompt
+    assert float(inference_latency.prompt_flops_per_token(mp, 8192)) == pytest.approx(
+        2 * 37e9 + 2 * 128 * (2 * 128 + 64) * 61 * 4096
+    )
+
+
 def test_date_repeatability_predicts_each_date_from_the_other_dates_only():
     # Two dates of one configuration, the second 10 % slower everywhere; a third
     # configuration (other lengths) has one date and no other date.

@@ -103,6 +103,13 @@ def print_inferencex_validation(
             "remove)",
             inference_latency.error_budget(ix),
         )
+    _print_frame(
+        console,
+        "InferenceX measured prefill rate (a measurement no model reads): two-point TTFT "
+        f"at concurrency <= {inference_latency.PREFILL_CONC_MAX}, 1k and 8k prompts, per "
+        "GPU and as a fraction of the format's dense peak",
+        inference_latency.measured_prefill_rates(),
+    )
     repeat = inference_latency.date_repeatability()
     _print_frame(
         console,
