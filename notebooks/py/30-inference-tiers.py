@@ -166,7 +166,7 @@ charts.table(
 # and more on AMD's checkpoint.
 
 # %%
-from analysis.inference import latency_validation  # noqa: E402
+from analysis.inference import latency_diagnostics, latency_validation  # noqa: E402
 
 ix_serving = latency_validation.validate_serving_model()
 ix_models = latency_validation.compare_models(serving=ix_serving)
@@ -190,53 +190,59 @@ Markdown(latency_validation.comparison_note(ix_models))
 
 # %% [markdown]
 # **Where the held-out error sits.** Each row below gives the report's serving model one
-# group's efficiency exactly (as if it were known: the accelerator x precision cell, then
-# also the prompt and output lengths, then each engine configuration, then each run of
-# it) and shows the median error that is left. What a row removes is error between its
-# groups; what the last row keeps is the shape of one measured sweep against the model's.
-# A better efficiency for each held-out cell alone would move the first row to the
-# second: the rest is how throughput changes with the lengths and the engine
-# configuration within a cell, between run dates of one configuration, and along a sweep.
+# more level of detail in its efficiency, each point's taken from the *other* measured
+# points of its group (the accelerator x precision cell, then the cell at the same prompt
+# and output lengths, then the same engine configuration: stack, TP, expert parallelism,
+# attention layout and lengths, over all its run dates), and shows the median error that
+# is left. What a row removes is error between its groups. That the second row barely
+# moves says a better efficiency per held-out cell would not help: the error lies in how
+# throughput changes with the lengths and the engine configuration within a cell, and,
+# for AMD above all, within one configuration.
 
 # %%
 charts.table(
-    latency_validation.error_budget(ix_serving),
+    latency_diagnostics.error_budget(ix_serving),
     "inference-inferencex-error-budget",
     columns={
-        "level": "Efficiency given exactly",
+        "level": "Efficiency level from the group's other points",
         "groups": "Groups",
+        "points": "Points scored",
         "AMD_median_ape_pct": "AMD median APE (%)",
         "NVIDIA_median_ape_pct": "NVIDIA median APE (%)",
         "overall_median_ape_pct": "Overall median APE (%)",
     },
-    decimals=1,
+    decimals={"groups": 0, "points": 0, "AMD_median_ape_pct": 1, "NVIDIA_median_ape_pct": 1,
+              "overall_median_ape_pct": 1},
     wide_text=("level",),
 )
 
 # %% [markdown]
-# **Prefill as measured.** The time to first token at low concurrency (concurrency 4 or
-# less, where a prompt waits for little but itself) with 1k and 8k prompts gives, per
-# engine configuration and run date, the prefill rate per GPU and the latency every
-# request pays whatever its prompt. The serving model charges a prompt's FLOPs a fitted
-# cost instead; this table is the measurement it is checked against, not an input.
+# **Prefill as measured.** The time to first token at low concurrency (4 or less, where
+# a prompt waits behind few others) with 1k and 8k prompts gives, per engine
+# configuration and run date, the prefill rate per GPU and the latency every request pays
+# whatever its prompt. The serving model charges a prompt's FLOPs a fitted cost instead;
+# the table sets the measurement beside it (no model reads it). A share of the FP4 peak
+# understates how busy an FP4 prefill keeps the chip: the checkpoints keep some dense
+# weights in BF16 and attention does not run in FP4.
 
 # %%
 #| detail: "Prefill rates measured from InferenceX times to first token"
 charts.table(
-    latency_validation.measured_prefill_rates(),
+    latency_diagnostics.measured_prefill_rates(),
     "inference-inferencex-prefill-rates",
     columns={
         "accelerator": "Accelerator",
         "precision": "Precision",
         "framework": "Serving stack",
         "engine_days": "Engine-days",
+        "single_length": "Engine-days with one length only",
         "rate_tflops": "Prefill rate per GPU (TFLOP/s)",
         "peak_pct": "Share of dense peak (%)",
         "peak_pct_p25": "Lower quartile (%)",
         "peak_pct_p75": "Upper quartile (%)",
         "t0_ms": "Fixed latency (ms)",
     },
-    decimals={"engine_days": 0, "rate_tflops": 0, "peak_pct": 1, "peak_pct_p25": 1,
+    decimals={"engine_days": 0, "single_length": 0, "rate_tflops": 0, "peak_pct": 1, "peak_pct_p25": 1,
               "peak_pct_p75": 1, "t0_ms": 0},
 )
 

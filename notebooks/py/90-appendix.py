@@ -92,9 +92,9 @@ display(decision.glossary_bundle(), raw=True)
 #   predicted from the others) two errors are listed: the **report's serving model**, the
 #   one the tiers use, and the **sweep model** (validated candidate, not yet used by the
 #   tiers). Chapter 30's error budget shows how much of that error a better efficiency
-#   level per cell could remove (little: the rest lies between lengths, engine
-#   configurations and run dates, and along each sweep), and beside the prompt cost the
-#   model fits it puts the prefill rates the measured times to first token imply.
+#   level per cell could remove (little: the rest lies between lengths and engine
+#   configurations within a cell, and within one configuration), and beside the prompt
+#   cost the model fits it sets the prefill rates the measured times to first token imply.
 # - **Training:** a step-time and scaling model calibrated on MLPerf Training v4.0-v5.0 and
 #   published pre-training throughput (vendors' framework tables, Meta's Llama 3 paper);
 #   each MLPerf submission enters at the global batch and steady training rate its run log

@@ -1,5 +1,7 @@
 """Issue 16: the InferenceX sweep physics on hand-worked cases, and its held-out validation."""
 
+import statistics
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -365,48 +367,68 @@ def test_cell_summary_splits_a_slope_error_from_a_level_error():
     assert out.loc["A x fp8", "vendor"] == "AMD" and out.loc["A x fp8", "points"] == 2
 
 
-def test_error_budget_takes_out_each_grouping_level_and_keeps_the_rest():
-    # One AMD cell and engine, two lengths, two run dates, two concurrencies: predicted
-    # over measured is 1.5 at 1k/1k and 1.2 at 8k/1k, x 1.1 on the later date, and x 1.05
-    # at concurrency 4 and / 1.05 at 64 (a slope error no level can take out).
-    rows = []
-    for isl, f in [(1024, 1.5), (8192, 1.2)]:
-        for date, d in [("2026-01-01", 1.0), ("2026-02-01", 1.1)]:
-            for conc, c in [(4, 1.05), (64, 1 / 1.05)]:
-                rows.append((isl, date, conc, f * d * c))
-    df = pd.DataFrame(rows, columns=["isl", "date", "conc", "ratio"])
+def _budget_reference(df, cols):
+    # Each scored point against the median log error of the other points of its group.
+    ok = df[np.isfinite(df["predicted"])].reset_index(drop=True)
+    e = np.log(ok["predicted"] / ok["measured"]).to_numpy()
+    keys = [tuple(map(str, r)) for r in ok[list(cols)].itertuples(index=False)]
+    out = {"AMD": [], "NVIDIA": []}
+    for i in range(len(ok)):
+        if not cols:
+            out[ok.at[i, "vendor"]].append(abs(np.exp(e[i]) - 1) * 100)
+            continue
+        others = [e[k] for k in range(len(ok)) if k != i and keys[k] == keys[i]]
+        if others:
+            out[ok.at[i, "vendor"]].append(abs(np.exp(e[i] - statistics.median(others)) - 1) * 100)
+    return out
+
+
+def test_error_budget_takes_each_level_from_the_group_s_other_points():
+    # AMD: one cell, two lengths; at 1k one point runs at TP 4 (alone in its engine
+    # configuration), the rest at TP 8, skewed (three on the mark, one 2x high: a mean
+    # would differ from the median); one unpredicted point. NVIDIA: a pair.
+    rows = [
+        ("AMD", "MI300X", 1024, 8, 1.0),
+        ("AMD", "MI300X", 1024, 8, 1.0),
+        ("AMD", "MI300X", 1024, 4, 1.0),
+        ("AMD", "MI300X", 1024, 8, 2.0),
+        ("AMD", "MI300X", 1024, 8, 1.0),
+        ("AMD", "MI300X", 8192, 8, 1.4),
+        ("AMD", "MI300X", 8192, 8, 1.5),
+        ("AMD", "MI300X", 8192, 8, 1.6),
+        ("AMD", "MI300X", 1024, 8, np.nan),  # unpredicted: in no row
+        ("NVIDIA", "B200", 1024, 8, 1.0),
+        ("NVIDIA", "B200", 1024, 8, 1.21),
+    ]
+    df = pd.DataFrame(rows, columns=["vendor", "accelerator", "isl", "decode_tp", "ratio"])
     df = df.assign(
-        accelerator="MI300X",
         precision="fp8",
-        vendor="AMD",
         framework="sglang",
         osl=1024,
-        decode_tp=8,
         decode_ep=1,
         decode_dp_attention=np.nan,  # a missing layout still makes one group
+        date="2026-01-01",
         measured=100.0,
     )
     df["predicted"] = 100.0 * df["ratio"]
-    unpredicted = df.iloc[0].to_dict() | {"predicted": np.nan}
-    out = inference_latency.error_budget(pd.concat([df, pd.DataFrame([unpredicted])]))
-    out = out.set_index("level")
-    amd = out["AMD_median_ape_pct"].to_numpy()
-    e = np.log(df["ratio"].to_numpy())
-
-    def ape(left):
-        return float(np.median(np.abs(np.exp(left) - 1.0) * 100.0))
-
-    assert amd[0] == pytest.approx(ape(e))  # the unpredicted row is left out
-    assert amd[1] == pytest.approx(ape(e - np.median(e)))
-    by_len = df.groupby("isl")["ratio"].transform(lambda r: np.median(np.log(r))).to_numpy()
-    assert amd[2] == pytest.approx(ape(e - by_len))
-    assert amd[2] < amd[1]
-    # one engine per length here: the configuration level is the lengths' level
-    assert amd[3] == pytest.approx(amd[2])
-    # each sweep (configuration x date) at its own level: only the slope is left
-    assert amd[4] == pytest.approx(ape(np.log([1.05, 1 / 1.05])))
-    assert list(out["groups"]) == [1, 1, 2, 2, 4]
-    np.testing.assert_allclose(out["overall_median_ape_pct"].to_numpy(), amd)
+    out = inference_latency.error_budget(df)
+    levels = inference_latency.BUDGET_LEVELS
+    assert list(out["level"]) == [label for label, _ in levels]
+    for (_, cols), (_, row) in zip(levels, out.iterrows(), strict=True):
+        ref = _budget_reference(df, cols)
+        for vendor in ("AMD", "NVIDIA"):
+            assert row[f"{vendor}_median_ape_pct"] == pytest.approx(np.median(ref[vendor]))
+        assert row["overall_median_ape_pct"] == pytest.approx(np.median(ref["AMD"] + ref["NVIDIA"]))
+        assert row["points"] == len(ref["AMD"]) + len(ref["NVIDIA"])
+    by = out.set_index("level")
+    # as held out: AMD 0, 0, 0, 100, 0, 40, 50, 60 -> 20; NVIDIA 0 and 21 -> 10.5
+    assert by["AMD_median_ape_pct"].iloc[0] == pytest.approx(20.0)
+    assert by["NVIDIA_median_ape_pct"].iloc[0] == pytest.approx(10.5)
+    # NVIDIA's pair: each point's level is the other's, 1.21 or 1 / 1.21 off
+    assert by["NVIDIA_median_ape_pct"].iloc[1] == pytest.approx((21.0 + 100 * (1 - 1 / 1.21)) / 2)
+    # the skewed 1k TP 8 group: the three 1.0 points keep a level of 1.0 (median, not mean)
+    assert list(by["groups"]) == [1, 2, 3, 3]  # the TP 4 point has no other point
+    assert list(by["points"]) == [10, 10, 10, 9]
 
 
 def _repeat_rows(date, scale):
@@ -440,22 +462,24 @@ def _repeat_rows(date, scale):
 
 def test_measured_prefill_rates_solves_rate_and_fixed_latency_from_two_prompt_lengths():
     # One engine-day whose TTFT is 100 ms + ISL x F(ISL) / (8 GPUs x 500 TFLOP/s), at
-    # concurrency 1 and 4 (16 is queued behind other prompts: not read); a second day
-    # whose 8k TTFT is below its 1k TTFT, which no positive rate explains (dropped).
+    # concurrency 1 and 4 (two points at 16, queued behind other prompts, are not read: read,
+    # they would move the 8k median); a second day whose 8k TTFT is below its 1k TTFT,
+    # which no positive rate explains (dropped); a third that ran 1k prompts only.
     mp = inference.roofline.model_params(data.load_models().set_index("model").loc["deepseek-r1"])
     ttft = {
         isl: 100.0 + isl * inference_latency.prompt_flops_per_token(mp, isl) / (8 * 500e12) * 1e3
         for isl in (1024, 8192)
     }
+    base = _repeat_rows("2026-01-01", 1.0)[0]
     rows = []
-    for conc, isl in [(1, 1024), (4, 1024), (1, 8192), (4, 8192), (16, 8192)]:
-        for r in _repeat_rows("2026-01-01", 1.0)[:1]:
-            late = 5000.0 if conc == 16 else 0.0
-            rows.append({**r, "conc": conc, "isl": isl, "median_ttft_ms": ttft[isl] + late})
+    for conc, isl in [(1, 1024), (4, 1024), (1, 8192), (4, 8192), (16, 8192), (16, 8192)]:
+        late = 5000.0 if conc == 16 else 0.0
+        rows.append({**base, "conc": conc, "isl": isl, "median_ttft_ms": ttft[isl] + late})
     bad = [{**r, "date": "2026-01-02", "median_ttft_ms": 900.0 - r["isl"] / 100} for r in rows]
-    out = inference_latency.measured_prefill_rates(pd.DataFrame(rows + bad))
+    short = [{**r, "date": "2026-01-03"} for r in rows if r["isl"] == 1024]
+    out = inference_latency.measured_prefill_rates(pd.DataFrame(rows + bad + short))
     row = out.set_index(["accelerator", "precision", "framework"]).loc[("MI300X", "fp8", "sglang")]
-    assert row["engine_days"] == 1 and row["dropped"] == 1
+    assert (row["engine_days"], row["dropped"], row["single_length"]) == (1, 1, 1)
     assert row["rate_tflops"] == pytest.approx(500.0)
     assert row["t0_ms"] == pytest.approx(100.0)
     peak = float(data.load_specs().set_index("accelerator").at["MI300X", "fp8_dense_tflops"])

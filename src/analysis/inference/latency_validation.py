@@ -12,18 +12,22 @@ attention layout; 486 of 1,667 points, the "one round" rule the MLPerf compariso
 gives the serving model 32.9 % held out (AMD 30.6, NVIDIA 36.2; median TPOT error 11.0 %)
 against 32.2 % on every date: older software dates are not what the error is made of.
 
-Examined (one-off experiment of 2026-12-06, patch not kept): the prompt work of each
-decode step timed at the prefill rate the times to first token measure
-(:func:`measured_prefill_rates`) instead of at the fitted ``prefill_cost`` (its FLOPs
-taken out of the decode step), ``isl / osl x F(isl) / (TP x rate)`` per decoding sequence
-and step. With each held-out cell's rate from its own accelerator's other precision
-(else its generation's, else every other cell's): 32.2 -> 28.7 % (AMD 37.8 -> 29.6,
-NVIDIA 27.7 -> 26.8), but the FP8/FP4 ratio error on B200 7.8 -> 35.4 % (MI355X 21.4 ->
-19.4): B200's FP4 prefill runs at 4.6x its FP8 one (1.5 against 0.33 PFLOP/s with
-SGLang), so each B200 format's rate borrowed from the other is wrong by that factor.
-With each cell's own measured rate (not a held-out prediction, a bound on what the
-mechanism can give): 25.8 % (AMD 28.8, NVIDIA 23.5), B200 ratio 34.5 %. Not taken while
-it breaks a bar the model meets; a prefill rate per stack and format is the next step.
+Examined (one-off experiment of 2026-12-06, patch not kept, so its numbers are not
+reproducible from this tree): the prompt work of each decode step timed at the prefill
+rate the times to first token measure
+(:func:`analysis.inference.latency_diagnostics.measured_prefill_rates`) instead of at the
+fitted ``prefill_cost`` (its FLOPs taken out of the decode step), ``isl / osl x F(isl) /
+(TP x rate)`` per decoding sequence and step. With each held-out cell's rate from its own
+accelerator's other precision (else its generation's, else every other cell's): 32.2 ->
+28.7 % (AMD 37.8 -> 29.6, NVIDIA 27.7 -> 26.8), but the FP8/FP4 ratio error on B200 7.8
+-> 35.4 % (MI355X 21.4 -> 19.4): B200's FP4 prefill runs at 4.6x its FP8 one (1.5
+against 0.33 PFLOP/s with SGLang), so each B200 format's rate borrowed from the other is
+wrong by that factor. Taking the rate first from the same generation's other part at the
+same precision (as a share of peak) instead: 28.7 % (AMD 33.1, NVIDIA 27.1), B200 ratio
+33.6 %, MI355X 54.0 %. With each cell's own measured rate (not a held-out prediction:
+what the mechanism gives when the rate is known): 25.8 % (AMD 28.8, NVIDIA 23.5), B200
+ratio 34.5 %. Not taken while it breaks a bar the model meets; a prefill rate per stack
+and format that a held-out cell can be given is the next step.
 """
 
 from __future__ import annotations
@@ -44,14 +48,10 @@ from analysis.inference.latency import (
     point_terms,
     prepare,
     select,
-    select_points,
     throughput_at_tpot,
 )
 from analysis.inference.roofline import (
-    PEAK_COLUMN,
     ROOFLINE_SHAPE,
-    attention_flops,
-    model_params,
     precision_class,
 )
 from analysis.inference.validation import validation_summary
@@ -422,163 +422,6 @@ def cell_summary(df: pd.DataFrame) -> pd.DataFrame:
         high_conc_tpot_err_pct=("high", "median"),
     )
     return out.reset_index()
-
-
-#: The groupings of :func:`error_budget`, coarsest first: (label, columns whose every
-#: combination gets its own exact level).
-BUDGET_LEVELS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("as held out (no level given)", ()),
-    ("exact level per accelerator x precision", ("accelerator", "precision")),
-    ("... and per lengths (ISL/OSL)", ("accelerator", "precision", "isl", "osl")),
-    (
-        "exact level per engine configuration (stack, TP, EP, attention, lengths)",
-        tuple(c for c in SWEEP_KEYS if c != "date"),
-    ),
-    ("exact level per sweep (configuration x run date)", SWEEP_KEYS),
-)
-
-
-def error_budget(df: pd.DataFrame) -> pd.DataFrame:
-    """Where the held-out error sits: the median APE left when a level is given exactly.
-
-    ``df`` is either validation's output. For each grouping of :data:`BUDGET_LEVELS` the
-    median log error of each group (predicted over measured, at the measured median TPOT)
-    is taken out, as if the model knew every group's efficiency, and the median APE of
-    what remains is reported per vendor and overall (``groups``: how many levels that
-    takes). The first row is the validation's own error. What a finer grouping removes is
-    error between its groups (the level of a cell, of a length, of an engine
-    configuration); what the last row keeps is the curve's shape along one sweep. A model
-    that predicts each cell's level exactly can do no better than the second row; one that
-    gets each engine configuration's level right no better than the fourth. Unpredicted
-    points (no modelled throughput at the bound) are left out of every row.
-
-    On the bundled sweeps (validate-models, 2026-12-06), overall (AMD / NVIDIA), report's
-    serving model: held out 32.2 % (37.8 / 27.7); each accelerator x precision cell's level
-    exact 31.4 % (36.4 / 25.9); per lengths 23.7 % (31.8 / 18.0); per engine configuration
-    17.3 % (26.0 / 11.7); per sweep 9.9 % (16.4 / 7.4). Sweep model: 30.0, 27.5, 23.1,
-    15.6, 9.2 %. A better cell level alone cannot reach the issue's 20 %: the error is in
-    how throughput moves between lengths and engine configurations within a cell, between
-    run dates (:func:`date_repeatability`) and, for AMD, along the sweep itself (16 % with
-    every sweep's level exact against NVIDIA's 7 %: the concurrency slope,
-    :func:`cell_summary`).
-    """
-    ok = df[np.isfinite(df["predicted"]) & np.isfinite(df["measured"])]
-    err = pd.Series(np.log(ok["predicted"].to_numpy(float) / ok["measured"].to_numpy(float)))
-    err.index = ok.index
-    rows = []
-    for label, cols in BUDGET_LEVELS:
-        left = err
-        if cols:
-            left = err - err.groupby([ok[c] for c in cols], dropna=False).transform("median")
-        ape = (np.exp(left) - 1.0).abs() * 100.0
-        row: dict[str, Any] = {
-            "level": label,
-            "groups": int(ok.groupby(list(cols), dropna=False).ngroups) if cols else 1,
-        }
-        for vendor, g in ape.groupby(ok["vendor"], sort=True):
-            row[f"{vendor}_median_ape_pct"] = float(g.median())
-        row["overall_median_ape_pct"] = float(ape.median())
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-#: Concurrency at most which a point's median TTFT is read as its own prompt's prefill
-#: (little queueing behind other prompts): :func:`measured_prefill_rates`.
-PREFILL_CONC_MAX = 4
-#: The two nominal prompt lengths of the two-point prefill estimate (InferenceX's ISLs).
-PREFILL_ISLS = (1024, 8192)
-
-
-def prompt_flops_per_token(mp: dict[str, float], isl: Any) -> Any:
-    """FLOPs per token of an ``isl``-token prompt's prefill (``mp``: :func:`model_params`).
-
-    2 x active parameters, plus causal attention over ``isl / 2`` tokens on average in the
-    form a prefill runs (``attn_flops_pair_prefill``: MLA decompressed to per-head keys and
-    values), sliding-window layers capped at their window.
-
-    >>> mp = {"active_b": 1.0, "attn_flops_pair_prefill": 100.0, "layers": 10.0,
-    ...       "sliding_layers": 0.0, "window": 0.0}
-    >>> float(prompt_flops_per_token(mp, 1000.0))  # 2e9 + 100 x 10 x 500
-    2000500000.0
-    """
-    half = np.asarray(isl, dtype=float) / 2.0
-    window = np.minimum(half, mp["window"])
-    attn = attention_flops(
-        mp["attn_flops_pair_prefill"], mp["layers"], mp["sliding_layers"], half, window
-    )
-    return 2.0 * mp["active_b"] * 1e9 + attn
-
-
-def measured_prefill_rates(
-    ix: pd.DataFrame | None = None,
-    specs: pd.DataFrame | None = None,
-    models: pd.DataFrame | None = None,
-    *,
-    inputs: Inputs | None = None,
-) -> pd.DataFrame:
-    """Prefill FLOP rate per GPU that InferenceX's times to first token measure.
-
-    Per engine-day (:data:`SWEEP_KEYS` without the lengths: one stack, layout and run date)
-    the median TTFT of its aggregated points at concurrency <= :data:`PREFILL_CONC_MAX`
-    with 1k and with 8k prompts (:data:`PREFILL_ISLS`, any output length) gives two
-    equations TTFT = t0 + ISL x F(ISL) / (TP x rate): the prefill rate per GPU and ``t0``,
-    the latency every request pays whatever its prompt (scheduling, the first decode step,
-    the client). F is :func:`prompt_flops_per_token`. Engine-days whose 8k TTFT is not
-    above their 1k TTFT are counted in ``dropped``. Per accelerator x precision x stack:
-    ``engine_days``, medians of ``rate_tflops`` (per GPU), ``peak_pct`` (percent of the
-    format's dense peak, with its quartiles) and ``t0_ms``.
-
-    A measurement, not a fitted term: no model reads it (the module docstring says what
-    a model that did would give). On the bundled sweeps (2026-12-06) prefill runs at
-    3.5-29 % of the format's dense peak: H200 FP8 16.5 % (TensorRT-LLM) and 21 % (SGLang);
-    B200 FP8 7 % (SGLang) and 11 % (TensorRT-LLM), B200 FP4 17 % and 29 % of its FP4 peak;
-    B300 FP8 9 %, FP4 12.5 %; MI300X and MI325X FP8 9 %; MI355X FP8 9 %, MI355X FP4 3.5 %
-    (SGLang: 0.36 PFLOP/s against 0.47 at FP8, its FP4 prefill slower than its FP8 one).
-    The median ``t0`` is 46-156 ms.
-    """
-    ix, specs, models = _load(ix, specs, models, inputs)
-    pts = select_points(ix)
-    pts = pts[(pts["conc"] <= PREFILL_CONC_MAX) & pts["median_ttft_ms"].notna()]
-    pts = pts[pts["isl"].isin(PREFILL_ISLS)]
-    day = ["model", "vendor", *(c for c in SWEEP_KEYS if c not in ("isl", "osl"))]
-    lo, hi = PREFILL_ISLS
-    cols = ["accelerator", "vendor", "precision", "framework", "engine_days", "dropped"]
-    cols += ["rate_tflops", "peak_pct", "peak_pct_p25", "peak_pct_p75", "t0_ms"]
-    ttft = pts.groupby([*day, "isl"], dropna=False)["median_ttft_ms"].median().unstack("isl")
-    if lo not in ttft or hi not in ttft:
-        return pd.DataFrame(columns=cols)
-    t = ttft.dropna(subset=[lo, hi]).reset_index()
-    if t.empty:
-        return pd.DataFrame(columns=cols)
-    mp = {r["model"]: model_params(r) for _, r in models.iterrows()}
-    f_lo = np.array([prompt_flops_per_token(mp[m], lo) for m in t["model"]])
-    f_hi = np.array([prompt_flops_per_token(mp[m], hi) for m in t["model"]])
-    tp = t["decode_tp"].to_numpy(float)
-    dt = (t[hi].to_numpy(float) - t[lo].to_numpy(float)) / 1e3
-    ok = dt > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rate = np.where(ok, (hi * f_hi - lo * f_lo) / (tp * dt), np.nan)
-        t0 = t[lo].to_numpy(float) / 1e3 - lo * f_lo / (tp * rate)
-    spec_by = specs.set_index("accelerator")
-    peak = np.array(
-        [
-            float(spec_by.at[a, PEAK_COLUMN[p]]) * 1e12
-            for a, p in zip(t["accelerator"], t["precision"], strict=True)
-        ]
-    )
-    t = t.assign(rate=rate / 1e12, frac=100.0 * rate / peak, t0=t0 * 1e3, ok=ok)
-    keys = ["accelerator", "vendor", "precision", "framework"]
-    out = t.groupby(keys, sort=True).agg(
-        engine_days=("ok", "sum"),
-        dropped=("ok", lambda s: int((~s).sum())),
-        rate_tflops=("rate", "median"),
-        peak_pct=("frac", "median"),
-        peak_pct_p25=("frac", lambda s: s.quantile(0.25)),
-        peak_pct_p75=("frac", lambda s: s.quantile(0.75)),
-        t0_ms=("t0", "median"),
-    )
-    out["engine_days"] = out["engine_days"].astype(int)
-    return out.reset_index()[cols]
 
 
 def fp8_fp4_ratio(

@@ -1,0 +1,222 @@
+"""Diagnostics of the InferenceX validation: where its error sits, and prefill as measured.
+
+:func:`error_budget` takes a validation frame (:mod:`analysis.inference.latency_validation`)
+apart: how much of the held-out error a better efficiency level per cell, per lengths or
+per engine configuration could remove. :func:`measured_prefill_rates` reads the prefill
+rate per GPU off InferenceX's times to first token. Neither is read by a model; both are
+printed by ``validate-models`` and shown in chapter 30.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.inference.latency import SWEEP_KEYS, _load, select_points
+from analysis.inference.roofline import PEAK_COLUMN, attention_flops, model_params
+from analysis.inputs import Inputs
+
+#: The groupings of :func:`error_budget`, coarsest first: (label, the columns whose every
+#: combination gets its own level, taken from its other points).
+BUDGET_LEVELS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("as held out (no level given)", ()),
+    ("level per accelerator x precision", ("accelerator", "precision")),
+    ("... and per lengths (ISL/OSL)", ("accelerator", "precision", "isl", "osl")),
+    (
+        "level per engine configuration (stack, TP, EP, attention, lengths)",
+        tuple(c for c in SWEEP_KEYS if c != "date"),
+    ),
+)
+
+
+def loo_median(values: np.ndarray) -> np.ndarray:
+    """Each value's leave-one-out median: the median of the other values (NaN when alone).
+
+    >>> loo_median(np.array([1.0, 2.0, 10.0])).tolist()
+    [6.0, 5.5, 1.5]
+    """
+    v = np.asarray(values, dtype=float)
+    n = len(v)
+    if n < 2:
+        return np.full(n, np.nan)
+    order = np.argsort(v, kind="stable")
+    srt = v[order]
+    pos = np.empty(n, dtype=np.intp)
+    pos[order] = np.arange(n)
+    m = n - 1  # the others, sorted: srt without position pos
+
+    def other(j: int) -> np.ndarray:
+        out: np.ndarray = np.where(j < pos, srt[j], srt[np.minimum(j + 1, n - 1)])
+        return out
+
+    if m % 2:
+        return other(m // 2)
+    mid: np.ndarray = (other(m // 2 - 1) + other(m // 2)) / 2.0
+    return mid
+
+
+def error_budget(df: pd.DataFrame) -> pd.DataFrame:
+    """Where the held-out error sits: the median APE left when a group's level is known.
+
+    ``df`` is either validation's output. For each grouping of :data:`BUDGET_LEVELS` each
+    point's error (log of predicted over measured, at the measured median TPOT) is taken
+    relative to the median error of the *other* points of its group (:func:`loo_median`),
+    as if the model had that group's efficiency from its other measurements, and the
+    median APE of what remains is reported per vendor and overall. ``groups``: the groups
+    with at least two points; ``points``: the points scored (a point alone in its group
+    has no other point to take a level from and is left out of that row). The first row
+    is the validation's own error. What a finer grouping removes is error between its
+    groups (the level of a cell, of a length, of an engine configuration); what the last
+    row keeps is scatter within one engine configuration: between its run dates and along
+    its concurrency sweep. A model that predicted each cell's level about as well as the
+    cell's own other points do would land near the second row; one that got each engine
+    configuration's level that well, near the last. Unpredicted points (no modelled
+    throughput at the bound) are left out of every row.
+
+    On the bundled sweeps (validate-models, 2026-12-06), overall (AMD / NVIDIA), report's
+    serving model: held out 32.2 % (37.8 / 27.7); a level per accelerator x precision
+    32.1 % (38.2 / 26.4); per lengths 26.0 % (34.2 / 19.5); per engine configuration
+    20.9 % (29.7 / 13.6; 913 points in 66 configurations). Sweep model: 30.0, 28.2, 25.2,
+    19.9 %. A better level per held-out cell would not move the error: it lies in how
+    throughput changes between lengths and engine configurations within a cell, and (for
+    AMD above all) within one configuration. A row per sweep (configuration x run date)
+    is not shown: most sweeps hold two or three points at different concurrencies, so a
+    level from the others mostly measures the concurrency slope (32.3 % left out, and
+    with each sweep's own median taken out instead, singletons score zero by
+    construction).
+    """
+    ok = df[np.isfinite(df["predicted"]) & np.isfinite(df["measured"])]
+    err = np.log(ok["predicted"].to_numpy(float) / ok["measured"].to_numpy(float))
+    vendor = ok["vendor"].to_numpy(object)
+    rows = []
+    for label, cols in BUDGET_LEVELS:
+        left = err.copy()
+        groups = 1
+        if cols:
+            level = np.full(len(err), np.nan)
+            idx = ok.reset_index(drop=True).groupby(list(cols), dropna=False).indices
+            for members in idx.values():
+                level[members] = loo_median(err[members])
+            groups = sum(len(m) > 1 for m in idx.values())
+            left = err - level
+        ape = pd.Series((np.exp(left) - 1.0) * 100.0).abs()
+        scored = ape.notna().to_numpy()
+        row: dict[str, Any] = {"level": label, "groups": groups, "points": int(scored.sum())}
+        for v in sorted(set(vendor.tolist())):
+            row[f"{v}_median_ape_pct"] = float(ape[scored & (vendor == v)].median())
+        row["overall_median_ape_pct"] = float(ape[scored].median())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+#: Concurrency at most which a point's median TTFT is read as its own prompt's prefill
+#: (little queueing behind other prompts): :func:`measured_prefill_rates`.
+PREFILL_CONC_MAX = 4
+#: The two nominal prompt lengths of the two-point prefill estimate (InferenceX's ISLs).
+PREFILL_ISLS = (1024, 8192)
+
+
+def prompt_flops_per_token(mp: dict[str, float], isl: Any) -> Any:
+    """FLOPs per token of an ``isl``-token prompt's prefill (``mp``: :func:`model_params`).
+
+    2 x active parameters, plus causal attention over ``isl / 2`` tokens on average in the
+    form a prefill runs (``attn_flops_pair_prefill``: MLA decompressed to per-head keys and
+    values), sliding-window layers capped at their window.
+
+    >>> mp = {"active_b": 1.0, "attn_flops_pair_prefill": 100.0, "layers": 10.0,
+    ...       "sliding_layers": 0.0, "window": 0.0}
+    >>> float(prompt_flops_per_token(mp, 1000.0))  # 2e9 + 100 x 10 x 500
+    2000500000.0
+    """
+    half = np.asarray(isl, dtype=float) / 2.0
+    window = np.minimum(half, mp["window"])
+    attn = attention_flops(
+        mp["attn_flops_pair_prefill"], mp["layers"], mp["sliding_layers"], half, window
+    )
+    return 2.0 * mp["active_b"] * 1e9 + attn
+
+
+def measured_prefill_rates(
+    ix: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """Prefill FLOP rate per GPU that InferenceX's times to first token measure.
+
+    Per engine-day (:data:`SWEEP_KEYS` without the lengths: one stack, layout and run date)
+    the median TTFT of its aggregated points at concurrency <= :data:`PREFILL_CONC_MAX`
+    (concurrency 4 in almost every engine-day: a prompt queues behind few others) with 1k
+    and with 8k prompts (:data:`PREFILL_ISLS`, any output length) gives two equations
+    TTFT = t0 + ISL x F(ISL) / (TP x rate): the prefill rate per GPU and ``t0``, the
+    latency every request pays whatever its prompt (scheduling, the first decode step, the
+    client). F is :func:`prompt_flops_per_token`. Per accelerator x precision x stack:
+    ``engine_days`` solved, ``dropped`` (their 8k TTFT not above their 1k one, which no
+    positive rate explains), ``single_length`` (engine-days that ran only one of the two
+    prompt lengths at low concurrency), medians of ``rate_tflops`` (per GPU),
+    ``peak_pct`` (percent of the format's dense peak, with its quartiles) and ``t0_ms``.
+
+    How to read it: a share of the *format's* peak understates how busy an FP4 prefill
+    keeps the chip (the checkpoints keep some dense weights in BF16, AMD's 12.4 B of
+    DeepSeek-R1's 16.5 B shared parameters, and attention does not run in FP4); F counts
+    2 x every active parameter, the embedding and output head included (about 4 % more
+    than a prefill computes); an engine with data-parallel attention runs one prompt's
+    attention on one rank, so its rate per GPU mixes the two. No model reads the table
+    (the module docstring says what a model that did would give).
+
+    On the bundled sweeps (2026-12-06) prefill runs at 3.5-29 % of the format's dense
+    peak: H200 FP8 16.5 % (TensorRT-LLM) and 21 % (SGLang); B200 FP8 7 % (SGLang) and 11 %
+    (TensorRT-LLM), B200 FP4 17 % and 29 % of its FP4 peak; B300 FP8 9 %, FP4 12.5 % (two
+    B300 days, 2026-04-17 and 2026-05-13, took 1.4-1.9 s for an 8k prompt against
+    0.2-0.35 s later: the 1 % lower quartiles); MI300X and MI325X FP8 9 %; MI355X FP8 9 %,
+    MI355X FP4 3.5 % (SGLang: 0.36 PFLOP/s against 0.47 at FP8, its FP4 prefill slower
+    than its FP8 one). The median ``t0`` is 46-156 ms.
+    """
+    ix, specs, models = _load(ix, specs, models, inputs)
+    pts = select_points(ix)
+    pts = pts[(pts["conc"] <= PREFILL_CONC_MAX) & pts["median_ttft_ms"].notna()]
+    pts = pts[pts["isl"].isin(PREFILL_ISLS)]
+    day = ["model", "vendor", *(c for c in SWEEP_KEYS if c not in ("isl", "osl"))]
+    lo, hi = PREFILL_ISLS
+    cols = ["accelerator", "vendor", "precision", "framework", "engine_days", "dropped"]
+    cols += ["single_length", "rate_tflops", "peak_pct", "peak_pct_p25", "peak_pct_p75"]
+    cols += ["t0_ms"]
+    ttft = pts.groupby([*day, "isl"], dropna=False)["median_ttft_ms"].median().unstack("isl")
+    if ttft.empty:
+        return pd.DataFrame(columns=cols)
+    t = ttft.reindex(columns=[lo, hi]).reset_index()
+    both = t[[lo, hi]].notna().all(axis=1).to_numpy()
+    mp = {r["model"]: model_params(r) for _, r in models.iterrows()}
+    f_lo = np.array([prompt_flops_per_token(mp[m], lo) for m in t["model"]])
+    f_hi = np.array([prompt_flops_per_token(mp[m], hi) for m in t["model"]])
+    tp = t["decode_tp"].to_numpy(float)
+    dt = (t[hi].to_numpy(float) - t[lo].to_numpy(float)) / 1e3
+    ok = both & (dt > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(ok, (hi * f_hi - lo * f_lo) / (tp * dt), np.nan)
+        t0 = t[lo].to_numpy(float) / 1e3 - lo * f_lo / (tp * rate)
+    spec_by = specs.set_index("accelerator")
+    peak = np.array(
+        [
+            float(spec_by.at[a, PEAK_COLUMN[p]]) * 1e12
+            for a, p in zip(t["accelerator"], t["precision"], strict=True)
+        ]
+    )
+    t = t.assign(rate=rate / 1e12, frac=100.0 * rate / peak, t0=t0 * 1e3, ok=ok, both=both)
+    t["bad"] = both & ~ok
+    keys = ["accelerator", "vendor", "precision", "framework"]
+    out = t.groupby(keys, sort=True).agg(
+        engine_days=("ok", "sum"),
+        dropped=("bad", "sum"),
+        single_length=("both", lambda s: int((~s).sum())),
+        rate_tflops=("rate", "median"),
+        peak_pct=("frac", "median"),
+        peak_pct_p25=("frac", lambda s: s.quantile(0.25)),
+        peak_pct_p75=("frac", lambda s: s.quantile(0.75)),
+        t0_ms=("t0", "median"),
+    )
+    out[["engine_days", "dropped"]] = out[["engine_days", "dropped"]].astype(int)
+    return out.reset_index()[cols]
