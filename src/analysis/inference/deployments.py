@@ -71,6 +71,7 @@ from analysis.inference.roofline import (
     attention_flops,
     model_params,
     prefill_chunk,
+    prompt_attention_flops,
 )
 from analysis.inference.shape import hardware_params
 from analysis.inference.worker import Layout as Layout  # re-exported
@@ -233,11 +234,7 @@ def prefill_terms(
     dense, routed = resident_weights(mp, precision, layout, hw)
     peak = hw["peak_tflops"] * 1e12
     lin_flops = 2.0 * mp["active_b"] * 1e9
-    pair = mp["attn_flops_pair_prefill"] if prefill_worker else mp["attn_flops_pair"]
-    # per prompt token, mean
-    attn_flops = attention_flops(
-        pair, mp["layers"], mp["sliding_layers"], isl / 2.0, min(isl / 2.0, mp["window"])
-    )
+    attn_flops = float(prompt_attention_flops(mp, isl, prefill_form=prefill_worker))
     comm, comm_fixed = _comm(hw, mp, layout, np.asarray(isl, dtype=float))
     kv_tok, kv_win = kv_bytes(mp, precision, layout)
     compute = (lin_flops * isl / peak + attn_flops * isl / (hw["attn_peak_tflops"] * 1e12)) / g

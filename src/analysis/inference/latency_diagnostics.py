@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.inference.latency import SWEEP_KEYS, _load, select_points
-from analysis.inference.roofline import PEAK_COLUMN, attention_flops, model_params
+from analysis.inference.roofline import PEAK_COLUMN, model_params, prompt_attention_flops
 from analysis.inputs import Inputs
 
 #: The groupings of :func:`error_budget`, coarsest first: (label, the columns whose every
@@ -121,21 +121,16 @@ PREFILL_ISLS = (1024, 8192)
 def prompt_flops_per_token(mp: dict[str, float], isl: Any) -> Any:
     """FLOPs per token of an ``isl``-token prompt's prefill (``mp``: :func:`model_params`).
 
-    2 x active parameters, plus causal attention over ``isl / 2`` tokens on average in the
-    form a prefill runs (``attn_flops_pair_prefill``: MLA decompressed to per-head keys and
-    values), sliding-window layers capped at their window.
+    2 x active parameters, plus the prompt's attention in the form a prefill runs
+    (:func:`~analysis.inference.roofline.prompt_attention_flops`: MLA decompressed to
+    per-head keys and values), as the deployment model's prefill pass counts them.
 
-    >>> mp = {"active_b": 1.0, "attn_flops_pair_prefill": 100.0, "layers": 10.0,
-    ...       "sliding_layers": 0.0, "window": 0.0}
+    >>> mp = {"active_b": 1.0, "attn_flops_pair_prefill": 100.0, "attn_flops_pair": 300.0,
+    ...       "layers": 10.0, "sliding_layers": 0.0, "window": 0.0}
     >>> float(prompt_flops_per_token(mp, 1000.0))  # 2e9 + 100 x 10 x 500
     2000500000.0
     """
-    half = np.asarray(isl, dtype=float) / 2.0
-    window = np.minimum(half, mp["window"])
-    attn = attention_flops(
-        mp["attn_flops_pair_prefill"], mp["layers"], mp["sliding_layers"], half, window
-    )
-    return 2.0 * mp["active_b"] * 1e9 + attn
+    return 2.0 * mp["active_b"] * 1e9 + prompt_attention_flops(mp, isl, prefill_form=True)
 
 
 def measured_prefill_rates(
@@ -165,13 +160,16 @@ def measured_prefill_rates(
     2 x every active parameter, the embedding and output head included (about 4 % more
     than a prefill computes); an engine with data-parallel attention runs one prompt's
     attention on one rank, so its rate per GPU mixes the two. No model reads the table
-    (the module docstring says what a model that did would give).
+    (the module docstring of :mod:`analysis.inference.latency_validation` says what a
+    model that did would give). The deployment model reads the disaggregated rows' TTFT
+    its own way, one point at a time against its modelled prefill pass (``eta_p`` of
+    :func:`analysis.inference.deployment_fit.implied_efficiencies`).
 
     On the bundled sweeps (2026-12-06) prefill runs at 3.5-29 % of the format's dense
     peak: H200 FP8 16.5 % (TensorRT-LLM) and 21 % (SGLang); B200 FP8 7 % (SGLang) and 11 %
     (TensorRT-LLM), B200 FP4 17 % and 29 % of its FP4 peak; B300 FP8 9 %, FP4 12.5 % (two
     B300 days, 2026-04-17 and 2026-05-13, took 1.4-1.9 s for an 8k prompt against
-    0.2-0.35 s later: the 1 % lower quartiles); MI300X and MI325X FP8 9 %; MI355X FP8 9 %,
+    0.17-0.35 s later: the 1 % lower quartiles); MI300X and MI325X FP8 9 %; MI355X FP8 9 %,
     MI355X FP4 3.5 % (SGLang: 0.36 PFLOP/s against 0.47 at FP8, its FP4 prefill slower
     than its FP8 one). The median ``t0`` is 46-156 ms.
     """

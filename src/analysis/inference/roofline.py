@@ -300,6 +300,25 @@ def attention_flops(pair: Any, layers: Any, sliding: Any, pairs: Any, window_pai
     return pair * ((layers - sliding) * pairs + sliding * window_pairs)
 
 
+def prompt_attention_flops(mp: Mapping[str, Any], isl: Any, *, prefill_form: bool) -> Any:
+    """Attention FLOPs per token of an ``isl``-token prompt (``mp``: :func:`model_params`).
+
+    A causal prompt's token attends to ``isl / 2`` tokens on average (at most the window on
+    sliding-window layers), at ``attn_flops_pair_prefill`` per pair where a prefill runs
+    its own form (MLA decompressed, ``prefill_form``), else ``attn_flops_pair`` (absorbed).
+
+    >>> mp = {"attn_flops_pair": 300.0, "attn_flops_pair_prefill": 100.0, "layers": 10.0,
+    ...       "sliding_layers": 4.0, "window": 128.0}
+    >>> float(prompt_attention_flops(mp, 1000.0, prefill_form=True))  # 100 x (6x500 + 4x128)
+    351200.0
+    """
+    half = np.asarray(isl, dtype=float) / 2.0
+    pair = mp["attn_flops_pair_prefill"] if prefill_form else mp["attn_flops_pair"]
+    return attention_flops(
+        pair, mp["layers"], mp["sliding_layers"], half, np.minimum(half, mp["window"])
+    )
+
+
 def _kv_split(mp: Mapping[str, Any], gpus: Any, dp_attention: Any = None) -> Any:
     """How many ways a replica of ``gpus`` splits each sequence's KV cache.
 
