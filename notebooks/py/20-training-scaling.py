@@ -25,7 +25,9 @@
 #   rests on scale-up and scale-out networking rather than on the chips.
 # - **Method:** step time = compute at a fitted efficiency + tensor-parallel collectives +
 #   pipeline bubble + exposed gradient reduction (hierarchical, overlapped with the last
-#   backward pass); memory per GPU (weights, gradients, ZeRO-sharded optimizer state,
+#   backward pass), each collective at the scale-up bandwidth its group can use (all of it
+#   behind NVSwitch; on AMD's 8-GPU Infinity Fabric mesh one link per peer, so a pipeline or
+#   ring-attention hop gets 1/7); memory per GPU (weights, gradients, ZeRO-sharded optimizer state,
 #   activations with recomputation) decides which layouts are feasible, and a small search
 #   picks the best. FLOPs per token follow the PaLM/Megatron accounting
 #   (6 N + 12 L d T; 4 N for LoRA). The efficiency is a pooled estimate (part, die,

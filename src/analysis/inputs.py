@@ -59,6 +59,7 @@ _IDENTITY_COLUMNS = (
     "package",
     "hbm_type",
     "scaleup_interconnect",
+    "scaleup_topology",
 )
 #: Dense tensor formats whose rate per watt of an earlier same-node part is derived.
 NODE_RATE_FORMATS = ("bf16", "fp8", "fp4")

@@ -29,6 +29,7 @@ CONTRACT_COLUMNS = [
     "fp4_dense_tflops",
     "tdp_w",
     "scaleup_interconnect",
+    "scaleup_topology",
     "scaleup_bw_gbps",
     "scaleup_domain_gpus",
     "scaleout_gbps_per_gpu",
@@ -56,6 +57,17 @@ def test_announced_parts_flagged_and_labelled(specs):
     assert specs.set_index("accelerator").at["MI455X", "label"] == "MI455X (announced)"
     shipping = data.load_specs(include_announced=False)
     assert set(shipping["accelerator"]) == set(ids.ACCELERATORS_SHIPPING)
+
+
+def test_scaleup_topology_is_amds_eight_gpu_mesh_and_a_switch_elsewhere(specs):
+    # AMD's 8-GPU OAM platforms join every GPU to each of its 7 peers by one Infinity
+    # Fabric link; NVLink parts go through NVSwitch / NVLink Switch; Helios (MI455X) through
+    # UALink-over-Ethernet switches. The models give a mesh group its links' share only.
+    topo = specs.set_index("accelerator")["scaleup_topology"]
+    mesh = ["MI300X", "MI325X", "MI350X", "MI355X"]
+    assert (topo[mesh] == "mesh").all()
+    assert (topo.drop(mesh) == "switch").all()
+    assert set(topo) <= {"switch", "mesh"}
 
 
 def test_every_cited_source_exists():

@@ -108,6 +108,55 @@ def test_hand_worked_strong_scaling_step_one_microbatch_over_two_stages() -> Non
     assert two["t_bubble"][0] == pytest.approx(t_comp / 4)
 
 
+def test_hand_worked_tensor_parallel_pair_on_a_switch_and_on_a_mesh() -> None:
+    """Two GPUs of an 8-GPU domain, one sequence of 1,024 tokens: TP2 on either fabric.
+
+    Sequence-parallel TP moves 4 all-gather/reduce-scatter passes of s h bf16 per layer and
+    microbatch, (t - 1) / t of it per pass: ``4 x 16 x 1 x 2 x 1/2 x 1,024 x 2,048 x 2 B =
+    268.4 MB``. Behind a switch the pair talks at the GPU's whole scale-up bandwidth, 800 /
+    2 GB/s x 0.8 = 320 GB/s: 0.8389 ms. On a mesh (AMD's 8-GPU Infinity Fabric) the pair has
+    one of each GPU's 7 links, 45.7 GB/s: 5.872 ms, 7x. Nothing else in the step moves.
+    """
+    out = {}
+    for topology in ("switch", "mesh"):
+        out[topology] = training.evaluate_layouts(
+            SPEC | {"scaleup_topology": topology},
+            ARCH,
+            [2],
+            precision="bf16",
+            seq_len=1024,
+            batch_seqs=1.0,
+            efficiency=0.5,
+        )
+        r = out[topology]
+        assert (r["tp"][0], r["pp"][0], r["cp"][0], r["dp"][0]) == (2, 1, 1, 1)
+    nbytes = 4 * 16 * 1 * 2 * 0.5 * 1024 * 2048 * 2
+    assert out["switch"]["t_tp"][0] == pytest.approx(nbytes / (400e9 * 0.8))
+    assert out["switch"]["t_tp"][0] == pytest.approx(0.8389e-3, rel=1e-3)
+    assert out["mesh"]["t_tp"][0] == pytest.approx(nbytes / (400e9 * 0.8 / 7))
+    for term in ("t_compute", "t_latency", "t_optimizer", "t_bubble", "t_pp"):
+        assert out["mesh"][term][0] == pytest.approx(out["switch"][term][0])
+    gap = out["mesh"]["step_s"][0] - out["switch"]["step_s"][0]
+    assert gap == pytest.approx(6 * out["switch"]["t_tp"][0])
+    # a group of the whole domain uses every link: a pair that is its whole (2-GPU) domain
+    # runs the same on both fabrics
+    whole = {
+        t: training.evaluate_layouts(
+            SPEC | {"scaleup_topology": t, "scaleup_domain_gpus": 2},
+            ARCH,
+            [2],
+            precision="bf16",
+            seq_len=1024,
+            batch_seqs=1.0,
+            efficiency=0.5,
+        )
+        for t in ("switch", "mesh")
+    }
+    assert whole["mesh"]["tp"][0] == 2
+    assert whole["mesh"]["step_s"][0] == pytest.approx(whole["switch"]["step_s"][0])
+    assert whole["switch"]["step_s"][0] == pytest.approx(out["switch"]["step_s"][0])
+
+
 def test_optimizer_step_runs_over_the_ranks_shard_of_the_state() -> None:
     # ZeRO-1 (like FSDP) shards the optimizer state over DP x CP, and each rank updates
     # only its shard: 36 bytes per parameter of params / (TP PP) / (DP CP) at HBM speed

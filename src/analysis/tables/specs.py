@@ -29,9 +29,11 @@ Analytical decisions taken here:
   says which. Never zero.
 * **Scale-up bandwidth** is per GPU, bidirectional (both directions added), in GB/s; for
   AMD's point-to-point Infinity Fabric it is the sum over the GPU's links, while any one
-  peer pair only gets one link. **Scale-out** is the NIC bandwidth per GPU of the vendor's
-  reference system (Gb/s, one direction); where no reference system states it, the typical
-  value is an ``estimate``.
+  peer pair only gets one link (``scaleup_topology = mesh``: the training model gives a
+  collective among k GPUs of a D-GPU mesh (k - 1) / (D - 1) of it, a point-to-point send
+  1 / (D - 1); :func:`analysis.hardware.scaleup_group_share`). **Scale-out** is the NIC
+  bandwidth per GPU of the vendor's reference system (Gb/s, one direction); where no
+  reference system states it, the typical value is an ``estimate``.
 * Announced parts (``status = announced``) carry the vendor's preliminary figures.
 """
 
@@ -109,6 +111,10 @@ ANNOUNCED_COMPUTE_FIELDS: tuple[str, ...] = (
 )
 STATUSES: tuple[str, ...] = ("shipping", "announced")
 PACKAGES: tuple[str, ...] = ("monolithic", "multi-die", "chiplet")
+#: Scale-up fabrics: ``switch`` (NVSwitch, NVLink Switch, switched UALink: any two GPUs of
+#: the domain talk at a GPU's whole scale-up bandwidth) or ``mesh`` (AMD's 8-GPU Infinity
+#: Fabric platforms: one link per peer pair; :func:`analysis.hardware.scaleup_group_share`).
+SCALEUP_TOPOLOGIES: tuple[str, ...] = ("switch", "mesh")
 
 
 _known_accelerator = known_id_check("accelerator", "accelerator", ids.ACCELERATORS)
@@ -219,7 +225,15 @@ ACCELERATORS = Table(
         Col("package", "str", "Die organisation of the package.", isin=PACKAGES),
         Col("hbm_type", "str", "HBM generation (HBM3, HBM3e, HBM4)."),
         Col("scaleup_interconnect", "str", "Scale-up (GPU-to-GPU) interconnect and generation."),
-        source_id_col("Source of name, architecture, HBM type and interconnect."),
+        Col(
+            "scaleup_topology",
+            "str",
+            "`switch` (any two GPUs of the domain talk at a GPU's whole scale-up bandwidth) "
+            "or `mesh` (one link per peer pair: a group of k of the domain's D GPUs uses k-1 "
+            "of each GPU's D-1 links, a point-to-point send one).",
+            isin=SCALEUP_TOPOLOGIES,
+        ),
+        source_id_col("Source of name, architecture, HBM type, interconnect and its topology."),
         source_id_col("Source of process node and package.", "process_source_id"),
         source_id_col("Source of the compute die.", "die_source_id"),
         Col("note", "str", "Caveats (conflicting sources, naming).", required=False),

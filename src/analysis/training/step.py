@@ -3,7 +3,10 @@
 Analytical decisions: a layout is TP x PP (interleaved 1F1B) x CP x DP with ZeRO-1 or FSDP
 and selective or full recomputation, plus EP for MoE inside the scale-up domain or across
 every DP rank; the step is compute / efficiency plus the exposed communication, bubble,
-latency, optimizer, MoE-kernel and a fixed per-step term; memory (SwiGLU/GQA activations,
+latency, optimizer, MoE-kernel and a fixed per-step term; collectives inside the scale-up
+domain run at the share of its bandwidth their group can use (all of it behind a switch;
+on AMD's Infinity Fabric mesh one link per member, :func:`analysis.hardware.scaleup_group_share`);
+memory (SwiGLU/GQA activations,
 interleaving's extra in-flight microbatches) decides feasibility. The efficiency is the only
 fitted number.
 """
@@ -18,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.hardware import scaleup_group_share
 from analysis.training.model import (
     BYTES_GRAD,
     BYTES_OPTIM,
@@ -256,6 +260,12 @@ def evaluate_layouts(
     # Bidirectional per-GPU scale-up bandwidth in GB/s -> one direction, bytes/s.
     bw_up = _as_float(spec, "scaleup_bw_gbps") / 2.0 * 1e9 * LINK_EFFICIENCY
     bw_out = _as_float(spec, "scaleout_gbps_per_gpu") / 8.0 * 1e9 * LINK_EFFICIENCY
+    mesh = str(spec.get("scaleup_topology", "switch")) == "mesh"
+
+    def bw_group(k: Any) -> np.ndarray:
+        # scale-up bandwidth (bytes/s, one direction) of a collective among k GPUs of a domain
+        out: np.ndarray = bw_up * scaleup_group_share(mesh, k, domain)
+        return out
 
     L, h = arch["layers"], arch["hidden_size"]
     d_attn = arch["attention_heads"] * arch["head_dim"]
@@ -293,13 +303,14 @@ def evaluate_layouts(
         # backward share of the model FLOPs: 4N of 6N (LoRA: 2N of 4N, no weight gradients)
         bwd_frac = (2.0 if lora else 4.0) / (4.0 if lora else 6.0)
         cp_inside = tp * cp <= domain
-        bw_cp = np.where(cp_inside, bw_up, bw_out)
+        # the CP ring's hops are point-to-point sends (one link on a mesh)
+        bw_cp = np.where(cp_inside, bw_group(2.0), bw_out)
         # ---- tensor parallel (sequence parallel): 4 all-gather/reduce-scatter pairs of
         # s h bf16 per layer and microbatch (2 forward, 2 backward; +2 when the forward is
         # recomputed); ring cost (t-1)/t per pass, so 2 (t-1)/t per pair.
         n_ar = 4.0 + 2.0 * rc
         s_loc = seq_len / cp
-        t_tp = n_ar * (L / pp) * m * 2.0 * (tp - 1) / tp * s_loc * h * 2.0 / bw_up
+        t_tp = n_ar * (L / pp) * m * 2.0 * (tp - 1) / tp * s_loc * h * 2.0 / bw_group(tp)
         # ---- context parallel: ring attention passes K and V (2 d_kv bf16 per token) around
         # the CP ring, cp-1 steps forward and twice that backward (dK, dV), overlapped with
         # the attention compute of the same layer (Megatron CP, NVIDIA TE docs).
@@ -316,7 +327,7 @@ def evaluate_layouts(
             ep_local = np.clip(np.floor(domain / (tp * cp)), 1.0, ep)
             a2a_bytes = 4.0 * (L / pp) * m * s_loc * h * 2.0 * k_act / tp
             t_a2a = a2a_bytes * np.maximum(
-                (ep_local - 1.0) / ep / bw_up, (ep - ep_local) / ep / bw_out
+                (ep_local - 1.0) / ep / bw_group(ep_local), (ep - ep_local) / ep / bw_out
             )
         else:
             ep_inside = np.ones_like(tp, dtype=bool)
@@ -341,7 +352,7 @@ def evaluate_layouts(
         # activations (v times the traffic)
         t_mb = (t_work + t_tp + t_cp + t_a2a + t_moe_k) / m
         t_bubble = (pp - 1) / v * t_mb
-        bw_pp = np.where(n > domain, bw_out, bw_up)
+        bw_pp = np.where(n > domain, bw_out, bw_group(2.0))
         t_pp = np.where(pp > 1, 2.0 * v * m * s_loc * h * 2.0 / tp / bw_pp, 0.0)
         # ---- data parallel: hierarchical collectives (reduce-scatter / all-gather inside
         # the scale-up domain, the 1/d_in shard across the scale-out network).
@@ -350,7 +361,7 @@ def evaluate_layouts(
 
         def ring_pass(nbytes: np.ndarray) -> np.ndarray:
             # one reduce-scatter or all-gather pass of nbytes per GPU (ring, per level)
-            t: np.ndarray = (d_in - 1) / d_in * nbytes / bw_up + (
+            t: np.ndarray = (d_in - 1) / d_in * nbytes / bw_group(d_in) + (
                 d_out - 1
             ) / d_out * nbytes / d_in / bw_out
             return t
