@@ -117,18 +117,15 @@ def test_hand_worked_tensor_parallel_pair_on_a_switch_and_on_a_mesh() -> None:
     2 GB/s x 0.8 = 320 GB/s: 0.8389 ms. On a mesh (AMD's 8-GPU Infinity Fabric) the pair has
     one of each GPU's 7 links, 45.7 GB/s: 5.872 ms, 7x. Nothing else in the step moves.
     """
-    out = {}
-    for topology in ("switch", "mesh"):
-        out[topology] = training.evaluate_layouts(
-            SPEC | {"scaleup_topology": topology},
-            ARCH,
-            [2],
-            precision="bf16",
-            seq_len=1024,
-            batch_seqs=1.0,
-            efficiency=0.5,
+
+    def pair(topology: str, domain: int = 8) -> dict:
+        spec = SPEC | {"scaleup_topology": topology, "scaleup_domain_gpus": domain}
+        return training.evaluate_layouts(
+            spec, ARCH, [2], precision="bf16", seq_len=1024, batch_seqs=1.0, efficiency=0.5
         )
-        r = out[topology]
+
+    out = {t: pair(t) for t in ("switch", "mesh")}
+    for r in out.values():
         assert (r["tp"][0], r["pp"][0], r["cp"][0], r["dp"][0]) == (2, 1, 1, 1)
     nbytes = 4 * 16 * 1 * 2 * 0.5 * 1024 * 2048 * 2
     assert out["switch"]["t_tp"][0] == pytest.approx(nbytes / (400e9 * 0.8))
@@ -139,19 +136,8 @@ def test_hand_worked_tensor_parallel_pair_on_a_switch_and_on_a_mesh() -> None:
     gap = out["mesh"]["step_s"][0] - out["switch"]["step_s"][0]
     assert gap == pytest.approx(6 * out["switch"]["t_tp"][0])
     # a group of the whole domain uses every link: a pair that is its whole (2-GPU) domain
-    # runs the same on both fabrics
-    whole = {
-        t: training.evaluate_layouts(
-            SPEC | {"scaleup_topology": t, "scaleup_domain_gpus": 2},
-            ARCH,
-            [2],
-            precision="bf16",
-            seq_len=1024,
-            batch_seqs=1.0,
-            efficiency=0.5,
-        )
-        for t in ("switch", "mesh")
-    }
+    # runs the same on both fabrics, and as the pair behind an 8-GPU switch
+    whole = {t: pair(t, domain=2) for t in ("switch", "mesh")}
     assert whole["mesh"]["tp"][0] == 2
     assert whole["mesh"]["step_s"][0] == pytest.approx(whole["switch"]["step_s"][0])
     assert whole["switch"]["step_s"][0] == pytest.approx(out["switch"]["step_s"][0])
