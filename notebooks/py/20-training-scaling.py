@@ -24,18 +24,13 @@
 # - **Decision informed:** which vendor to buy or rent for training, and how much the answer
 #   rests on scale-up and scale-out networking rather than on the chips.
 # - **Method:** step time = compute at a fitted efficiency + tensor-parallel collectives +
-#   pipeline bubble + exposed gradient reduction (hierarchical, overlapped with the last
-#   backward pass), each collective at the scale-up bandwidth its group can use (all of it
-#   behind NVSwitch; on AMD's 8-GPU Infinity Fabric mesh one link per peer, so a pipeline or
-#   ring-attention hop gets 1/7); memory per GPU (weights, gradients, ZeRO-sharded optimizer state,
-#   activations with recomputation) decides which layouts are feasible, and a small search
-#   picks the best. FLOPs per token follow the PaLM/Megatron accounting
-#   (6 N + 12 L d T; 4 N for LoRA). The efficiency is a pooled estimate (part, die,
-#   generation, vendor) fitted on MLPerf Training v4.0-v5.0 submissions and published
-#   pre-training throughput (vendors' framework tables, Meta's Llama 3 paper), and
-#   validated out of sample five ways: leave one vendor x benchmark out, one GPU count out,
-#   one MLPerf round out, one published source out, and MLPerf Training v5.1, a newer
-#   round that no fit reads.
+#   pipeline bubble + exposed gradient reduction, each collective at its group's share of
+#   the scale-up links (one per peer on AMD's 8-GPU mesh); memory per GPU decides which
+#   layouts are feasible, and a search picks the best. FLOPs per token follow the
+#   PaLM/Megatron accounting (6 N + 12 L d T; 4 N for LoRA). The efficiency is pooled (part,
+#   die, generation, vendor), fitted on MLPerf Training v4.0-v5.0 and published pre-training
+#   throughput, and validated five ways: leave one vendor x benchmark, GPU count, MLPerf
+#   round or published source out, and MLPerf Training v5.1, a round no fit reads.
 
 # %% tags=["parameters"]
 scenario: dict = {}  # the Scenario as plain data (papermill injects it); {} = params/default.yaml
