@@ -322,9 +322,9 @@ charts.table(
 # ## What-ifs: the article's interconnect claims
 #
 # The article compares "NVLink 6, 3.6 TB/s per GPU" with "UALink, 300 GB/s per GPU". NVLink 6
-# belongs to the announced Vera Rubin generation and UALink to no shipping Instinct part;
-# shipping parts have 0.9-1.8 TB/s (NVLink 4/5) and 0.9-1.1 TB/s (Infinity Fabric). Each row
-# changes one interconnect property of every candidate at the scenario's cluster size.
+# is the announced Vera Rubin's and UALink no shipping Instinct part's (shipping: 0.9-1.8
+# TB/s NVLink 4/5, 0.9-1.1 TB/s Infinity Fabric). Each row changes one interconnect property
+# of every candidate at the cluster size (NVLink 6, UALink, 72 GPUs: a switched fabric).
 
 # %%
 wi = training.what_if_table(sc)

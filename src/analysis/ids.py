@@ -36,6 +36,11 @@ MODELS: tuple[str, ...] = (
 )
 PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
 VENDORS: tuple[str, ...] = ("AMD", "NVIDIA")
+#: Scale-up fabrics (spec column ``scaleup_topology``): ``switch`` (NVSwitch, NVLink
+#: Switch, switched UALink: any two GPUs of the domain talk at a GPU's whole scale-up
+#: bandwidth) or ``mesh`` (AMD's 8-GPU Infinity Fabric platforms: one link per peer pair;
+#: :func:`analysis.hardware.scaleup_group_share`).
+SCALEUP_TOPOLOGIES: tuple[str, ...] = ("switch", "mesh")
 
 
 def vendor_of(accelerator: str) -> str:

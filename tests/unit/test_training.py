@@ -86,6 +86,38 @@ def test_cutting_bandwidth_never_raises_scaling_efficiency(acc, model, k, cut, w
     assert slower <= base + 1e-9
 
 
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    acc=st.sampled_from(("MI300X", "MI325X", "MI355X")),
+    model=st.sampled_from(["llama3.1-8b", "llama3.1-70b", "llama3.1-405b"]),
+    k=st.integers(min_value=1, max_value=12),
+)
+def test_a_switch_at_the_same_bandwidth_never_slows_a_mesh_part(acc, model, k) -> None:
+    # Behind a switch every group gets the GPU's whole scale-up bandwidth; on the mesh a
+    # group of k of 8 gets k - 1 of its 7 links. Same bandwidth, switched: never slower.
+    f = training._fits_cached(data.default_inputs())
+    n = 2**k
+    mesh = training.scaling_curve(acc, model, gpu_counts=[n], fits=f).iloc[0]
+    switch = training.scaling_curve(
+        acc, model, gpu_counts=[n], fits=f, spec_overrides={"scaleup_topology": "switch"}
+    ).iloc[0]
+    if mesh["feasible"]:
+        assert switch["feasible"]
+        assert switch["tokens_per_s_per_gpu"] >= mesh["tokens_per_s_per_gpu"] * (1 - 1e-12)
+
+
+def test_switched_fabric_what_ifs_switch_the_mesh_and_a_bad_topology_is_refused() -> None:
+    # NVLink 6, UALink and a 72-GPU rack are switched fabrics; the 8-GPU domain keeps each
+    # part's own board
+    what_ifs = dict(training.WHAT_IFS)
+    for name in ("scale-up domain 72", "scale-up 3.6 TB/s (NVLink 6 claim)"):
+        assert what_ifs[name]["scaleup_topology"] == "switch"
+    assert what_ifs["scale-up 300 GB/s (article's UALink figure)"]["scaleup_topology"] == "switch"
+    assert "scaleup_topology" not in what_ifs["scale-up domain 8"]
+    with pytest.raises(ValueError, match="unknown scale-up topology 'ring'; allowed: switch, mesh"):
+        training.scaling_curve("MI300X", "llama3.1-8b", spec_overrides={"scaleup_topology": "ring"})
+
+
 def test_scaleup_cut_efficiency_at_fixed_baseline(fits: pd.DataFrame) -> None:
     # The efficiency ratio's own baseline uses scale-up too; against a fixed (as shipped)
     # baseline, a scale-up cut never helps.

@@ -111,10 +111,6 @@ ANNOUNCED_COMPUTE_FIELDS: tuple[str, ...] = (
 )
 STATUSES: tuple[str, ...] = ("shipping", "announced")
 PACKAGES: tuple[str, ...] = ("monolithic", "multi-die", "chiplet")
-#: Scale-up fabrics: ``switch`` (NVSwitch, NVLink Switch, switched UALink: any two GPUs of
-#: the domain talk at a GPU's whole scale-up bandwidth) or ``mesh`` (AMD's 8-GPU Infinity
-#: Fabric platforms: one link per peer pair; :func:`analysis.hardware.scaleup_group_share`).
-SCALEUP_TOPOLOGIES: tuple[str, ...] = ("switch", "mesh")
 
 
 _known_accelerator = known_id_check("accelerator", "accelerator", ids.ACCELERATORS)
@@ -231,7 +227,7 @@ ACCELERATORS = Table(
             "`switch` (any two GPUs of the domain talk at a GPU's whole scale-up bandwidth) "
             "or `mesh` (one link per peer pair: a group of k of the domain's D GPUs uses k-1 "
             "of each GPU's D-1 links, a point-to-point send one).",
-            isin=SCALEUP_TOPOLOGIES,
+            isin=ids.SCALEUP_TOPOLOGIES,
         ),
         source_id_col("Source of name, architecture, HBM type, interconnect and its topology."),
         source_id_col("Source of process node and package.", "process_source_id"),

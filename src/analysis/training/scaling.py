@@ -14,17 +14,26 @@ from typing import Any, TypedDict, Unpack
 import numpy as np
 import pandas as pd
 
+from analysis import ids
 from analysis.inputs import Inputs, resolve
 from analysis.training.calibration import pretrain_efficiency, resolve_efficiency
 from analysis.training.model import CURVE_GPU_COUNTS, NODE_GPUS, model_arch, spec_row
 from analysis.training.step import evaluate_layouts, layout_label
 
+#: A what-if's spec changes: numeric columns, and the scale-up fabric's topology
+#: (``scaleup_topology``, one of :data:`analysis.ids.SCALEUP_TOPOLOGIES`).
+SpecOverrides = Mapping[str, float | str]
 
-def _apply_overrides(
-    spec: Mapping[str, Any], overrides: Mapping[str, float] | None
-) -> dict[str, Any]:
+
+def _apply_overrides(spec: Mapping[str, Any], overrides: SpecOverrides | None) -> dict[str, Any]:
     out = dict(spec)
     for k, v in (overrides or {}).items():
+        if k == "scaleup_topology":
+            if v not in ids.SCALEUP_TOPOLOGIES:
+                allowed = ", ".join(ids.SCALEUP_TOPOLOGIES)
+                raise ValueError(f"unknown scale-up topology {v!r}; allowed: {allowed}")
+            out[k] = str(v)
+            continue
         if k not in {
             "scaleup_domain_gpus",
             "scaleup_bw_gbps",
@@ -46,7 +55,7 @@ def scaling_curve(
     seq_len: int = 8192,
     global_batch_tokens: float = 16.0e6,
     efficiency: float | None = None,
-    spec_overrides: Mapping[str, float] | None = None,
+    spec_overrides: SpecOverrides | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fits: pd.DataFrame | None = None,
@@ -142,7 +151,7 @@ def scaling_efficiency(
     precision: str = "bf16",
     seq_len: int = 8192,
     global_batch_tokens: float = 16.0e6,
-    spec_overrides: Mapping[str, float] | None = None,
+    spec_overrides: SpecOverrides | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fits: pd.DataFrame | None = None,
@@ -165,7 +174,7 @@ def scaling_efficiency(
         raise ValueError(f"n_gpus must be a positive integer, got {n_gpus!r}")
     counts = _baseline_counts(int(n_gpus))
 
-    def curve(overrides: Mapping[str, float] | None) -> pd.DataFrame:
+    def curve(overrides: SpecOverrides | None) -> pd.DataFrame:
         return scaling_curve(
             accelerator,
             model,
@@ -215,7 +224,7 @@ def time_to_train_hours(
     precision: str = "bf16",
     seq_len: int = 8192,
     global_batch_tokens: float = 16.0e6,
-    spec_overrides: Mapping[str, float] | None = None,
+    spec_overrides: SpecOverrides | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fits: pd.DataFrame | None = None,
@@ -249,7 +258,7 @@ class TrainOptions(TypedDict, total=False):
     precision: str
     seq_len: int
     global_batch_tokens: float
-    spec_overrides: Mapping[str, float] | None
+    spec_overrides: SpecOverrides | None
     specs: pd.DataFrame | None
     models: pd.DataFrame | None
     fits: pd.DataFrame | None
@@ -291,7 +300,7 @@ class DetailOptions(TypedDict, total=False):
     """The keywords :func:`throughput_per_gpu` passes to :func:`throughput_details`."""
 
     efficiency: float | None
-    spec_overrides: Mapping[str, float] | None
+    spec_overrides: SpecOverrides | None
     specs: pd.DataFrame | None
     models: pd.DataFrame | None
     fitted: pd.DataFrame | None
@@ -307,7 +316,7 @@ def throughput_details(
     seq_len: int = 8192,
     global_batch_tokens: float,
     efficiency: float | None = None,
-    spec_overrides: Mapping[str, float] | None = None,
+    spec_overrides: SpecOverrides | None = None,
     specs: pd.DataFrame | None = None,
     models: pd.DataFrame | None = None,
     fitted: pd.DataFrame | None = None,

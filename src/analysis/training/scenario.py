@@ -125,13 +125,18 @@ def training_winner(ev: pd.DataFrame) -> dict[str, str | float]:
 
 #: What-ifs that isolate the article's interconnect claims (seed article): NVLink 6
 #: "3.6 TB/s per GPU" belongs to Vera Rubin (announced), "UALink 300 GB/s" is not a shipping
-#: MI3xx figure; scale-up domain 8 vs 72; scale-out 400 vs 800 Gb/s per GPU.
-WHAT_IFS: tuple[tuple[str, dict[str, float]], ...] = (
+#: MI3xx figure; scale-up domain 8 vs 72; scale-out 400 vs 800 Gb/s per GPU. A 72-GPU
+#: domain, NVLink 6 and UALink are switched fabrics, so those what-ifs switch an 8-GPU
+#: Infinity Fabric mesh too; the 8-GPU domain keeps each part's own board (a mesh on MI3xx).
+WHAT_IFS: tuple[tuple[str, dict[str, float | str]], ...] = (
     ("as shipped", {}),
     ("scale-up domain 8", {"scaleup_domain_gpus": 8}),
-    ("scale-up domain 72", {"scaleup_domain_gpus": 72}),
-    ("scale-up 3.6 TB/s (NVLink 6 claim)", {"scaleup_bw_gbps": 3600}),
-    ("scale-up 300 GB/s (article's UALink figure)", {"scaleup_bw_gbps": 300}),
+    ("scale-up domain 72", {"scaleup_domain_gpus": 72, "scaleup_topology": "switch"}),
+    ("scale-up 3.6 TB/s (NVLink 6 claim)", {"scaleup_bw_gbps": 3600, "scaleup_topology": "switch"}),
+    (
+        "scale-up 300 GB/s (article's UALink figure)",
+        {"scaleup_bw_gbps": 300, "scaleup_topology": "switch"},
+    ),
     ("scale-out 400 Gb/s", {"scaleout_gbps_per_gpu": 400}),
     ("scale-out 800 Gb/s", {"scaleout_gbps_per_gpu": 800}),
 )
