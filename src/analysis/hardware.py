@@ -121,9 +121,10 @@ def scaleup_group_share(mesh: Any, group: Any, domain: Any) -> np.ndarray:
     (MI300X LoRA on 8-32 GPUs moves from CP8 with the ring hidden to PP2 CP4, and its
     per-GPU fall with the GPU count is partly modelled: 32 GPUs +46 -> +31 %); leave one
     GPU count out AMD 10.6 -> 10.4 %, ratio 5.4 -> 6.1 %; leave one round out AMD 13.2 ->
-    10.2 %, ratio 15.3 -> 12.8 %; published rows unchanged (10.7 %). Charging the CP ring
-    as a collective of its group instead ((cp - 1) / 7 of the links) left the
-    vendor x benchmark ratio at 8.1 %: MI300X kept CP8, whose ring then had every link.
+    10.2 %, ratio 15.3 -> 12.8 %; published rows 10.7 % either way (signed -0.5 -> +0.5
+    %). Charging the CP ring as a collective of its group instead ((cp - 1) / 7 of the
+    links) left the vendor x benchmark ratio at 8.1 %: MI300X kept CP8, whose ring then had
+    every link.
 
     Not used by the inference model yet (examined 2026-12-06, not kept): on every
     tensor-parallel all-reduce (:func:`analysis.inference.roofline._terms`, the MLPerf

@@ -4,9 +4,9 @@ Analytical decisions: a layout is TP x PP (interleaved 1F1B) x CP x DP with ZeRO
 and selective or full recomputation, plus EP for MoE inside the scale-up domain or across
 every DP rank; the step is compute / efficiency plus the exposed communication, bubble,
 latency, optimizer, MoE-kernel and a fixed per-step term; collectives inside the scale-up
-domain run at the share of its bandwidth their group can use (all of it behind a switch;
-on AMD's Infinity Fabric mesh one link per member, :func:`analysis.hardware.scaleup_group_share`);
-memory (SwiGLU/GQA activations,
+domain run at the share of its bandwidth their group can use (all of it behind a switch; on
+AMD's Infinity Fabric mesh one link per member, a point-to-point hop one link:
+:func:`analysis.hardware.scaleup_group_share`); memory (SwiGLU/GQA activations,
 interleaving's extra in-flight microbatches) decides feasibility. The efficiency is the only
 fitted number.
 """
@@ -267,6 +267,9 @@ def evaluate_layouts(
         out: np.ndarray = bw_up * scaleup_group_share(mesh, k, domain)
         return out
 
+    # a point-to-point hop inside the domain (a pipeline send, a ring-attention step)
+    bw_p2p = bw_group(2.0)
+
     L, h = arch["layers"], arch["hidden_size"]
     d_attn = arch["attention_heads"] * arch["head_dim"]
     d_kv = arch.get("kv_heads", arch["attention_heads"]) * arch["head_dim"]
@@ -304,7 +307,7 @@ def evaluate_layouts(
         bwd_frac = (2.0 if lora else 4.0) / (4.0 if lora else 6.0)
         cp_inside = tp * cp <= domain
         # the CP ring's hops are point-to-point sends (one link on a mesh)
-        bw_cp = np.where(cp_inside, bw_group(2.0), bw_out)
+        bw_cp = np.where(cp_inside, bw_p2p, bw_out)
         # ---- tensor parallel (sequence parallel): 4 all-gather/reduce-scatter pairs of
         # s h bf16 per layer and microbatch (2 forward, 2 backward; +2 when the forward is
         # recomputed); ring cost (t-1)/t per pass, so 2 (t-1)/t per pair.
@@ -352,7 +355,7 @@ def evaluate_layouts(
         # activations (v times the traffic)
         t_mb = (t_work + t_tp + t_cp + t_a2a + t_moe_k) / m
         t_bubble = (pp - 1) / v * t_mb
-        bw_pp = np.where(n > domain, bw_out, bw_group(2.0))
+        bw_pp = np.where(n > domain, bw_out, bw_p2p)
         t_pp = np.where(pp > 1, 2.0 * v * m * s_loc * h * 2.0 / tp / bw_pp, 0.0)
         # ---- data parallel: hierarchical collectives (reduce-scatter / all-gather inside
         # the scale-up domain, the 1/d_in shard across the scale-out network).
