@@ -300,7 +300,8 @@ charts.table(
 # ## Fitted efficiency: the software maturity of each stack
 #
 # The fitted factor is the fraction of the hardware roofline a stack achieves (llama2-70b
-# Offline basis, the bandwidth efficiency); workload scales turn it into other benchmarks.
+# Offline basis, the bandwidth efficiency). Workload and precision scales act on FLOPs only
+# (the compute ratio), never on weight and KV-cache reads.
 # Server and Interactive differ from Offline first through the physics (the 99th-percentile
 # step under Poisson arrivals, chunked-prefill TTFT); the scenario scales are what that
 # leaves unexplained (latency-mode engine settings), per vendor and per workload, shrunk to

@@ -7,8 +7,7 @@ workload, precision, power).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cache
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -22,13 +21,25 @@ from analysis.inference.anchoring import (
     _shared_cells,
 )
 from analysis.inference.benchmarks import BENCHMARKS, benchmark_def
-from analysis.inference.implied import implied_efficiency
+from analysis.inference.compute_ratio import ComputeScales, fit_with_compute_ratio
+from analysis.inference.implied import (
+    _solve_rows,
+    _terms_for_rows,
+    implied_efficiency,
+    with_compute_ratio,
+)
+from analysis.inference.paired_effects import (
+    _drift_per_round,
+    _power_exponent,
+    _release_index,
+    _round_key,
+)
 from analysis.inference.roofline import (
     ETA_PLAUSIBLE_MAX,
     GENERATION_ORDER,
     _codes,
     _generation,
-    _group_median,
+    _models,
     _num,
     _specs,
 )
@@ -85,6 +96,27 @@ class Calibration:
     #: and (vendor, class) -> the vendor's shrunk deviation from it.
     precision_scale: Mapping[str, float] = field(default_factory=dict)
     vendor_precision_scale: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    #: The compute ratio's scales (:mod:`analysis.inference.compute_ratio`): the workload
+    #: and precision scales moved onto FLOPs; the scales above are then what is left.
+    compute: ComputeScales = field(default_factory=ComputeScales)
+
+    def compute_ratio(
+        self, vendor: str | None, benchmark: str | None, klass: str | None = None
+    ) -> float:
+        """Kappa = eta_c / eta_b of a query (1 without a workload or class of its own)."""
+        if benchmark is None:
+            return self.compute.ratio(vendor, None, klass)
+        bench = benchmark_def(benchmark).benchmark
+        return self.compute.ratio(vendor, bench, klass, _family(bench))
+
+    def leftover(self) -> ComputeScales:
+        """The workload and precision scales of this fit, as compute scales."""
+        return ComputeScales(
+            dict(self.workload_scale),
+            dict(self.vendor_workload_scale),
+            dict(self.precision_scale),
+            dict(self.vendor_precision_scale),
+        )
 
     def precision(self, vendor: str, klass: str | None) -> float:
         """Efficiency scale of serving at a precision above the part's native (lowest) one.
@@ -294,23 +326,6 @@ SCENARIO_PRIOR_ROWS = 10.0
 WORKLOAD_PRIOR_ROWS = 10.0
 
 PRECISION_PRIOR_ROWS = 10.0
-
-#: Prior pair count of the software-drift estimate: a vendor's median per-round change,
-#: measured on n (accelerator, benchmark, scenario, precision) cells seen in two rounds,
-#: gets weight n / (n + 10) against a prior of no drift. Fixed a priori, like the above.
-DRIFT_PRIOR_PAIRS = 10.0
-
-#: Prior pair count of the power exponent (see :func:`_power_exponent`): a vendor's median
-#: elasticity of eta to board power, measured on n pairs of parts of one silicon generation
-#: at different power in the same round, benchmark and scenario, gets weight n / (n + 10)
-#: against the physics prior :data:`POWER_PRIOR_EXPONENT`. Fixed a priori, the drift's rule.
-POWER_PRIOR_PAIRS = 10.0
-
-#: Prior of the power exponent: dynamic power P ~ C V^2 f with the voltage rising with the
-#: clock (V ~ f) in the DVFS range gives P ~ f^3, so a board held at lower power sustains a
-#: clock, and a compute-bound throughput, ~ P^(1/3). Physics, not fitted: a vendor with
-#: few pairs (an accelerator holdout) keeps it rather than no power effect at all.
-POWER_PRIOR_EXPONENT = 1.0 / 3.0
 
 #: Levels a base factor can come from, most specific first.
 FACTOR_LEVELS = ("accelerator", "generation", "older generation", "vendor")
@@ -595,144 +610,110 @@ def _fit_arrays(
     )
 
 
-@cache
-def _round_key(r: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in r.lstrip("v").split(".") if x.isdigit())
-
-
-@cache
-def _release_index(r: str) -> float:
-    """Position of an MLPerf Inference round on the release axis: 2 x major + minor.
-
-    MLPerf Inference publishes two rounds a year (vX.0 in spring, vX.1 in autumn), so
-    v4.1 -> 9, v5.0 -> 10, v5.1 -> 11, v6.0 -> 12: software drift is per release (about
-    six months), whichever rounds the data happen to hold.
-    """
-    k = _round_key(r)
-    return 2.0 * k[0] + (k[1] if len(k) > 1 else 0) if k else 0.0
-
-
-def _paired_slopes(
-    vendors: list[str],
-    cells: list[tuple[Any, ...]],
-    x: np.ndarray,
-    y: np.ndarray,
-    prior_pairs: float,
-    prior: float = 0.0,
-    vote: int | None = None,
-) -> tuple[dict[str, float], dict[str, int]]:
-    """Per-vendor median within-cell slope d y / d x, shrunk towards ``prior``, and pairs.
-
-    Rows are grouped by (vendor, cell, x) with their median y; within a cell, levels
-    adjacent in x give one slope each; per vendor the median slope gets weight
-    n / (n + ``prior_pairs``) against the prior slope (0: no effect). A cell with one
-    level gives no pair. With ``vote`` = k, the cells sharing their first k keys vote
-    once: the vendor's slope is the median over those groups of each group's median
-    slope (n still counts pairs). The rule behind :func:`_drift_per_round` and
-    :func:`_power_exponent`.
-    """
-    vendor_names = sorted(set(vendors))
-    xr = np.round(np.asarray(x, dtype=float), 9)
-    names, codes = _codes(list(zip(vendors, cells, xr.tolist(), strict=True)))
-    med = _group_median(codes, np.asarray(y, dtype=float), len(names))
-    _, cell = _codes([k[:2] for k in names])
-    level = np.array([k[2] for k in names], dtype=float)
-    order = np.lexsort((level, cell))  # by cell, then level
-    c, lv, m = cell[order], level[order], med[order]
-    same = (c[1:] == c[:-1]) & (lv[1:] > lv[:-1])
-    slope = ((m[1:] - m[:-1]) / np.where(same, lv[1:] - lv[:-1], 1.0))[same]
-    owner = np.array([names[i][0] for i in order[1:]], dtype=object)[same]
-    slopes = {v: slope[owner == v] for v in vendor_names}
-    centre = {v: float(np.median(sl)) for v, sl in slopes.items() if len(sl)}
-    if vote is not None:
-        _, voter = _codes([names[i][1][:vote] for i in order[1:]])
-        centre = {v: _vote_median(slope, voter[same], owner == v) for v in centre}
-    shrunk = {
-        v: prior + (centre[v] - prior) * len(sl) / (len(sl) + prior_pairs) if len(sl) else prior
-        for v, sl in slopes.items()
-    }
-    return shrunk, {v: len(sl) for v, sl in slopes.items()}
-
-
-def _vote_median(values: np.ndarray, voter: np.ndarray, mask: np.ndarray) -> float:
-    """Median over the ``voter`` groups (codes) of each group's median of ``mask`` values."""
-    codes = voter[mask]
-    present, sub = np.unique(codes, return_inverse=True)
-    return float(np.median(_group_median(sub, values[mask], len(present))))
-
-
-def _drift_per_round(
-    y: np.ndarray,
-    vendors: list[str],
-    accs: list[Any] | None,
-    benches: list[str],
-    scens: list[str],
-    rounds_: list[str],
-    precision_classes: Sequence[str] | None = None,
-) -> tuple[dict[str, float], dict[str, int]]:
-    """Per-vendor software drift (log eta per release) and the pairs behind it.
-
-    Paired within benchmark x scenario x accelerator x precision class, so that drift is
-    separated from the mix of parts and workloads each round holds and from a submission
-    changing format (B200's fp8 preview in v4.1 against its fp4 runs since, -35 % of its
-    roofline fraction, is a precision contrast, not software): each cell's median log eta
-    per round; for each cell, the change between its consecutive calibrated rounds divided
-    by the releases between them. Per vendor, each benchmark x scenario votes once with its
-    cells' median slope (one workload's own software step, DeepSeek-R1's +45..95 % from
-    v5.1 to v6.0 on six cells, does not set the vendor's drift), and the median vote is
-    shrunk towards no drift by n / (n + ``DRIFT_PRIOR_PAIRS``) pairs. Rows without an
-    accelerator pair nothing.
-    """
-    accs = list(accs) if accs is not None else [None] * len(vendors)
-    klass = list(precision_classes) if precision_classes is not None else ["native"] * len(y)
-    known = np.array([a is not None for a in accs], dtype=bool)
-    cells = zip(benches, scens, accs, klass, strict=True)
-    drift, pairs = _paired_slopes(
-        [v for v, k in zip(vendors, known, strict=True) if k],
-        [c for c, k in zip(cells, known, strict=True) if k],
-        np.array([_release_index(r) for r in rounds_], dtype=float)[known],
-        np.asarray(y, dtype=float)[known],
-        DRIFT_PRIOR_PAIRS,
-        vote=2,
-    )
-    vendor_names = sorted(set(vendors))
-    return (
-        {v: drift.get(v, 0.0) for v in vendor_names},
-        {v: pairs.get(v, 0) for v in vendor_names},
-    )
-
-
-def _power_exponent(
-    y: np.ndarray,
-    vendors: list[str],
-    gens: list[str],
-    rounds_: list[str],
-    benches: list[str],
-    scens: list[str],
-    log_power: np.ndarray,
-) -> tuple[dict[str, float], dict[str, int]]:
-    """Per-vendor elasticity of eta to board power within a silicon generation, and pairs.
-
-    Paired within vendor x generation x round x benchmark x scenario, so that it is not
-    confounded with software, workload or latency bounds: each distinct board power in a
-    cell (a part's TDP, or a stated power cap) is one level with its median log eta; levels
-    adjacent in power give a slope d log eta / d log power. Per vendor: the median slope,
-    shrunk towards :data:`POWER_PRIOR_EXPONENT` by n / (n + ``POWER_PRIOR_PAIRS``) pairs.
-    Parts of one silicon at equal power (H100 and H200) form no pair.
-    """
-    return _paired_slopes(
-        vendors,
-        list(zip(gens, rounds_, benches, scens, strict=True)),
-        np.asarray(log_power, dtype=float),
-        y,
-        POWER_PRIOR_PAIRS,
-        POWER_PRIOR_EXPONENT,
-    )
-
-
 def _default_implied(*, inputs: Inputs | None = None) -> pd.DataFrame:
     inp = resolve(inputs)
     return inp.derived("inference.implied", lambda: implied_efficiency(inputs=inp))
+
+
+def row_compute_ratio(
+    scales: ComputeScales,
+    vendors: Sequence[str],
+    benches: Sequence[str],
+    klasses: Sequence[str],
+) -> np.ndarray:
+    """The compute ratio of each row (:meth:`ComputeScales.ratio`).
+
+    A benchmark without a scale of its own takes its MoE/dense family's median.
+    """
+    memo: dict[tuple[str, str, str], float] = {}
+    out = np.empty(len(vendors))
+    for i, key in enumerate(zip(vendors, benches, klasses, strict=True)):
+        if key not in memo:
+            v, b, k = key
+            memo[key] = scales.ratio(v, b, k, _family(b))
+        out[i] = memo[key]
+    return out
+
+
+def _family(benchmark: str) -> list[str]:
+    """The benchmarks of ``benchmark``'s family (MoE or dense; itself if unknown)."""
+    if benchmark not in BENCHMARKS:
+        return [benchmark]
+    return [b for b in BENCHMARKS if BENCHMARKS[b].moe == BENCHMARKS[benchmark].moe]
+
+
+def _row_keys(rows: pd.DataFrame) -> tuple[list[str], list[str], list[str]]:
+    """(vendor, benchmark, precision class) of each row: what its compute ratio is keyed by."""
+    return (
+        rows["vendor"].astype(str).tolist(),
+        [benchmark_def(b).benchmark for b in rows["benchmark"]],
+        rows["precision_class"].astype(str).tolist(),
+    )
+
+
+def fit_calibration(
+    rows: pd.DataFrame,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> Calibration:
+    """The model's calibration: :func:`fit_efficiency` with the compute ratio.
+
+    The workload and precision scales move onto FLOPs
+    (:func:`analysis.inference.compute_ratio.fit_with_compute_ratio`): the rows
+    :func:`implied_efficiency` solved (those with an efficiency at ratio 1) are re-solved at
+    each round's ratio and refitted. ``Calibration.compute`` holds the ratio's scales; the
+    workload and precision scales are what is left (within 1 %).
+    """
+    ok = rows[rows["eta"].notna()].reset_index(drop=True)
+    specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
+    terms = _terms_for_rows(ok, specs, models, inputs=inputs)
+    measured = ok["measured"].to_numpy(dtype=float)
+    keys = _row_keys(ok)
+
+    at_one = ok["eta"].to_numpy(dtype=float)
+
+    def solve(kappa: np.ndarray) -> np.ndarray:
+        if np.all(kappa == 1.0):
+            return np.asarray(at_one, dtype=float)  # what implied_efficiency solved
+        eta: np.ndarray = _solve_rows(with_compute_ratio(terms, kappa), measured)[0]
+        return eta
+
+    def fit(eta: np.ndarray) -> Calibration:
+        return fit_efficiency(ok.assign(eta=eta), specs=specs, inputs=inputs)
+
+    def kappa_rows(scales: ComputeScales) -> np.ndarray:
+        return row_compute_ratio(scales, *keys)
+
+    cal, scales = fit_with_compute_ratio(solve, fit, Calibration.leftover, kappa_rows)
+    return replace(cal, compute=scales)
+
+
+def rows_at_compute_ratio(
+    rows: pd.DataFrame,
+    calibration: Calibration,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """:func:`implied_efficiency` rows with ``eta`` re-solved at ``calibration``'s ratio.
+
+    The efficiency of each run's bytes, the quantity the calibration's factors describe
+    (rows without an efficiency at ratio 1 keep NaN).
+    """
+    out = rows.copy()
+    ok = np.flatnonzero(rows["eta"].notna().to_numpy())
+    if not len(ok):
+        return out
+    sub = rows.iloc[ok]
+    specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
+    terms = _terms_for_rows(sub, specs, models, inputs=inputs)
+    kappa = row_compute_ratio(calibration.compute, *_row_keys(sub))
+    eta = _solve_rows(with_compute_ratio(terms, kappa), sub["measured"].to_numpy(dtype=float))[0]
+    out.loc[out.index[ok], "eta"] = eta
+    return out
 
 
 def default_calibration(*, inputs: Inputs | None = None) -> Calibration:
@@ -740,7 +721,7 @@ def default_calibration(*, inputs: Inputs | None = None) -> Calibration:
     inp = resolve(inputs)
     return inp.derived(
         "inference.calibration",
-        lambda: fit_efficiency(_default_implied(inputs=inp), inputs=inp),
+        lambda: fit_calibration(_default_implied(inputs=inp), inputs=inp),
     )
 
 

@@ -22,8 +22,29 @@ x lengths and TPOT bound, the best output tokens/s per GPU.
   (:func:`analysis.inference.latency.fit_shape`) are fitted on every sweep, the scored
   cells' included.
 
-Today (2026-12-05, ``validate-models``): 45.4 % median APE (AMD 41.4, NVIDIA 46.4), AMD/NVIDIA
-ratio error 31.6 % on 86 pairs; every cell but B200 FP8 and MI325X FP8 below measured.
+Today (2026-12-06, ``validate-models``): 39.3 % median APE (AMD 42.1, NVIDIA 36.9), AMD/NVIDIA
+ratio error 42.2 % on 86 pairs; every cell but MI325X FP8 below measured. Before the
+workload and precision scales moved onto FLOPs (:mod:`analysis.inference.compute_ratio`):
+45.4 % (AMD 41.4, NVIDIA 46.4), ratio 31.6 %. That change took the precision scale (FP8 on
+an FP4 part reaching 1.7-1.9x more of its peak) off the FP8 cells' bytes: B200 FP8 1k/8k
++105 -> -6 %, B300 FP8 8k/1k +103 -> +21 %, MI355X FP8 8k/1k +64 -> -7 %, H200 -40 ->
+-10 % (1k/1k), while B200 FP8 1k/1k went -6 -> -36 % and MI355X FP8 1k/1k -35 -> -56 %;
+the pairs' ratio error rose where the two vendors' cells had been off by similar amounts
+for different reasons. MI325X (4 bounds, from its older runs) sits 43-102 % above.
+
+**Examined and not taken** (2026-12-06, patch not kept): the serving shape's per-MoE-layer
+overhead (NVIDIA 50, AMD 80 us, fitted on the DeepSeek-R1 sweeps) charged to a dense
+model's layers too, in full or in part, against InferenceX's published Llama 3.3 70B
+1k/1k frontiers (pages in :mod:`analysis.inference.compute_ratio`). In full, B200 can no
+longer reach the measured 139 tokens/s per user (7.2 ms) at FP8 or FP4, nor MI355X its
+96, and at 108 FP8 on B200 it gives 0.13x measured; the MLPerf fit barely sees it (the
+pooled Interactive scale 0.64 -> 0.70, leave one vendor x workload out ratio 13.2 ->
+15.2 %). At 0.45 of it (a dense layer launches about 12 kernels where a DeepSeek-R1 MoE
+layer launches about 27, an estimate, not a count): FP8 on B200 1.00 / 0.84 / 0.57x at
+76 / 108 / 139, on MI355X 1.78 / 1.30 / 1.51x at 55 / 76 / 96, MI355X / B200 at 76:
+0.44 against 0.34 measured (0.61 without); MLPerf medians within a point (vendor x workload
+ratio 14.0 %). Not taken: the share is read off the very frontiers it would be judged on,
+and no bundled dense latency sweep can fit it.
 
 **Examined and not taken** (one-off experiments of 2026-12-05, patches not kept): a
 mixture-of-experts model's bytes at the bandwidth level of the InferenceX sweeps (their

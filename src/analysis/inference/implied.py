@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.inference.benchmarks import BenchmarkDef, benchmark_def
+from analysis.inference.compute_ratio import scaled_time
 from analysis.inference.roofline import (
     BYTES_PER_PARAM,
     CONCURRENCY,
@@ -55,6 +56,25 @@ def _dedupe_mlperf(mlperf: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     # -99 / -99.9 reruns with identical results that the ingest did not link: keep one.
     df = df.drop_duplicates(["round", "submitter", "system", "model", "scenario", "result"])
     return df.reset_index(drop=True)
+
+
+#: The operator pieces :func:`_row_terms` also stacks (piece first), and the scaled time each
+#: gives at another compute ratio (:func:`with_compute_ratio`).
+_PIECE_KEYS = ("step_pieces", "tail_pieces", "prefill_pieces")
+_PIECE_SCALED = {
+    "step_pieces": "step_scaled",
+    "tail_pieces": "tail_scaled",
+    "prefill_pieces": "prefill_scaled",
+}
+
+
+def with_compute_ratio(t: Mapping[str, np.ndarray], kappa: Any) -> dict[str, np.ndarray]:
+    """Row terms (:func:`_row_terms`) re-timed at a compute ratio per row (``kappa``)."""
+    k = np.asarray(kappa, dtype=float).reshape(-1, 1, 1)
+    out = {key: v for key, v in t.items() if key not in _PIECE_SCALED}
+    for pk, sk in _PIECE_SCALED.items():
+        out[sk] = scaled_time(t[pk], k)
+    return out
 
 
 def _row_inputs(row: pd.Series, bdef: BenchmarkDef) -> tuple[float, float]:
@@ -161,6 +181,8 @@ def _row_terms(
     shape = (n, len(MLPERF_TP), len(CONCURRENCY))
     out: dict[str, np.ndarray] = {k: np.empty(shape) for k in _ROW_TERM_KEYS if k != "in_memory"}
     out["in_memory"] = np.zeros(shape, dtype=bool)
+    for k in _PIECE_KEYS:
+        out[k] = np.empty((5, *shape))
     gpus = np.asarray(MLPERF_TP, dtype=float)[None, :, None]
     isl = np.asarray(isl, dtype=float)
     osl = np.asarray(osl, dtype=float)
@@ -187,6 +209,9 @@ def _row_terms(
         )
         for k in _ROW_TERM_KEYS:
             out[k][idx] = np.broadcast_to(t[k], (len(idx),) + shape[1:])
+        for k in _PIECE_KEYS:
+            for j, piece in enumerate(t[k]):
+                out[k][j, idx] = np.broadcast_to(piece, (len(idx),) + shape[1:])
     domain = np.array([max(h["domain"], 1.0) for h in hw_rows])
     out["tp_ok"] = (gpus <= 8) & (gpus <= domain[:, None, None])
     out["tp_ok"][:, 0, :] = True  # TP1 is always a choice

@@ -16,6 +16,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from analysis import ids
+from analysis.inference.compute_ratio import scaled_time
 from analysis.inference.experts import chunked_expert_reads, ep_imbalance, expert_touched_fraction
 from analysis.inputs import Inputs, resolve
 
@@ -477,16 +478,25 @@ def _terms(
             "expert_gemms": expert_gemms + 0.0 * tokens,
         }
 
-    def combine(parts: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        # Per operator the slower of its bytes and its FLOPs, both at eta_b, each touched
-        # expert's grouped GEMM at max(its rows, expert_rows): scaled time x 1 / eta_b.
+    kappa = np.asarray(hw.get("compute_ratio", 1.0), dtype=float)
+
+    def pieces(parts: Mapping[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+        # (linear bytes, linear FLOPs, attention bytes, attention FLOPs, all-reduce bytes),
+        # each touched expert's grouped GEMM at max(its rows, expert_rows).
         moe = np.maximum(parts["moe_c"], m_rows * parts["moe_row_c"])
-        scaled = (
-            np.maximum(parts["lin_bw"], parts["lin_c"] + moe)
-            + np.maximum(parts["attn_bw"], parts["attn_c"])
-            + parts["comm"]
+        return (
+            parts["lin_bw"],
+            parts["lin_c"] + moe,
+            parts["attn_bw"],
+            parts["attn_c"],
+            parts["comm"],
         )
-        return parts["fixed"], scaled
+
+    def combine(parts: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        # Per operator the slower of its bytes at eta_b and its FLOPs at kappa x eta_b
+        # (the compute ratio: the workload's and format's compute-side scale): scaled time
+        # x 1 / eta_b.
+        return parts["fixed"], scaled_time(pieces(parts), kappa)
 
     def decode(b_: Any) -> dict[str, np.ndarray]:
         joins = b_ * isl / osl  # prompt tokens entering per step in steady state
@@ -511,18 +521,23 @@ def _terms(
     parts = decode(b)
     s_fixed, s_scaled = combine(parts)
     # The 99th-percentile step under Poisson arrivals: B + z sqrt(B) sequences in flight.
-    t_fixed, t_scaled = combine(decode(b + P99_Z * np.sqrt(b)))
-    p_fixed, p_scaled = combine(
-        step(
-            isl,
-            isl,
-            1.0,
-            pre_cost * isl * isl / 2.0,
-            pre_cost * isl * win_pre,
-            flop_tokens=pre_cost * isl,
-        )
+    tail_parts = decode(b + P99_Z * np.sqrt(b))
+    t_fixed, t_scaled = combine(tail_parts)
+    prefill_parts = step(
+        isl,
+        isl,
+        1.0,
+        pre_cost * isl * isl / 2.0,
+        pre_cost * isl * win_pre,
+        flop_tokens=pre_cost * isl,
     )
+    p_fixed, p_scaled = combine(prefill_parts)
     return {
+        # The scaled times' operator pieces at compute ratio 1, so a calibration can
+        # re-time them at another ratio without re-deriving them (:func:`scaled_time`).
+        "step_pieces": pieces(parts),
+        "tail_pieces": pieces(tail_parts),
+        "prefill_pieces": pieces(prefill_parts),
         "step_fixed": s_fixed,
         "step_scaled": s_scaled,
         "tail_fixed": t_fixed,

@@ -11,7 +11,7 @@ from typing import Any, Literal, overload
 import numpy as np
 import pandas as pd
 
-from analysis.inference.benchmarks import benchmark_def
+from analysis.inference.benchmarks import BENCHMARKS, benchmark_def
 from analysis.inference.calibration import Calibration, _calibration
 from analysis.inference.implied import _HW_KEYS, _predict_one, _tp_options
 from analysis.inference.roofline import (
@@ -102,6 +102,15 @@ def _serving_eta(
     )
 
 
+def _with_compute_ratio(
+    cal: Calibration, spec: pd.Series, hw: dict[str, float], model: str, precision: str
+) -> dict[str, float]:
+    """``hw`` with the query's compute ratio (:meth:`Calibration.compute_ratio`)."""
+    bench = next((b for b, d in BENCHMARKS.items() if d.model == model), None)
+    kappa = cal.compute_ratio(str(spec["vendor"]), bench, precision_class(spec, precision))
+    return {**hw, "compute_ratio": kappa}
+
+
 def _replica_metrics(
     prep: Prepared, work: Workload, dep: Deployment, cal: Calibration
 ) -> tuple[dict[str, np.ndarray], float, str]:
@@ -119,7 +128,7 @@ def _replica_metrics(
         precision=work.precision,
     )
     m = serving_metrics(
-        prep.hw,
+        _with_compute_ratio(cal, prep.spec, prep.hw, work.model, work.precision),
         prep.mp,
         precision=work.precision,
         isl=work.isl,
@@ -303,7 +312,7 @@ def _deployment(
     )
     tps = np.asarray(tp_choices(max_tp), dtype=float)
     m = serving_metrics(
-        hw,
+        _with_compute_ratio(cal, spec, hw, model, precision),
         mp,
         precision=precision,
         isl=isl,
@@ -423,6 +432,7 @@ def predict_mlperf(
     )
     osl_v = float(osl) if osl is not None else bdef.osl_mean
     tps = _tp_options(hw, gpus)
+    hw = _with_compute_ratio(cal, spec, hw, bdef.model, precision)
     value = _predict_one(hw, mp, precision, bdef.isl_mean, osl_v, ttft, tpot, tps, eta)
     if not np.isfinite(value):
         raise ValueError(
@@ -457,13 +467,17 @@ def sweep(
     acc = list(specs["accelerator"])
     hw = {k: np.empty((len(acc), 1, len(precisions), 1)) for k in _HW_KEYS}
     eta = np.empty((len(acc), len(models), len(precisions), 1))
+    kappa = np.empty((len(acc), len(models), len(precisions), 1))
     for i, (_, s) in enumerate(specs.iterrows()):
         for j, mod in enumerate(models["model"]):
             e = cal.eta(
                 str(s["vendor"]), _generation(s), scen, model=mod, accelerator=str(s["accelerator"])
             )[0]
+            bench = next((b for b, d in BENCHMARKS.items() if d.model == mod), None)
             for k, p in enumerate(precisions):
-                eta[i, j, k, 0] = e * cal.precision(str(s["vendor"]), precision_class(s, p))
+                klass = precision_class(s, p)
+                eta[i, j, k, 0] = e * cal.precision(str(s["vendor"]), klass)
+                kappa[i, j, k, 0] = cal.compute_ratio(str(s["vendor"]), bench, klass)
         for j, p in enumerate(precisions):
             peak = _num(s, PEAK_COLUMN[p])
             base = (
@@ -480,6 +494,7 @@ def sweep(
     frames = []
     for j, p in enumerate(precisions):
         hw_p = {k: v[:, :, j : j + 1, :] for k, v in hw.items()}
+        hw_p["compute_ratio"] = kappa[:, :, j : j + 1, :]
         m = serving_metrics(
             hw_p,
             mp,

@@ -11,12 +11,12 @@ from analysis.inference.calibration import (
     Calibration,
     _calibration,
     _default_implied,
-    _release_index,
-    _round_key,
     default_calibration,
-    fit_efficiency,
+    fit_calibration,
+    rows_at_compute_ratio,
     usable_rows,
 )
+from analysis.inference.paired_effects import _release_index, _round_key
 from analysis.inference.roofline import _median
 from analysis.inputs import Inputs
 
@@ -87,13 +87,23 @@ def efficiency_table(
         ]
         + [
             {
-                "level": f"workload scale: {k}",
+                "level": f"compute ratio, workload: {k}",
                 "vendor": "all",
                 "generation": "all",
                 "round": "all",
                 "eta": s,
             }
-            for k, s in sorted(cal.workload_scale.items())
+            for k, s in sorted(cal.compute.workload.items())
+        ]
+        + [
+            {
+                "level": f"compute ratio, precision: {k}",
+                "vendor": "all",
+                "generation": "all",
+                "round": "all",
+                "eta": s,
+            }
+            for k, s in sorted(cal.compute.precision.items())
         ]
     )
     return pd.DataFrame(rows)
@@ -159,7 +169,8 @@ def efficiency_trend(
 ) -> pd.DataFrame:
     """Achieved fraction of the roofline per vendor per round (llama2-70b Offline basis).
 
-    Each usable MLPerf run's eta divided by its workload and scenario scales, then the
+    Each usable MLPerf run's eta at the calibration's compute ratio (the bytes' efficiency,
+    :func:`rows_at_compute_ratio`) divided by its workload and scenario scales, then the
     median per vendor and round, with the number of runs behind it; and the vendor's
     measured software drift (:attr:`Calibration.drift_per_round`, percent per MLPerf
     release, paired on the same accelerator x benchmark x scenario x precision class, each
@@ -170,12 +181,12 @@ def efficiency_trend(
         cal = (
             default_calibration(inputs=inputs)
             if rows is None
-            else fit_efficiency(rows, inputs=inputs)
+            else fit_calibration(rows, inputs=inputs)
         )
     else:
         cal = calibration
     rows = _default_implied(inputs=inputs) if rows is None else rows
-    ok = usable_rows(rows).copy()
+    ok = usable_rows(rows_at_compute_ratio(rows, cal, inputs=inputs)).copy()
     scale = [
         cal.workload(b)[0] * cal.scenario(v, sc)
         for b, sc, v in zip(ok["benchmark"], ok["scenario"], ok["vendor"], strict=True)
@@ -212,9 +223,14 @@ def drift_pairs_table(
     ``change_pct`` (eta ratio - 1) and ``pct_per_release`` (the log-linear change per
     MLPerf release, :func:`analysis.inference.calibration._release_index`). Data, not a
     fit: the median polish's drift (:attr:`Calibration.drift_per_round`) reads the same
-    pairs after its power adjustment, each benchmark x scenario voting once.
+    pairs after its power adjustment, each benchmark x scenario voting once. By default
+    the bundled runs at the calibration's compute ratio (:func:`rows_at_compute_ratio`,
+    the efficiencies the drift is fitted on).
     """
-    rows = _default_implied(inputs=inputs) if rows is None else rows
+    if rows is None:
+        rows = rows_at_compute_ratio(
+            _default_implied(inputs=inputs), default_calibration(inputs=inputs), inputs=inputs
+        )
     cols = [*DRIFT_CELL, "round_from", "round_to", "releases", "change_pct", "pct_per_release"]
     ok = usable_rows(rows)
     if ok.empty or "accelerator" not in ok:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -17,17 +17,20 @@ from analysis.inference.calibration import (
     _fit_arrays,
     _log_power_rel,
     power_reference,
+    row_compute_ratio,
     row_power_w,
 )
+from analysis.inference.compute_ratio import ComputeScales, EtaTable, fit_with_compute_ratio
 from analysis.inference.implied import (
     PRECISION_REREAD,
     _predict_terms,
     _solve_rows,
     _terms_for_rows,
     implied_efficiency,
+    with_compute_ratio,
 )
 from analysis.inference.roofline import ETA_PLAUSIBLE_MAX, _models, _specs, precision_class
-from analysis.inputs import Inputs
+from analysis.inputs import Inputs, resolve
 
 #: ``workload_fallback`` of a held-out prediction whose benchmark has no calibration data in
 #: its fold: not predicted (NaN), counted as unpredicted by :func:`validation_summary`.
@@ -252,7 +255,6 @@ def validate_against_mlperf(
     terms = _terms_for_rows(rows, specs, models, inputs=inputs)
     eta_all = rows["eta"].to_numpy(dtype=float)
     plausible = np.isfinite(eta_all) & (eta_all > 0) & (eta_all <= ETA_PLAUSIBLE_MAX)
-    y = np.log(np.where(plausible, eta_all, 1.0))
     ref = power_reference(specs, inputs=inputs)
     watts = row_power_w(rows, ref)
     log_power = _log_power_rel(rows["accelerator"].tolist(), watts, ref)
@@ -271,26 +273,73 @@ def validate_against_mlperf(
     order = []
     as_read = rows["as_read"].to_numpy(dtype=bool)
     readings = _Readings.of(rows, implied)
-    for key in sorted(set(keys[plausible & as_read])):
+    # Each fold fits the compute ratio too (calibration.fit_calibration's rule), re-solving
+    # every row at its ratio; the held-out rows are predicted at the fold's ratio.
+    measured = rows["measured"].to_numpy(dtype=float)
+    row_keys = (
+        cols["vendor"].tolist(),
+        cols["benchmark"].tolist(),
+        cols["precision_class"].tolist(),
+    )
+    kappa = np.ones(len(rows))
+
+    def kappa_rows(scales: ComputeScales) -> np.ndarray:
+        return row_compute_ratio(scales, *row_keys)
+
+    def exact(k: np.ndarray) -> np.ndarray:
+        eta: np.ndarray = _solve_rows(with_compute_ratio(terms, k), measured)[0]
+        return eta
+
+    # Every scheme reads the same rows: the bundled ones' table is built once per inputs.
+    table = (
+        resolve(inputs).derived("inference.eta_table", lambda: EtaTable.of(exact, len(rows)))
+        if defaults
+        else EtaTable.of(exact, len(rows))
+    )
+
+    def solve(k: np.ndarray) -> np.ndarray:
+        if np.all(k == 1.0):
+            return np.asarray(eta_all, dtype=float)  # the rows' efficiencies as read
+        return table.at(k, exact)
+
+    def fitter(fold: np.ndarray) -> Callable[[np.ndarray], Calibration]:
+        def fit(eta: np.ndarray) -> Calibration:
+            ok = fold & np.isfinite(eta) & (eta > 0) & (eta <= ETA_PLAUSIBLE_MAX)
+            return _fit_arrays(
+                np.log(eta[ok]),
+                *(
+                    cols[c][ok].tolist()
+                    for c in (
+                        "vendor",
+                        "generation",
+                        "round",
+                        "benchmark",
+                        "scenario",
+                        "accelerator",
+                    )
+                ),
+                log_power=log_power[ok],
+                power_ref=ref,
+                precision_classes=cols["precision_class"][ok].tolist(),
+            )
+
+        return fit
+
+    fold_keys = sorted(set(keys[plausible & as_read]))
+    for key in fold_keys:
         test = np.flatnonzero(plausible & as_read & (keys == key))
-        train = plausible & (keys != key) & readings.active(keys_all != key)
         if not len(test):
             continue
-        cal = _fit_arrays(
-            y[train],
-            *(
-                cols[c][train].tolist()
-                for c in ("vendor", "generation", "round", "benchmark", "scenario", "accelerator")
-            ),
-            log_power=log_power[train],
-            power_ref=ref,
-            precision_classes=cols["precision_class"][train].tolist(),
-        )
+        fit = fitter((keys != key) & readings.active(keys_all != key))
+        cal, scales = fit_with_compute_ratio(solve, fit, Calibration.leftover, kappa_rows)
+        cal = replace(cal, compute=scales)
         etas[test], lv, fb = _row_etas({c: v[test] for c, v in cols.items()}, cal)
+        kappa[test] = kappa_rows(scales)[test]
         levels[test] = lv
         fallback[test] = fb
         order.append(test)
     idx = np.concatenate(order)
+    terms = with_compute_ratio(terms, kappa)
     df = rows.iloc[idx][
         [
             "round",
