@@ -109,3 +109,38 @@ def test_fit_with_compute_ratio_converges_on_a_synthetic_workload():
     fitted, scales = compute_ratio.fit_with_compute_ratio(solve, fit, leftover, kappa_rows)
     assert scales.workload["heavy"] == pytest.approx(0.5, rel=2e-2)
     assert abs(np.log(fitted["heavy"])) < compute_ratio.CONVERGED_LOG
+
+
+def test_eta_table_reads_back_exactly_where_it_must():
+    # A row whose efficiency is 0.5 / kappa: log-linear in log kappa, so the interpolation
+    # is exact; a second row without an efficiency below kappa 0.1 (outside the bracket).
+    def solve(kappa):
+        k = np.asarray(kappa, dtype=float)
+        return np.stack([0.5 / k[0:1], np.where(k[1:2] < 0.1, np.nan, 0.3)]).ravel()
+
+    calls = []
+
+    def solve_rows(rows, kappa):
+        calls.append(list(rows))
+        full = np.ones(2)
+        full[rows] = kappa
+        return solve(full)[rows]
+
+    table = compute_ratio.EtaTable.of(solve, 2)
+    got = table.at(np.array([0.37, 0.37]), solve_rows)
+    assert got == pytest.approx([0.5 / 0.37, 0.3])
+    assert calls == []  # both rows on the grid and finite: no exact solve
+    # An interval with a grid end outside the bracket is solved exactly, that row only.
+    k = np.array([0.37, compute_ratio.KAPPA_GRID[np.searchsorted(compute_ratio.KAPPA_GRID, 0.1)]])
+    got = table.at(k * np.array([1.0, 0.97]), solve_rows)
+    assert calls == [[1]] and np.isfinite(got[0])
+    # Off the grid: exact; at ratio 1 with the rows' own efficiencies given: those.
+    got = table.at(np.array([100.0, 1.0]), solve_rows, exact=np.array([9.0, 0.25]))
+    assert got[0] == pytest.approx(0.005) and got[1] == 0.25
+
+
+def test_the_default_calibration_converged():
+    scales = inference.default_calibration().compute
+    assert scales.converged and 1 < scales.rounds < compute_ratio.MAX_ROUNDS
+    # The vendors' deviations stay on the whole step, shrunk (Calibration.leftover).
+    assert scales.vendor_workload == {} and scales.vendor_precision == {}

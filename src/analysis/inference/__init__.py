@@ -125,11 +125,12 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` explains the
   bounded query uses the Server scale.
 * **Validation** uses four schemes, each fold predicting with exactly the rule above
   (nothing from the held-out rows: drift, power exponent, factors and scales are refitted
-  per fold): leave one **round** out (issue 4's definition and the headline: median APE
-  8.1 % AMD / 10.2 % NVIDIA, AMD/NVIDIA ratio 7.3 %), leave one vendor x **workload**
-  out (9.4 % / 10.8 %, ratio 15.7 %), leave one **accelerator** out (its factor from
-  sister parts of its vendor x generation; 9.8 % / 11.5 %, ratio 16.2 %), and leave one
-  system out (round, submitter, system; 3.5 % / 5.1 %, ratio 8.3 %). A held-out row
+  per fold, the compute ratio too): leave one **round** out (issue 4's definition and the
+  headline: median APE 8.2 % AMD / 10.6 % NVIDIA, AMD/NVIDIA ratio 9.8 %, 2026-12-06),
+  leave one vendor x **workload** out (7.3 % / 8.7 %, ratio 12.9 %), leave one
+  **accelerator** out (its factor from sister parts of its vendor x generation; 9.2 % /
+  10.4 %, ratio 11.6 %), and leave one system out (round, submitter, system; 3.4 % /
+  5.0 %, ratio 7.8 %). A held-out row
   whose benchmark has no calibration data in its fold (gpt-oss-120b, first run in v6.0:
   21 rows when v6.0 is held out) is **not predicted** (NaN, ``workload_fallback`` =
   :data:`NO_WORKLOAD_DATA`) and counted as ``unpredicted`` by ``validation_summary``: the

@@ -103,20 +103,27 @@ class Calibration:
     def compute_ratio(
         self, vendor: str | None, benchmark: str | None, klass: str | None = None
     ) -> float:
-        """Kappa = eta_c / eta_b of a query (1 without a workload or class of its own)."""
+        """Kappa = eta_c / eta_b of a query, to set as ``hw["compute_ratio"]``.
+
+        The pooled workload scale of ``benchmark`` (a benchmark without one: its MoE/dense
+        family's median; no benchmark: the reference, 1) times the pooled scale of the
+        precision class ``klass`` (1 for "native" or None). The vendors' shrunk deviations
+        stay in :meth:`eta` (see :meth:`leftover`).
+        """
         if benchmark is None:
             return self.compute.ratio(vendor, None, klass)
         bench = benchmark_def(benchmark).benchmark
         return self.compute.ratio(vendor, bench, klass, _family(bench))
 
     def leftover(self) -> ComputeScales:
-        """The workload and precision scales of this fit, as compute scales."""
-        return ComputeScales(
-            dict(self.workload_scale),
-            dict(self.vendor_workload_scale),
-            dict(self.precision_scale),
-            dict(self.vendor_precision_scale),
-        )
+        """The pooled workload and precision scales of this fit, as compute scales.
+
+        Only the pooled ones move onto FLOPs: a vendor's deviation is its median shrunk
+        by n / (n + 10) rows each fit, and moving the shrunk step into the ratio round
+        after round would undo the shrinkage (the ratio would grow to the raw deviation).
+        The deviations (within a few per cent) stay on the whole step, in :meth:`eta`.
+        """
+        return ComputeScales(dict(self.workload_scale), precision=dict(self.precision_scale))
 
     def precision(self, vendor: str, klass: str | None) -> float:
         """Efficiency scale of serving at a precision above the part's native (lowest) one.
@@ -644,10 +651,11 @@ def _family(benchmark: str) -> list[str]:
 
 def _row_keys(rows: pd.DataFrame) -> tuple[list[str], list[str], list[str]]:
     """(vendor, benchmark, precision class) of each row: what its compute ratio is keyed by."""
+    klass = rows["precision_class"] if "precision_class" in rows else ["native"] * len(rows)
     return (
         rows["vendor"].astype(str).tolist(),
         [benchmark_def(b).benchmark for b in rows["benchmark"]],
-        rows["precision_class"].astype(str).tolist(),
+        [str(k) for k in klass],
     )
 
 
@@ -700,8 +708,9 @@ def rows_at_compute_ratio(
 ) -> pd.DataFrame:
     """:func:`implied_efficiency` rows with ``eta`` re-solved at ``calibration``'s ratio.
 
-    The efficiency of each run's bytes, the quantity the calibration's factors describe
-    (rows without an efficiency at ratio 1 keep NaN).
+    The efficiency of each run's bytes, the quantity the calibration's factors describe.
+    Rows without an efficiency at ratio 1 keep NaN, and a row can also have none in the
+    bracket at its ratio (NaN, as :func:`fit_calibration` reads it).
     """
     out = rows.copy()
     ok = np.flatnonzero(rows["eta"].notna().to_numpy())

@@ -7,8 +7,8 @@ of the FLOPs the roofline counts (fine-grained MoE grouped GEMMs, routing and a 
 vocabulary's sampling for gpt-oss-120b; DeepSeek-R1's MLA), and how far a part's lower
 format's peak is reached (a part serving FP8 reaches more of its FP8 peak than of its
 twice higher FP4 one). Applied to the whole step, they also slowed the step's weight and
-KV-cache reads, which neither changes: gpt-oss-120b's scale of about 0.2, fitted where
-MLPerf's huge batches make it compute-bound, made every weight read 5x slower, so at a
+KV-cache reads, which neither changes: gpt-oss-120b's scale of about 0.1, fitted where
+MLPerf's huge batches make it compute-bound, made every weight read 10x slower, so at a
 latency bound, where a step is mostly weight reads, the report's path put B200 at 4-8 %
 of InferenceX's measured throughput (12,660 output tokens/s per GPU at 72 tokens/s per
 user, 1k/1k, FP4: https://inferencex.semianalysis.com/compare/gptoss-120b-b200-vs-mi325x).
@@ -25,16 +25,16 @@ bytes at its best layout does not move with kappa; a workload's scale is then se
 compute-bound rows, and what is left (a few per cent) stays on both, as before.
 
 Effect (``validate-models``, 2026-12-06; MLPerf medians AMD / NVIDIA, AMD/NVIDIA ratio):
-leave one round out 8.0 / 10.6, 6.9 % -> 8.1 / 11.6, 8.2 %; vendor x workload 8.5 / 9.9,
-13.3 % -> 7.3 / 8.6, 13.3 %; accelerator 10.1 / 11.4, 15.7 % -> 8.9 / 10.6, 13.7 %;
-system 3.7 / 5.2, 7.2 % -> 3.4 / 5.4, 7.6 %. The report's path against InferenceX's
-DeepSeek-R1 frontiers (:mod:`analysis.inference.frontier_validation`) 45.4 -> 39.3 %
-(ratio 31.6 -> 42.2 %). Against InferenceX's published 1k/1k frontiers (output tokens/s
+leave one round out 8.0 / 10.6, 6.9 % -> 8.2 / 10.6, 9.8 %; vendor x workload 8.5 / 9.9,
+13.3 % -> 7.3 / 8.7, 12.9 %; accelerator 10.1 / 11.4, 15.7 % -> 9.2 / 10.4, 11.6 %;
+system 3.7 / 5.2, 7.2 % -> 3.4 / 5.0, 7.8 %. The report's path against InferenceX's
+DeepSeek-R1 frontiers (:mod:`analysis.inference.frontier_validation`) 45.4 -> 39.4 %
+(ratio 31.6 -> 42.4 %). Against InferenceX's published 1k/1k frontiers (output tokens/s
 per GPU at a stated interactivity, half the pages' total; pages
 ``compare/gptoss-120b-b200-vs-mi325x``, ``compare-precision/llama-3-3-70b-b200-fp4-vs-fp8``
 and ``compare-precision/llama-3-3-70b-mi355x-fp4-vs-fp8`` on inferencex.semianalysis.com,
 best configuration per side; not bundled, a one-off comparison): gpt-oss-120b on B200 at
-72-100 tokens/s per user from 0.04-0.08x to 0.52-0.53x measured; Llama 3.3 70B (the
+72-100 tokens/s per user from 0.04-0.08x to 0.51-0.52x measured; Llama 3.3 70B (the
 report's llama3.1-70b) FP8 on B200 at 76-139 from 2.8-6.6x to 1.4-2.8x, on MI355X at
 55-96 from 5.8-9.8x to 2.4-3.3x. FP4 on B200 stays 1.4-3.7x and now leads FP8 by 1.36x at
 76 tokens/s per user as measured (1.35x); on MI355X FP4 leads FP8 by 1.5-1.75x in the
@@ -57,7 +57,7 @@ no row of a key (vendor x workload fold, AMD 7.3 -> 18.8 %), so every fold start
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -90,17 +90,23 @@ def scaled_time(
 
 @dataclass(frozen=True)
 class ComputeScales:
-    """Compute ratios per workload and precision class, and each vendor's deviations.
+    """Compute ratios per workload and precision class (and per vendor, where given).
 
     kappa(vendor, benchmark, class) = workload x vendor-workload x precision x
     vendor-precision; 1 for a key without a value. A benchmark without a value of its own
-    takes the median of its family's (MoE or dense), like the workload scale does.
+    takes the median of its family's (MoE or dense), like the workload scale does. The
+    calibration fills the pooled tables only (:meth:`Calibration.leftover`: a vendor's
+    shrunk deviation stays on the whole step).
     """
 
     workload: Mapping[str, float] = field(default_factory=dict)
     vendor_workload: Mapping[tuple[str, str], float] = field(default_factory=dict)
     precision: Mapping[str, float] = field(default_factory=dict)
     vendor_precision: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    #: Rounds of :func:`fit_with_compute_ratio` behind these scales, and whether the last
+    #: one left less than :data:`CONVERGED_LOG` over (False: it stopped at MAX_ROUNDS).
+    rounds: int = 0
+    converged: bool = True
 
     def ratio(
         self,
@@ -178,17 +184,35 @@ class EtaTable:
         with np.errstate(divide="ignore", invalid="ignore"):
             return cls(np.log(np.column_stack(cols)) if cols else np.empty((rows, 0)))
 
-    def at(self, kappa: np.ndarray, solve: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        """Each row's efficiency at its ``kappa`` (``solve`` for ratios off the grid)."""
+    def at(
+        self,
+        kappa: np.ndarray,
+        solve_rows: Callable[[np.ndarray, np.ndarray], np.ndarray],
+        exact: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Each row's efficiency at its ``kappa``.
+
+        Interpolated on the grid; solved exactly (``solve_rows(rows, kappa of those
+        rows)``) for a ratio off the grid or an interval with a grid end outside the
+        bracket. ``exact``: each row's efficiency at ratio 1, taken where its kappa is 1.
+        """
+        k = np.asarray(kappa, dtype=float)
         x = np.log(KAPPA_GRID)
-        lk = np.log(np.asarray(kappa, dtype=float))
-        inside = (lk >= x[0]) & (lk <= x[-1])
+        lk = np.log(k)
         j = np.clip(np.searchsorted(x, lk, side="right") - 1, 0, len(x) - 2)
         w = np.clip((lk - x[j]) / (x[j + 1] - x[j]), 0.0, 1.0)
         rows = np.arange(len(lk))
-        out: np.ndarray = np.exp((1.0 - w) * self.log_eta[rows, j] + w * self.log_eta[rows, j + 1])
-        if not inside.all():
-            out = np.where(inside, out, solve(np.asarray(kappa, dtype=float)))
+        with np.errstate(invalid="ignore"):
+            out: np.ndarray = np.exp(
+                (1.0 - w) * self.log_eta[rows, j] + w * self.log_eta[rows, j + 1]
+            )
+        if exact is not None:
+            out = np.where(k == 1.0, exact, out)
+        redo = np.flatnonzero(
+            ((lk < x[0]) | (lk > x[-1]) | ~np.isfinite(out)) & ~((k == 1.0) & (exact is not None))
+        )
+        if len(redo):
+            out[redo] = solve_rows(redo, k[redo])
         return out
 
 
@@ -215,7 +239,8 @@ def fit_with_compute_ratio(
     for round_ in range(MAX_ROUNDS):
         cal = fit(solve(kappa_rows(scales)))
         step = leftover(cal)
-        if round_ == MAX_ROUNDS - 1 or step.largest_log() < CONVERGED_LOG:
-            return cal, scales
+        done = step.largest_log() < CONVERGED_LOG
+        if done or round_ == MAX_ROUNDS - 1:
+            return cal, replace(scales, rounds=round_ + 1, converged=done)
         scales = scales.times(step)
     raise AssertionError("unreachable")  # pragma: no cover

@@ -22,13 +22,13 @@ x lengths and TPOT bound, the best output tokens/s per GPU.
   (:func:`analysis.inference.latency.fit_shape`) are fitted on every sweep, the scored
   cells' included.
 
-Today (2026-12-06, ``validate-models``): 39.3 % median APE (AMD 42.1, NVIDIA 36.9), AMD/NVIDIA
-ratio error 42.2 % on 86 pairs; every cell but MI325X FP8 below measured. Before the
+Today (2026-12-06, ``validate-models``): 39.4 % median APE (AMD 42.6, NVIDIA 37.0), AMD/NVIDIA
+ratio error 42.4 % on 86 pairs; every cell but MI325X FP8 below measured. Before the
 workload and precision scales moved onto FLOPs (:mod:`analysis.inference.compute_ratio`):
 45.4 % (AMD 41.4, NVIDIA 46.4), ratio 31.6 %. That change took the precision scale (FP8 on
 an FP4 part reaching 1.7-1.9x more of its peak) off the FP8 cells' bytes: B200 FP8 1k/8k
-+105 -> -6 %, B300 FP8 8k/1k +103 -> +21 %, MI355X FP8 8k/1k +64 -> -7 %, H200 -40 ->
--10 % (1k/1k), while B200 FP8 1k/1k went -6 -> -36 % and MI355X FP8 1k/1k -35 -> -56 %;
++105 -> -6 %, B300 FP8 8k/1k +103 -> +22 %, MI355X FP8 8k/1k +64 -> -8 %, H200 -40 ->
+-11 % (1k/1k), while B200 FP8 1k/1k went -6 -> -36 % and MI355X FP8 1k/1k -35 -> -57 %;
 the pairs' ratio error rose where the two vendors' cells had been off by similar amounts
 for different reasons. MI325X (4 bounds, from its older runs) sits 43-102 % above.
 

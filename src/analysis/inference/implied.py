@@ -69,12 +69,22 @@ _PIECE_SCALED = {
 
 
 def with_compute_ratio(t: Mapping[str, np.ndarray], kappa: Any) -> dict[str, np.ndarray]:
-    """Row terms (:func:`_row_terms`) re-timed at a compute ratio per row (``kappa``)."""
+    """Row terms (:func:`_row_terms`) re-timed at a compute ratio per row (``kappa``).
+
+    The result holds the scaled times at ``kappa`` and no operator pieces (what
+    :func:`_needed_eta` and :func:`_predict_terms` read); re-time the original terms for
+    another ratio.
+    """
     k = np.asarray(kappa, dtype=float).reshape(-1, 1, 1)
     out = {key: v for key, v in t.items() if key not in _PIECE_SCALED}
     for pk, sk in _PIECE_SCALED.items():
         out[sk] = scaled_time(t[pk], k)
     return out
+
+
+def subset_terms(t: Mapping[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
+    """Row terms (:func:`_row_terms`) of the rows ``rows`` (pieces keep their piece axis)."""
+    return {k: (v[:, rows] if k in _PIECE_SCALED else v[rows]) for k, v in t.items()}
 
 
 def _row_inputs(row: pd.Series, bdef: BenchmarkDef) -> tuple[float, float]:

@@ -18,7 +18,8 @@ from analysis.inference.roofline import _codes, _group_median
 
 #: Prior pair count of the software-drift estimate: a vendor's median per-round change,
 #: measured on n (accelerator, benchmark, scenario, precision) cells seen in two rounds,
-#: gets weight n / (n + 10) against a prior of no drift. Fixed a priori, like the above.
+#: gets weight n / (n + 10) against a prior of no drift. Fixed a priori, like the
+#: calibration's row priors (:data:`analysis.inference.calibration.WORKLOAD_PRIOR_ROWS`).
 DRIFT_PRIOR_PAIRS = 10.0
 
 #: Prior pair count of the power exponent (see :func:`_power_exponent`): a vendor's median

@@ -370,8 +370,12 @@ def _terms(
 
     A step's time is ``fixed + scaled / eta``: ``step_fixed``/``step_scaled`` for the
     decode step at each concurrency, ``prefill_fixed``/``prefill_scaled`` for one prompt
-    alone. Also ``max_concurrency``, ``in_memory``, ``fits``, ``weights_gb_per_gpu`` and
-    ``gpus`` (broadcast). Splitting the terms lets the calibration solve for eta in closed
+    alone. ``scaled`` times each operator's FLOPs at ``hw["compute_ratio"]`` (kappa =
+    eta_c / eta_b, default 1) times its bytes' efficiency; ``step_pieces``,
+    ``tail_pieces`` and ``prefill_pieces`` hold the operator pieces at kappa 1, to re-time
+    at another ratio (:func:`analysis.inference.compute_ratio.scaled_time`). Also
+    ``max_concurrency``, ``in_memory``, ``fits``, ``weights_gb_per_gpu`` and ``gpus``
+    (broadcast). Splitting the terms lets the calibration solve for eta in closed
     form and lets validation reuse them for every fold.
 
     The engine layout: ``ep`` > 1 places whole experts on each of ``ep`` GPUs (expert

@@ -27,6 +27,7 @@ from analysis.inference.implied import (
     _solve_rows,
     _terms_for_rows,
     implied_efficiency,
+    subset_terms,
     with_compute_ratio,
 )
 from analysis.inference.roofline import ETA_PLAUSIBLE_MAX, _models, _specs, precision_class
@@ -290,17 +291,22 @@ def validate_against_mlperf(
         eta: np.ndarray = _solve_rows(with_compute_ratio(terms, k), measured)[0]
         return eta
 
+    def exact_rows(sub: np.ndarray, k: np.ndarray) -> np.ndarray:
+        eta: np.ndarray = _solve_rows(
+            with_compute_ratio(subset_terms(terms, sub), k), measured[sub]
+        )[0]
+        return eta
+
     # Every scheme reads the same rows: the bundled ones' table is built once per inputs.
     table = (
         resolve(inputs).derived("inference.eta_table", lambda: EtaTable.of(exact, len(rows)))
         if defaults
         else EtaTable.of(exact, len(rows))
     )
+    at_one = np.asarray(eta_all, dtype=float)  # the rows' efficiencies as read, ratio 1
 
     def solve(k: np.ndarray) -> np.ndarray:
-        if np.all(k == 1.0):
-            return np.asarray(eta_all, dtype=float)  # the rows' efficiencies as read
-        return table.at(k, exact)
+        return table.at(k, exact_rows, exact=at_one)
 
     def fitter(fold: np.ndarray) -> Callable[[np.ndarray], Calibration]:
         def fit(eta: np.ndarray) -> Calibration:
@@ -339,7 +345,7 @@ def validate_against_mlperf(
         fallback[test] = fb
         order.append(test)
     idx = np.concatenate(order)
-    terms = with_compute_ratio(terms, kappa)
+    timed = with_compute_ratio(terms, kappa)
     df = rows.iloc[idx][
         [
             "round",
@@ -353,7 +359,7 @@ def validate_against_mlperf(
             "measured",
         ]
     ].copy()
-    df["predicted"] = _predict_terms({k: v[idx] for k, v in terms.items()}, etas[idx])
+    df["predicted"] = _predict_terms({k: v[idx] for k, v in timed.items()}, etas[idx])
     df["holdout"] = [f"{scheme}: {k}" for k in keys[idx]]
     df["factor_level"] = levels[idx]
     df["workload_fallback"] = fallback[idx]
