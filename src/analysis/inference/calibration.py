@@ -100,9 +100,7 @@ class Calibration:
     #: and precision scales moved onto FLOPs; the scales above are then what is left.
     compute: ComputeScales = field(default_factory=ComputeScales)
 
-    def compute_ratio(
-        self, vendor: str | None, benchmark: str | None, klass: str | None = None
-    ) -> float:
+    def compute_ratio(self, benchmark: str | None, klass: str | None = None) -> float:
         """Kappa = eta_c / eta_b of a query, to set as ``hw["compute_ratio"]``.
 
         The pooled workload scale of ``benchmark`` (a benchmark without one: its MoE/dense
@@ -111,9 +109,9 @@ class Calibration:
         stay in :meth:`eta` (see :meth:`leftover`).
         """
         if benchmark is None:
-            return self.compute.ratio(vendor, None, klass)
+            return self.compute.ratio(None, klass)
         bench = benchmark_def(benchmark).benchmark
-        return self.compute.ratio(vendor, bench, klass, _family(bench))
+        return self.compute.ratio(bench, klass, _family(bench))
 
     def leftover(self) -> ComputeScales:
         """The pooled workload and precision scales of this fit, as compute scales.
@@ -123,7 +121,7 @@ class Calibration:
         after round would undo the shrinkage (the ratio would grow to the raw deviation).
         The deviations (within a few per cent) stay on the whole step, in :meth:`eta`.
         """
-        return ComputeScales(dict(self.workload_scale), precision=dict(self.precision_scale))
+        return ComputeScales(dict(self.workload_scale), dict(self.precision_scale))
 
     def precision(self, vendor: str, klass: str | None) -> float:
         """Efficiency scale of serving at a precision above the part's native (lowest) one.
@@ -623,21 +621,17 @@ def _default_implied(*, inputs: Inputs | None = None) -> pd.DataFrame:
 
 
 def row_compute_ratio(
-    scales: ComputeScales,
-    vendors: Sequence[str],
-    benches: Sequence[str],
-    klasses: Sequence[str],
+    scales: ComputeScales, benches: Sequence[str], klasses: Sequence[str]
 ) -> np.ndarray:
     """The compute ratio of each row (:meth:`ComputeScales.ratio`).
 
     A benchmark without a scale of its own takes its MoE/dense family's median.
     """
-    memo: dict[tuple[str, str, str], float] = {}
-    out = np.empty(len(vendors))
-    for i, key in enumerate(zip(vendors, benches, klasses, strict=True)):
+    memo: dict[tuple[str, str], float] = {}
+    out = np.empty(len(benches))
+    for i, key in enumerate(zip(benches, klasses, strict=True)):
         if key not in memo:
-            v, b, k = key
-            memo[key] = scales.ratio(v, b, k, _family(b))
+            memo[key] = scales.ratio(key[0], key[1], _family(key[0]))
         out[i] = memo[key]
     return out
 
@@ -649,14 +643,10 @@ def _family(benchmark: str) -> list[str]:
     return [b for b in BENCHMARKS if BENCHMARKS[b].moe == BENCHMARKS[benchmark].moe]
 
 
-def _row_keys(rows: pd.DataFrame) -> tuple[list[str], list[str], list[str]]:
-    """(vendor, benchmark, precision class) of each row: what its compute ratio is keyed by."""
+def _row_keys(rows: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """(benchmark, precision class) of each row: what its compute ratio is keyed by."""
     klass = rows["precision_class"] if "precision_class" in rows else ["native"] * len(rows)
-    return (
-        rows["vendor"].astype(str).tolist(),
-        [benchmark_def(b).benchmark for b in rows["benchmark"]],
-        [str(k) for k in klass],
-    )
+    return [benchmark_def(b).benchmark for b in rows["benchmark"]], [str(k) for k in klass]
 
 
 def fit_calibration(

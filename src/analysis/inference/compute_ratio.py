@@ -58,7 +58,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
@@ -90,31 +90,22 @@ def scaled_time(
 
 @dataclass(frozen=True)
 class ComputeScales:
-    """Compute ratios per workload and precision class (and per vendor, where given).
+    """Compute ratios per workload (MLPerf benchmark) and per precision class.
 
-    kappa(vendor, benchmark, class) = workload x vendor-workload x precision x
-    vendor-precision; 1 for a key without a value. A benchmark without a value of its own
-    takes the median of its family's (MoE or dense), like the workload scale does. The
-    calibration fills the pooled tables only (:meth:`Calibration.leftover`: a vendor's
-    shrunk deviation stays on the whole step).
+    kappa(benchmark, class) = workload x precision, 1 for a key without a value; a
+    benchmark without a value of its own takes the median of its family's (MoE or dense),
+    like the workload scale does. Pooled over vendors: a vendor's shrunk deviation stays
+    on the whole step (:meth:`Calibration.leftover`).
     """
 
     workload: Mapping[str, float] = field(default_factory=dict)
-    vendor_workload: Mapping[tuple[str, str], float] = field(default_factory=dict)
     precision: Mapping[str, float] = field(default_factory=dict)
-    vendor_precision: Mapping[tuple[str, str], float] = field(default_factory=dict)
     #: Rounds of :func:`fit_with_compute_ratio` behind these scales, and whether the last
     #: one left less than :data:`CONVERGED_LOG` over (False: it stopped at MAX_ROUNDS).
     rounds: int = 0
     converged: bool = True
 
-    def ratio(
-        self,
-        vendor: str | None,
-        benchmark: str | None,
-        klass: str | None,
-        family: Sequence[str] = (),
-    ) -> float:
+    def ratio(self, benchmark: str | None, klass: str | None, family: Sequence[str] = ()) -> float:
         """Kappa of a query; ``family``: the benchmarks that stand in for an unknown one."""
         out = 1.0
         if benchmark is not None:
@@ -123,37 +114,23 @@ class ComputeScales:
             else:
                 fam = [self.workload[b] for b in family if b in self.workload]
                 out *= float(np.exp(np.median(np.log(fam)))) if fam else 1.0
-            out *= self.vendor_workload.get((str(vendor), benchmark), 1.0)
         if klass is not None:
             out *= self.precision.get(klass, 1.0)
-            out *= self.vendor_precision.get((str(vendor), klass), 1.0)
         return out
 
     def times(self, other: ComputeScales) -> ComputeScales:
         """The product of two sets of scales, key by key."""
 
-        def mul(a: Mapping[Any, float], b: Mapping[Any, float]) -> dict[Any, float]:
-            return {k: a.get(k, 1.0) * b.get(k, 1.0) for k in sorted(set(a) | set(b), key=str)}
+        def mul(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, float]:
+            return {k: a.get(k, 1.0) * b.get(k, 1.0) for k in sorted(set(a) | set(b))}
 
         return ComputeScales(
-            mul(self.workload, other.workload),
-            mul(self.vendor_workload, other.vendor_workload),
-            mul(self.precision, other.precision),
-            mul(self.vendor_precision, other.vendor_precision),
+            mul(self.workload, other.workload), mul(self.precision, other.precision)
         )
 
     def largest_log(self) -> float:
         """The largest |log| of any scale (0 when empty)."""
-        vals = [
-            abs(float(np.log(v)))
-            for table in (
-                self.workload,
-                self.vendor_workload,
-                self.precision,
-                self.vendor_precision,
-            )
-            for v in table.values()
-        ]
+        vals = [abs(float(np.log(v))) for t in (self.workload, self.precision) for v in t.values()]
         return max(vals, default=0.0)
 
 
@@ -182,7 +159,7 @@ class EtaTable:
         """The table of ``solve`` (each row's efficiency at a ratio per row), ``rows`` rows."""
         cols = [solve(np.full(rows, k)) for k in KAPPA_GRID]
         with np.errstate(divide="ignore", invalid="ignore"):
-            return cls(np.log(np.column_stack(cols)) if cols else np.empty((rows, 0)))
+            return cls(np.log(np.column_stack(cols)))
 
     def at(
         self,
@@ -206,11 +183,10 @@ class EtaTable:
             out: np.ndarray = np.exp(
                 (1.0 - w) * self.log_eta[rows, j] + w * self.log_eta[rows, j + 1]
             )
+        given = (k == 1.0) if exact is not None else np.zeros(len(k), dtype=bool)
         if exact is not None:
-            out = np.where(k == 1.0, exact, out)
-        redo = np.flatnonzero(
-            ((lk < x[0]) | (lk > x[-1]) | ~np.isfinite(out)) & ~((k == 1.0) & (exact is not None))
-        )
+            out = np.where(given, exact, out)
+        redo = np.flatnonzero(((lk < x[0]) | (lk > x[-1]) | ~np.isfinite(out)) & ~given)
         if len(redo):
             out[redo] = solve_rows(redo, k[redo])
         return out

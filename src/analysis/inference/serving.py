@@ -107,7 +107,7 @@ def _with_compute_ratio(
 ) -> dict[str, float]:
     """``hw`` with the query's compute ratio (:meth:`Calibration.compute_ratio`)."""
     bench = next((b for b, d in BENCHMARKS.items() if d.model == model), None)
-    kappa = cal.compute_ratio(str(spec["vendor"]), bench, precision_class(spec, precision))
+    kappa = cal.compute_ratio(bench, precision_class(spec, precision))
     return {**hw, "compute_ratio": kappa}
 
 
@@ -477,7 +477,7 @@ def sweep(
             for k, p in enumerate(precisions):
                 klass = precision_class(s, p)
                 eta[i, j, k, 0] = e * cal.precision(str(s["vendor"]), klass)
-                kappa[i, j, k, 0] = cal.compute_ratio(str(s["vendor"]), bench, klass)
+                kappa[i, j, k, 0] = cal.compute_ratio(bench, klass)
         for j, p in enumerate(precisions):
             peak = _num(s, PEAK_COLUMN[p])
             base = (

@@ -277,11 +277,7 @@ def validate_against_mlperf(
     # Each fold fits the compute ratio too (calibration.fit_calibration's rule), re-solving
     # every row at its ratio; the held-out rows are predicted at the fold's ratio.
     measured = rows["measured"].to_numpy(dtype=float)
-    row_keys = (
-        cols["vendor"].tolist(),
-        cols["benchmark"].tolist(),
-        cols["precision_class"].tolist(),
-    )
+    row_keys = (cols["benchmark"].tolist(), cols["precision_class"].tolist())
     kappa = np.ones(len(rows))
 
     def kappa_rows(scales: ComputeScales) -> np.ndarray:
