@@ -173,6 +173,7 @@ from analysis.inference.benchmarks import (
     BenchmarkDef,
     _readme,
     benchmark_def,
+    benchmark_for_model,
     benchmark_table,
 )
 from analysis.inference.calibration import (
@@ -545,6 +546,7 @@ __all__ = [
     "apply_to_tiers",
     "bench_cases",
     "benchmark_def",
+    "benchmark_for_model",
     "benchmark_table",
     "best_deployment",
     "case_note",

@@ -222,6 +222,15 @@ def benchmark_def(benchmark: str) -> BenchmarkDef:
     return BENCHMARKS[base]
 
 
+def benchmark_for_model(model: str) -> str | None:
+    """The MLPerf benchmark that serves ``model`` (its first in :data:`BENCHMARKS`), or None.
+
+    >>> benchmark_for_model("llama2-70b"), benchmark_for_model("llama3.1-70b")
+    ('llama2-70b', None)
+    """
+    return next((b for b, d in BENCHMARKS.items() if d.model == model), None)
+
+
 def benchmark_table() -> pd.DataFrame:
     """The benchmark definitions as a DataFrame (for the chapter's methods table)."""
     import pandas as pd

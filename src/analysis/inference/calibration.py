@@ -6,7 +6,7 @@ workload, precision, power).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -20,7 +20,7 @@ from analysis.inference.anchoring import (
     _precision_contrasts,
     _shared_cells,
 )
-from analysis.inference.benchmarks import BENCHMARKS, benchmark_def
+from analysis.inference.benchmarks import BENCHMARKS, benchmark_def, benchmark_for_model
 from analysis.inference.compute_ratio import ComputeScales, fit_with_compute_ratio
 from analysis.inference.implied import (
     _solve_rows,
@@ -54,7 +54,10 @@ class Calibration:
     shrunk towards its vendor x generation's, at the round nearest the query's; see
     :meth:`base_eta`) x workload scale (per MLPerf benchmark; 1 for llama2-70b; an
     uncalibrated benchmark borrows its MoE/dense family's median) x scenario scale (1 for
-    Offline; pooled x the vendor's shrunk deviation).
+    Offline; pooled x the vendor's shrunk deviation). That eta times a step's bytes; its
+    FLOPs run at :meth:`compute_ratio` times it. From :func:`fit_calibration` (the
+    model's), the pooled workload and precision scales are what the compute ratio left
+    over (within 1 %) and the vendors' deviations stay here.
     """
 
     by_group: Mapping[tuple[str, str, str], float]  #: (vendor, generation, round) -> eta
@@ -162,10 +165,8 @@ class Calibration:
 
     def workload_for_model(self, model: str) -> float:
         """Workload scale of the MLPerf benchmark that uses ``model`` (1.0 if none)."""
-        for bench, bdef in BENCHMARKS.items():
-            if bdef.model == model:
-                return self.workload(bench)[0]
-        return 1.0
+        bench = benchmark_for_model(model)
+        return 1.0 if bench is None else self.workload(bench)[0]
 
     def power_factor(
         self, vendor: str, accelerator: str | None, power_w: float | None = None
@@ -304,7 +305,7 @@ class Calibration:
         base, source = self.base_eta(vendor, generation, round_, accelerator, power_w)
         scale = self.scenario(vendor, scenario) * self.precision(vendor, precision_class)
         if model is not None and benchmark is None:
-            benchmark = next((b for b, d in BENCHMARKS.items() if d.model == model), None)
+            benchmark = benchmark_for_model(model)
         if benchmark is not None:
             work = self.workload(benchmark)[0] * self.vendor_workload(vendor, benchmark)
             work *= self.workload_scenario_scale.get(
@@ -649,6 +650,33 @@ def _row_keys(rows: pd.DataFrame) -> tuple[list[str], list[str]]:
     return [benchmark_def(b).benchmark for b in rows["benchmark"]], [str(k) for k in klass]
 
 
+def _ratio_solver(
+    rows: pd.DataFrame,
+    specs: pd.DataFrame | None,
+    models: pd.DataFrame | None,
+    inputs: Inputs | None,
+) -> Callable[[ComputeScales], np.ndarray]:
+    """Each of ``rows``' implied efficiency at the compute ratios of a set of scales.
+
+    ``rows``: :func:`implied_efficiency` rows with an efficiency at ratio 1 (returned as
+    they are where every ratio is 1).
+    """
+    specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
+    terms = _terms_for_rows(rows, specs, models, inputs=inputs)
+    measured = rows["measured"].to_numpy(dtype=float)
+    at_one = rows["eta"].to_numpy(dtype=float)
+    keys = _row_keys(rows)
+
+    def solve(scales: ComputeScales) -> np.ndarray:
+        kappa = row_compute_ratio(scales, *keys)
+        if np.all(kappa == 1.0):
+            return np.asarray(at_one, dtype=float)  # what implied_efficiency solved
+        eta: np.ndarray = _solve_rows(with_compute_ratio(terms, kappa), measured)[0]
+        return eta
+
+    return solve
+
+
 def fit_calibration(
     rows: pd.DataFrame,
     specs: pd.DataFrame | None = None,
@@ -662,29 +690,15 @@ def fit_calibration(
     (:func:`analysis.inference.compute_ratio.fit_with_compute_ratio`): the rows
     :func:`implied_efficiency` solved (those with an efficiency at ratio 1) are re-solved at
     each round's ratio and refitted. ``Calibration.compute`` holds the ratio's scales; the
-    workload and precision scales are what is left (within 1 %).
+    pooled workload and precision scales are what is left (within 1 %).
     """
     ok = rows[rows["eta"].notna()].reset_index(drop=True)
-    specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
-    terms = _terms_for_rows(ok, specs, models, inputs=inputs)
-    measured = ok["measured"].to_numpy(dtype=float)
-    keys = _row_keys(ok)
-
-    at_one = ok["eta"].to_numpy(dtype=float)
-
-    def solve(kappa: np.ndarray) -> np.ndarray:
-        if np.all(kappa == 1.0):
-            return np.asarray(at_one, dtype=float)  # what implied_efficiency solved
-        eta: np.ndarray = _solve_rows(with_compute_ratio(terms, kappa), measured)[0]
-        return eta
+    solve = _ratio_solver(ok, specs, models, inputs)
 
     def fit(eta: np.ndarray) -> Calibration:
         return fit_efficiency(ok.assign(eta=eta), specs=specs, inputs=inputs)
 
-    def kappa_rows(scales: ComputeScales) -> np.ndarray:
-        return row_compute_ratio(scales, *keys)
-
-    cal, scales = fit_with_compute_ratio(solve, fit, Calibration.leftover, kappa_rows)
+    cal, scales = fit_with_compute_ratio(solve, fit, Calibration.leftover)
     return replace(cal, compute=scales)
 
 
@@ -704,14 +718,9 @@ def rows_at_compute_ratio(
     """
     out = rows.copy()
     ok = np.flatnonzero(rows["eta"].notna().to_numpy())
-    if not len(ok):
-        return out
-    sub = rows.iloc[ok]
-    specs, models = _specs(specs, inputs=inputs), _models(models, inputs=inputs)
-    terms = _terms_for_rows(sub, specs, models, inputs=inputs)
-    kappa = row_compute_ratio(calibration.compute, *_row_keys(sub))
-    eta = _solve_rows(with_compute_ratio(terms, kappa), sub["measured"].to_numpy(dtype=float))[0]
-    out.loc[out.index[ok], "eta"] = eta
+    if len(ok):
+        solve = _ratio_solver(rows.iloc[ok], specs, models, inputs)
+        out.loc[out.index[ok], "eta"] = solve(calibration.compute)
     return out
 
 

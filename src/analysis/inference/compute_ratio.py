@@ -33,7 +33,8 @@ DeepSeek-R1 frontiers (:mod:`analysis.inference.frontier_validation`) 45.4 -> 39
 per GPU at a stated interactivity, half the pages' total; pages
 ``compare/gptoss-120b-b200-vs-mi325x``, ``compare-precision/llama-3-3-70b-b200-fp4-vs-fp8``
 and ``compare-precision/llama-3-3-70b-mi355x-fp4-vs-fp8`` on inferencex.semianalysis.com,
-best configuration per side; not bundled, a one-off comparison): gpt-oss-120b on B200 at
+best configuration per side; stored copies of the live dashboard pages, which carry no
+date, read 2026-12-06; not bundled, a one-off comparison): gpt-oss-120b on B200 at
 72-100 tokens/s per user from 0.04-0.08x to 0.51-0.52x measured; Llama 3.3 70B (the
 report's llama3.1-70b) FP8 on B200 at 76-139 from 2.8-6.6x to 1.4-2.8x, on MI355X at
 55-96 from 5.8-9.8x to 2.4-3.3x. FP4 on B200 stays 1.4-3.7x and now leads FP8 by 1.36x at
@@ -155,9 +156,10 @@ class EtaTable:
     log_eta: np.ndarray  #: (rows, grid) log implied efficiency (NaN: none in the bracket)
 
     @classmethod
-    def of(cls, solve: Callable[[np.ndarray], np.ndarray], rows: int) -> EtaTable:
-        """The table of ``solve`` (each row's efficiency at a ratio per row), ``rows`` rows."""
-        cols = [solve(np.full(rows, k)) for k in KAPPA_GRID]
+    def of(cls, solve_rows: Callable[[np.ndarray, np.ndarray], np.ndarray], rows: int) -> EtaTable:
+        """The table of ``rows`` rows (``solve_rows(rows, kappa of each)``, as :meth:`at`)."""
+        every = np.arange(rows)
+        cols = [solve_rows(every, np.full(rows, k)) for k in KAPPA_GRID]
         with np.errstate(divide="ignore", invalid="ignore"):
             return cls(np.log(np.column_stack(cols)))
 
@@ -196,24 +198,23 @@ _Fit = TypeVar("_Fit")
 
 
 def fit_with_compute_ratio(
-    solve: Callable[[np.ndarray], np.ndarray],
+    solve: Callable[[ComputeScales], np.ndarray],
     fit: Callable[[np.ndarray], _Fit],
     leftover: Callable[[_Fit], ComputeScales],
-    kappa_rows: Callable[[ComputeScales], np.ndarray],
 ) -> tuple[_Fit, ComputeScales]:
     """Fit until the workload and precision scales sit in the compute ratio.
 
-    ``solve(kappa)``: each row's implied efficiency at compute ratio ``kappa`` (one per
-    row); ``fit(eta)``: a calibration from those efficiencies; ``leftover(cal)``: the
-    workload and precision scales that calibration fitted; ``kappa_rows(scales)``: each
-    row's kappa under ``scales``. Each round moves the fitted scales into kappa and
-    re-solves, until the leftover is below :data:`CONVERGED_LOG` (or :data:`MAX_ROUNDS`
-    rounds), every ratio 1 at the start. Returns the last fit (at the final kappa, its
-    scales the leftover) and the scales kappa is made of. Deterministic.
+    ``solve(scales)``: each row's implied efficiency at the compute ratio ``scales`` give
+    it; ``fit(eta)``: a calibration from those efficiencies; ``leftover(cal)``: the
+    workload and precision scales that calibration fitted. Each round moves the fitted
+    scales into the ratio and re-solves, until the leftover is below
+    :data:`CONVERGED_LOG` (or :data:`MAX_ROUNDS` rounds), every ratio 1 at the start.
+    Returns the last fit (at the final ratio, its scales the leftover) and the scales the
+    ratio is made of. Deterministic.
     """
     scales = ComputeScales()
     for round_ in range(MAX_ROUNDS):
-        cal = fit(solve(kappa_rows(scales)))
+        cal = fit(solve(scales))
         step = leftover(cal)
         done = step.largest_log() < CONVERGED_LOG
         if done or round_ == MAX_ROUNDS - 1:

@@ -60,7 +60,6 @@ def _dedupe_mlperf(mlperf: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
 
 #: The operator pieces :func:`_row_terms` also stacks (piece first), and the scaled time each
 #: gives at another compute ratio (:func:`with_compute_ratio`).
-_PIECE_KEYS = ("step_pieces", "tail_pieces", "prefill_pieces")
 _PIECE_SCALED = {
     "step_pieces": "step_scaled",
     "tail_pieces": "tail_scaled",
@@ -191,7 +190,7 @@ def _row_terms(
     shape = (n, len(MLPERF_TP), len(CONCURRENCY))
     out: dict[str, np.ndarray] = {k: np.empty(shape) for k in _ROW_TERM_KEYS if k != "in_memory"}
     out["in_memory"] = np.zeros(shape, dtype=bool)
-    for k in _PIECE_KEYS:
+    for k in _PIECE_SCALED:
         out[k] = np.empty((5, *shape))
     gpus = np.asarray(MLPERF_TP, dtype=float)[None, :, None]
     isl = np.asarray(isl, dtype=float)
@@ -219,7 +218,7 @@ def _row_terms(
         )
         for k in _ROW_TERM_KEYS:
             out[k][idx] = np.broadcast_to(t[k], (len(idx),) + shape[1:])
-        for k in _PIECE_KEYS:
+        for k in _PIECE_SCALED:
             for j, piece in enumerate(t[k]):
                 out[k][j, idx] = np.broadcast_to(piece, (len(idx),) + shape[1:])
     domain = np.array([max(h["domain"], 1.0) for h in hw_rows])

@@ -11,7 +11,7 @@ from typing import Any, Literal, overload
 import numpy as np
 import pandas as pd
 
-from analysis.inference.benchmarks import BENCHMARKS, benchmark_def
+from analysis.inference.benchmarks import benchmark_def, benchmark_for_model
 from analysis.inference.calibration import Calibration, _calibration
 from analysis.inference.implied import _HW_KEYS, _predict_one, _tp_options
 from analysis.inference.roofline import (
@@ -106,8 +106,7 @@ def _with_compute_ratio(
     cal: Calibration, spec: pd.Series, hw: dict[str, float], model: str, precision: str
 ) -> dict[str, float]:
     """``hw`` with the query's compute ratio (:meth:`Calibration.compute_ratio`)."""
-    bench = next((b for b, d in BENCHMARKS.items() if d.model == model), None)
-    kappa = cal.compute_ratio(bench, precision_class(spec, precision))
+    kappa = cal.compute_ratio(benchmark_for_model(model), precision_class(spec, precision))
     return {**hw, "compute_ratio": kappa}
 
 
@@ -473,7 +472,7 @@ def sweep(
             e = cal.eta(
                 str(s["vendor"]), _generation(s), scen, model=mod, accelerator=str(s["accelerator"])
             )[0]
-            bench = next((b for b, d in BENCHMARKS.items() if d.model == mod), None)
+            bench = benchmark_for_model(mod)
             for k, p in enumerate(precisions):
                 klass = precision_class(s, p)
                 eta[i, j, k, 0] = e * cal.precision(str(s["vendor"]), klass)

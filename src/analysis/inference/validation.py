@@ -283,10 +283,6 @@ def validate_against_mlperf(
     def kappa_rows(scales: ComputeScales) -> np.ndarray:
         return row_compute_ratio(scales, *row_keys)
 
-    def exact(k: np.ndarray) -> np.ndarray:
-        eta: np.ndarray = _solve_rows(with_compute_ratio(terms, k), measured)[0]
-        return eta
-
     def exact_rows(sub: np.ndarray, k: np.ndarray) -> np.ndarray:
         eta: np.ndarray = _solve_rows(
             with_compute_ratio(subset_terms(terms, sub), k), measured[sub]
@@ -295,14 +291,14 @@ def validate_against_mlperf(
 
     # Every scheme reads the same rows: the bundled ones' table is built once per inputs.
     table = (
-        resolve(inputs).derived("inference.eta_table", lambda: EtaTable.of(exact, len(rows)))
+        resolve(inputs).derived("inference.eta_table", lambda: EtaTable.of(exact_rows, len(rows)))
         if defaults
-        else EtaTable.of(exact, len(rows))
+        else EtaTable.of(exact_rows, len(rows))
     )
     at_one = np.asarray(eta_all, dtype=float)  # the rows' efficiencies as read, ratio 1
 
-    def solve(k: np.ndarray) -> np.ndarray:
-        return table.at(k, exact_rows, exact=at_one)
+    def solve(scales: ComputeScales) -> np.ndarray:
+        return table.at(kappa_rows(scales), exact_rows, exact=at_one)
 
     def fitter(fold: np.ndarray) -> Callable[[np.ndarray], Calibration]:
         def fit(eta: np.ndarray) -> Calibration:
@@ -333,7 +329,7 @@ def validate_against_mlperf(
         if not len(test):
             continue
         fit = fitter((keys != key) & readings.active(keys_all != key))
-        cal, scales = fit_with_compute_ratio(solve, fit, Calibration.leftover, kappa_rows)
+        cal, scales = fit_with_compute_ratio(solve, fit, Calibration.leftover)
         cal = replace(cal, compute=scales)
         etas[test], lv, fb = _row_etas({c: v[test] for c, v in cols.items()}, cal)
         kappa[test] = kappa_rows(scales)[test]
