@@ -305,11 +305,13 @@ charts.table(
 # Server and Interactive differ from Offline first through the physics (the 99th-percentile
 # step under Poisson arrivals, chunked-prefill TTFT); the scenario scales are what that
 # leaves unexplained (latency-mode engine settings), per vendor and per workload, shrunk to
-# the pooled value. The MoE shape (per-MoE-layer overhead, the fewest rows a touched
-# expert's grouped GEMM costs) is fitted per vendor on the InferenceX concurrency sweeps and
-# applies to MoE layers only, so dense workloads never inherit DeepSeek-R1's behaviour; its
-# prefill cost (what a prompt token's FLOPs cost, fitted across prompt lengths) likewise
-# applies to MoE models only.
+# the pooled value. The serving shape is fitted per vendor on the InferenceX concurrency
+# sweeps: a per-layer overhead (each kernel's floor at small batches) that every model pays
+# in proportion to its kernels per layer (a dense Llama layer launches 10 where a
+# DeepSeek-R1 layer averages 22.6), and MoE-only terms (the fewest rows a touched expert's
+# grouped GEMM costs, the prefill cost of a prompt token's FLOPs) that dense workloads never
+# inherit. `validate-models` checks the result against InferenceX's published Llama 3.3 70B
+# and gpt-oss-120b frontiers, which no fit reads.
 
 # %%
 #| detail: "Fitted efficiency per vendor, generation and round"

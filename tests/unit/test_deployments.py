@@ -15,6 +15,7 @@ from analysis import (
 )
 from analysis.inference import deployment_fit, deployments, worker
 from analysis.inference.deployments import Layout
+from analysis.inference.layer_kernels import overhead_layers
 from analysis.inputs import resolve
 
 # A toy MoE on a toy GPU, chosen so the terms can be checked by hand: 1 TB/s, 1 PFLOP/s.
@@ -59,6 +60,9 @@ MOE = {
     "route_frac": 0.125,
     "experts": 8.0,
 }
+# The layers the per-layer overhead charges (model_params adds it), in DeepSeek-R1 layers.
+DENSE["overhead_layers"] = overhead_layers(DENSE)
+MOE["overhead_layers"] = overhead_layers(MOE)
 
 
 def test_decode_step_dense_tp1_is_weight_bandwidth():

@@ -72,7 +72,7 @@ def test_every_scored_bound_is_the_public_path_at_median_tpot(scored):
     assert row["predicted"] == pytest.approx(float(np.exp(best)), rel=1e-9)
     # H200 holds DeepSeek-R1 at fp8 on 8 GPUs only: TP4 is skipped, not an error
     tp8 = inference.frontier("H200", "deepseek-r1", precision="fp8", isl=1024, osl=1024, gpus=8)
-    tight = fv._modelled(
+    tight = fv.modelled_frontier(
         "H200",
         "deepseek-r1",
         "fp8",

@@ -87,8 +87,11 @@ def test_leave_one_workload_out_meets_the_per_vendor_bar(workload_validation):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 16 bar (AMD/NVIDIA ratio error <= 10 %) not met: measured 12.9 % "
-    "median over 85 matched pairs (13.3 % before the workload and precision scales moved "
+    reason="issue 16 bar (AMD/NVIDIA ratio error <= 10 %) not met: measured 14.5 % "
+    "median over 85 matched pairs (12.9 % before the per-layer overhead reached dense "
+    "layers, which moved the llama2-70b Interactive pairs from -6 to -15 % signed: AMD's "
+    "MLPerf Interactive stack pays less per layer than the InferenceX stacks the cost is "
+    "fitted on; 13.3 % before the workload and precision scales moved "
     "onto FLOPs, 13.5 % before the checkpoints' BF16-kept weights, "
     "15.7 % before the MoE shape's fitted prefill cost and "
     "before a joining prompt's sliding-window pairs stopped being counted ISL times over, "

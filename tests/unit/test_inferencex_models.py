@@ -104,7 +104,7 @@ def test_appendix_model_error_lists_both_labelled():
     strict=True,
     reason="issue 16 bars on the serving model's shape, the one the tiers use, at an efficiency "
     "fitted on the sweeps (the tiers' own MLPerf-calibrated path is scored by "
-    "frontier_validation: 39.4 %) (InferenceX held-out median APE <= 20 %, "
+    "frontier_validation: 38.7 %) (InferenceX held-out median APE <= 20 %, "
     "FP8/FP4 ratio within 15 % on B200 and MI355X) not met by the report's serving model: "
     "32.2 % (AMD 37.8, NVIDIA 27.7; 30.7 % before the checkpoints' BF16-kept weights, "
     "31.9 % before each point was modelled at its engine "

@@ -19,6 +19,7 @@ __all__ = [
     "print_inferencex_validation",
     "print_model_validation",
     "print_public_path_validation",
+    "print_published_checks",
     "print_training_validation",
 ]
 
@@ -148,6 +149,26 @@ def print_public_path_validation(console: Console) -> None:
         fv.summary(df),
     )
     _print_frame(console, "Same check, per cell", fv.cell_summary(df))
+    print_published_checks(console)
+
+
+def print_published_checks(console: Console) -> None:
+    """The report's path against InferenceX's published pages (Llama 3.3 70B, gpt-oss-120b).
+
+    :mod:`analysis.inference.published_checks`: each point, then the FP8/FP4 and
+    AMD/NVIDIA ratios at matched interactivity.
+    """
+    from analysis.inference import published_checks as pc
+
+    df = pc.published_checks()
+    _print_frame(
+        console,
+        "Report's serving path vs InferenceX published pages (a check set no fit reads; "
+        "output tokens/s per GPU at the page's interactivity; NaN: format refused)",
+        df.drop(columns=["source_id", "isl", "osl", "tpot_ms"]),
+    )
+    _print_frame(console, "Same pages: FP8/FP4 at matched interactivity", pc.precision_ratios(df))
+    _print_frame(console, "Same pages: AMD/NVIDIA at matched interactivity", pc.vendor_ratios(df))
 
 
 def print_training_validation(console: Console) -> None:

@@ -24,7 +24,9 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` explains the
   layers max(weight bytes / bandwidth, FLOPs / peak), attention max(KV bytes / bandwidth,
   FLOPs / peak), plus two all-reduces per layer over the scale-up link (ring: 2(G-1)/G of
   the message at half the bidirectional bandwidth, plus a fixed latency), plus a fixed
-  per-step overhead. TPOT = step time; throughput = B / step time.
+  per-step overhead and a per-layer one in proportion to the layer's kernels (fitted on
+  the DeepSeek-R1 sweeps, charged to every model: :mod:`~analysis.inference.layer_kernels`).
+  TPOT = step time; throughput = B / step time.
 * **TTFT** = prefill of one prompt alone on the replica + one decode step of waiting.
 * **MoE** models read the experts their tokens touch (1-(1-k/E)^T of the expert weights
   for T tokens in the step: all of them at serving batch sizes) and compute with the active
@@ -126,11 +128,11 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` explains the
 * **Validation** uses four schemes, each fold predicting with exactly the rule above
   (nothing from the held-out rows: drift, power exponent, factors and scales are refitted
   per fold, the compute ratio too): leave one **round** out (issue 4's definition and the
-  headline: median APE 8.2 % AMD / 10.6 % NVIDIA, AMD/NVIDIA ratio 9.8 %, 2026-12-06),
-  leave one vendor x **workload** out (7.3 % / 8.7 %, ratio 12.9 %), leave one
+  headline: median APE 8.6 % AMD / 10.4 % NVIDIA, AMD/NVIDIA ratio 8.9 %, 2026-12-06),
+  leave one vendor x **workload** out (8.0 % / 8.7 %, ratio 14.5 %), leave one
   **accelerator** out (its factor from sister parts of its vendor x generation; 9.2 % /
-  10.4 %, ratio 11.6 %), and leave one system out (round, submitter, system; 3.4 % /
-  5.0 %, ratio 7.8 %). A held-out row
+  10.4 %, ratio 12.2 %), and leave one system out (round, submitter, system; 3.1 % /
+  5.2 %, ratio 7.7 %). A held-out row
   whose benchmark has no calibration data in its fold (gpt-oss-120b, first run in v6.0:
   21 rows when v6.0 is held out) is **not predicted** (NaN, ``workload_fallback`` =
   :data:`NO_WORKLOAD_DATA`) and counted as ``unpredicted`` by ``validation_summary``: the

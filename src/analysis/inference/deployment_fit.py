@@ -222,7 +222,7 @@ def _row_terms(
         "p_fixed": pf["fixed"] + kv,
         "p_scaled": pf["scaled"],
         "total_gpus": total,
-        "layers": mp["layers"],
+        "layers": mp["overhead_layers"],
     }
 
 

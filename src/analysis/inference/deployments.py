@@ -134,14 +134,14 @@ def _shape_overhead(
 ) -> np.ndarray:
     """Unscaled per-step overheads of the serving shape (:class:`inference.ServingShape`).
 
-    Per step, per MoE layer, per sequence a GPU schedules, and per touched expert a GPU
-    holds (its grouped-GEMM work item: E / g experts per GPU under EP, all E under TP).
+    Per step, per layer (in DeepSeek-R1 layers by kernels, ``overhead_layers``), per
+    sequence a GPU schedules, and per touched expert a GPU holds (its grouped-GEMM work
+    item: E / g experts per GPU under EP, all E under TP).
     """
-    moe = mp["routed_b"] > 0
     experts_gpu = mp["experts"] / (layout.gpus if layout.ep else 1.0)
     return (
         STEP_OVERHEAD_S
-        + (mp["layers"] * hw["overhead_layer_s"] if moe else 0.0)
+        + mp["overhead_layers"] * hw["overhead_layer_s"]
         + seqs_gpu * hw["overhead_seq_s"]
         + mp["layers"] * experts_gpu * touched * hw["overhead_expert_s"]
     )
@@ -391,7 +391,7 @@ def _option_rows(
         for batch in (b, b + P99_Z * np.sqrt(b))
     )
     eta = f.eta_d(b / dec.gpus, dec)
-    extra = mp["layers"] * f.layer_overhead_s
+    extra = mp["overhead_layers"] * f.layer_overhead_s
     tpot = mean["fixed"] + extra + mean["scaled"] / eta
     tpot_p99 = tail["fixed"] + extra + tail["scaled"] / eta
     pf = prefill_terms(

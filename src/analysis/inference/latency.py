@@ -151,8 +151,8 @@ def point_terms(
         t1 = _terms(hw, mp, precision=prec, isl=isl, osl=osl, gpus=g, concurrency=c, **lay)
         for k in ("step_fixed", "step_scaled"):
             own[k][idx] = np.ravel(np.broadcast_to(t1[k], (len(idx), 1)))
-        # Layers that pay the per-MoE-layer overhead (none in a dense model).
-        own["layers"][idx] = float(mp["layers"]) if mp["routed_b"] > 0 else 0.0
+        # Layers that pay the per-layer overhead, in reference layers (layer_kernels).
+        own["layers"][idx] = float(mp["overhead_layers"])
         # Parts without the fitted per-layer/per-sequence overheads (fit_shape adds them).
         hw0 = hardware_params_at(spec_by[acc], prec, ROOFLINE_SHAPE)
         kw = {"precision": prec, "isl": isl, "osl": osl, "gpus": g, "concurrency": c, **lay}
@@ -173,7 +173,7 @@ def point_terms(
     return out
 
 
-#: Grids of the serving-shape fit (:func:`fit_shape`): per-MoE-layer overhead 0-200 us,
+#: Grids of the serving-shape fit (:func:`fit_shape`): per-layer overhead 0-200 us,
 #: per-sequence overhead 0 or 10 us, per touched expert per MoE layer 0-1 us, and the
 #: fewest rows a touched expert's grouped GEMM costs: 0 (none) or 16-4096 (log-spaced).
 SHAPE_LAYER_GRID_S = np.arange(0.0, 201e-6, 10e-6)

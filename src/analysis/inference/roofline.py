@@ -18,6 +18,7 @@ import pandas as pd
 from analysis import ids
 from analysis.inference.compute_ratio import scaled_time
 from analysis.inference.experts import chunked_expert_reads, ep_imbalance, expert_touched_fraction
+from analysis.inference.layer_kernels import overhead_layers
 from analysis.inputs import Inputs, resolve
 
 #: Bytes per weight: bf16, fp8, fp4 with one 8-bit scale per 16 values (NVFP4; MXFP4 is
@@ -136,8 +137,7 @@ class ServingShape:
     points pin the overheads and bandwidth, high-concurrency ones the compute: a step
     takes ``overheads + sum over operators of max(bytes / (eta_b BW), FLOPs / (eta_b
     peak))``; the level eta_b is the calibrated efficiency (:class:`Calibration`).
-    The parameters fitted on MoE sweeps belong to mechanisms only MoE layers have, so a
-    dense workload does not inherit DeepSeek-R1's grouped-GEMM behaviour:
+    Every model pays the per-layer overhead; the rest belong to MoE layers only:
 
     * ``expert_rows``: the fewest rows a touched expert's grouped GEMM costs. A routed
       expert that receives m tokens (m = k T / touched experts) is a small-M GEMM; tile
@@ -146,21 +146,21 @@ class ServingShape:
       experts, a few tokens each) pays it in full; Mixtral at MLPerf Offline batches
       (8 experts, hundreds of tokens each) not at all. Per vendor: one value for the
       vendor's grouped-GEMM kernels in every format (see :func:`fit_shape`).
-    * Unscaled overheads: per MoE layer (router, top-k, token permute/unpermute and the
-      grouped-GEMM launches), per sequence in the batch (sampling, scheduling, metadata:
-      the one overhead that is not MoE's, charged to every model) and per touched expert
+    * Unscaled overheads: per layer (each kernel's floor at small batches, a model's layers
+      counted in DeepSeek-R1 layers by kernels, :mod:`analysis.inference.layer_kernels`),
+      per sequence in the batch (sampling, scheduling, metadata) and per touched expert
       of each MoE layer (its own work item; the expected touched count, prompts read once
       per prefill chunk, :func:`chunked_expert_reads`, grows with the batch). Per vendor
       (the serving stacks differ); a ``"<vendor> <generation>"`` key, where the fit made
       one (``fit_shape(..., by_generation=True)``), is taken before the vendor's.
     * ``prefill_cost``: what a prompt token's FLOPs cost in a decode step (and in the
       prompt's own prefill pass) over a decode token's; 1 = the same. Fitted on the
-      sweeps across prompt lengths; MoE models only, like the overheads.
+      sweeps across prompt lengths; MoE models only.
 
     Empty = the plain roofline (no overheads beyond :data:`STEP_OVERHEAD_S`).
     """
 
-    #: vendor -> seconds per MoE layer per step.
+    #: vendor -> seconds per DeepSeek-R1 layer's kernels per step (``layer_kernels``).
     overhead_layer_s: Mapping[str, float] = field(default_factory=dict)
     overhead_seq_s: Mapping[str, float] = field(default_factory=dict)  #: vendor -> s/sequence
     #: vendor -> minimum rows a touched expert's grouped GEMM costs.
@@ -228,7 +228,7 @@ def model_params(m: pd.Series) -> dict[str, float]:
         attn_flops = attn_flops_prefill = 4.0 * heads * head_dim
     window = _num(m, "sliding_window", 0.0)
     sliding = _num(m, "sliding_window_layers", 0.0) if window > 0 else 0.0
-    return {
+    out = {
         "total_b": total,
         "active_b": active,
         "shared_b": shared,
@@ -253,7 +253,11 @@ def model_params(m: pd.Series) -> dict[str, float]:
         "bf16_fp8_b": _num(m, "fp8_bf16_params_b", 0.0),
         "bf16_fp4_nvidia_b": _num(m, "fp4_bf16_params_nvidia_b", 0.0),
         "bf16_fp4_amd_b": _num(m, "fp4_bf16_params_amd_b", 0.0),
+        "dense_layers": _num(m, "dense_layers", 0.0) if routed > 0 else 0.0,
+        "shared_experts": _num(m, "shared_experts", 0.0) if routed > 0 else 0.0,
     }
+    out["overhead_layers"] = overhead_layers(out)  # in DeepSeek-R1 layers, by kernels
+    return out
 
 
 def shared_weight_bytes(
@@ -409,11 +413,12 @@ def _terms(
     r = np.asarray(mp["route_frac"], dtype=float)
     active = np.asarray(mp["active_b"], dtype=float) * 1e9
 
-    # Serving shape (fitted on latency-resolved sweeps, :class:`ServingShape`): MoE
-    # mechanisms only, so a dense model (no routed weights) sees none of it.
+    # Serving shape (:class:`ServingShape`): the per-layer overhead in every model (by
+    # kernels, :mod:`analysis.inference.layer_kernels`), the other terms MoE mechanisms.
     moe = routed > 0
     m_rows = np.asarray(hw.get("expert_rows", 0.0), dtype=float)
-    o_layer = np.where(moe, np.asarray(hw.get("overhead_layer_s", 0.0), dtype=float), 0.0)
+    o_layer = np.asarray(hw.get("overhead_layer_s", 0.0), dtype=float)
+    o_layers = np.asarray(mp.get("overhead_layers", mp["layers"]), dtype=float)
     o_seq = np.asarray(hw.get("overhead_seq_s", 0.0), dtype=float)
     o_expert = np.asarray(hw.get("overhead_expert_s", 0.0), dtype=float)
     # Fitted on MoE sweeps like the overheads, so a dense model's prompts cost their FLOPs.
@@ -476,7 +481,7 @@ def _terms(
             "comm": np.where(g > 1, 2.0 * layers * (2.0 * (g - 1.0) / g * msg / link), 0.0),
             "fixed": STEP_OVERHEAD_S
             + np.where(g > 1, 2.0 * layers * ALLREDUCE_LATENCY_S, 0.0)
-            + layers * o_layer
+            + o_layers * o_layer
             + seqs * o_seq
             + expert_gemms * o_expert,
             "expert_gemms": expert_gemms + 0.0 * tokens,

@@ -39,6 +39,7 @@ def _consistent_shapes(df: pd.DataFrame) -> list[str]:
         "active_experts": df["active_experts"] > df["experts"],
         "kv_heads": df["kv_heads"] > df["attention_heads"],
         "sliding_window_layers": df["sliding_window_layers"].fillna(0) > df["layers"],
+        "dense_layers": df["dense_layers"].fillna(0) > df["layers"],
         **{
             c: df[c].fillna(0) > df["total_params_b"]
             for c in ("fp8_bf16_params_b", "fp4_bf16_params_nvidia_b", "fp4_bf16_params_amd_b")
@@ -128,6 +129,24 @@ MODELS = Table(
         Col("experts", "int", "Routed experts per MoE layer; 1 = dense.", ge=1, le=4_096),
         # 1 to 8 routed experts per token; at most the experts.
         Col("active_experts", "int", "Routed experts per token; 1 = dense.", ge=1, le=1_024),
+        # 3 (DeepSeek-R1's first_k_dense_replace); at most the layers (<= 1,000).
+        Col(
+            "dense_layers",
+            "int",
+            "MoE only: leading layers with a dense MLP instead of experts; empty = none.",
+            required=False,
+            ge=0,
+            le=1_000,
+        ),
+        # 1 (DeepSeek-R1's n_shared_experts); 64x headroom.
+        Col(
+            "shared_experts",
+            "int",
+            "MoE only: always-active shared experts per MoE layer; empty = none.",
+            required=False,
+            ge=0,
+            le=64,
+        ),
         Col(
             "attention_type",
             "str",

@@ -18,6 +18,7 @@ from analysis.tables.benchmarks.gemm import GEMM_MAX_ACHIEVABLE, GEMM_PRECISIONS
 from analysis.tables.benchmarks.inferencex import (
     INFERENCEX,
     INFERENCEX_ACCELERATORS,
+    INFERENCEX_PUBLISHED,
 )
 from analysis.tables.benchmarks.mlperf import (
     ACCESSED_COL,
@@ -48,6 +49,7 @@ TABLES = (
     PUBLISHED_TRAINING,
     MLPERF_TRAINING_HOLDOUT,
     INFERENCEX,
+    INFERENCEX_PUBLISHED,
     GEMM_MAX_ACHIEVABLE,
 )
 
@@ -66,6 +68,7 @@ __all__ = [
     "HOLDOUT_TRAINING_SOURCES",
     "INFERENCEX",
     "INFERENCEX_ACCELERATORS",
+    "INFERENCEX_PUBLISHED",
     "INFERENCE_BENCHMARKS",
     "INFERENCE_PROVENANCE",
     "INFERENCE_SCENARIOS",

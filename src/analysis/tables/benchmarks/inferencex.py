@@ -5,6 +5,10 @@ from __future__ import annotations
 from analysis import ids
 from analysis.schema import Col, Table
 from analysis.tables.benchmarks.mlperf import ACCESSED_COL
+from analysis.tables.sources import source_id_col
+
+#: Access date of a page read by hand (its stored copy).
+ACCESSED_ON_PAGE_COL = Col("accessed", "date", "Day the page's stored copy was read")
 
 #: InferenceX accelerator ids (the hardware InferenceX measures).
 INFERENCEX_ACCELERATORS: tuple[str, ...] = (
@@ -162,5 +166,61 @@ INFERENCEX = Table(
         Col("source_line", "int", "Line of the row in that file (1-based)", ge=1, le=10_000_000),
         Col("source_commit", "str", "InferenceX-app commit of the fixture files"),
         ACCESSED_COL,
+    ),
+)
+
+
+INFERENCEX_PUBLISHED = Table(
+    name="inferencex_published",
+    path="benchmarks/inferencex_published.csv",
+    description=(
+        "Points read off SemiAnalysis InferenceX's published comparison pages "
+        "(inferencex.semianalysis.com, third-party facts: cite the row's `source_id` page), "
+        "a CHECK SET no fit reads: workloads the bundled sweeps do not have (Llama 3.3 70B, "
+        "gpt-oss-120b) at 1k/1k, each page's frontier value at the interactivities its text "
+        "quotes, transcribed by hand from stored copies of the pages read on the access date "
+        "(the pages show no date of their own). `total_tok_s_gpu` is the pages' "
+        "'tok/s/GPU', input plus output tokens (it equals the InferenceX sweeps' total "
+        "`tput_per_gpu` where both give DeepSeek-R1); the check takes `osl / (isl + osl)` of "
+        "it as output. Llama 3.3 70B rows use `llama3.1-70b` (the same architecture)."
+    ),
+    key=("source_id", "accelerator", "precision", "interactivity_tok_s_user"),
+    columns=(
+        source_id_col("The page the row is read from (`sources.csv`)"),
+        Col("model", "str", "Canonical model id", isin=ids.MODELS),
+        Col("page_model", "str", "The model as the page names it"),
+        Col("accelerator", "str", "Canonical accelerator id", isin=INFERENCEX_ACCELERATORS),
+        Col("vendor", "str", "Accelerator vendor", isin=ids.VENDORS),
+        Col("precision", "str", "Weight precision as the page labels it", isin=("fp8", "fp4")),
+        Col("isl", "int", "Nominal input length", unit="tokens", gt=0, le=1_000_000),
+        Col("osl", "int", "Nominal output length", unit="tokens", gt=0, le=1_000_000),
+        # 55-139 tokens/s per user on the pages; 10x headroom.
+        Col(
+            "interactivity_tok_s_user",
+            "float",
+            "Interactivity the page quotes the value at (1000 / median TPOT)",
+            unit="tokens/s/user",
+            gt=0,
+            le=2_000,
+        ),
+        # 525-25,320 on the pages; 40x headroom.
+        Col(
+            "total_tok_s_gpu",
+            "float",
+            "The page's frontier throughput there, input + output tokens",
+            unit="tokens/s/GPU",
+            gt=0,
+            le=1_000_000,
+        ),
+        Col(
+            "may_include_speculative",
+            "int",
+            "1 = the page's frontier may include speculative-decoding runs (its precision "
+            "comparisons do not say); the model emits one token per step",
+            ge=0,
+            le=1,
+        ),
+        Col("quote", "str", "The page's words the numbers are read from"),
+        ACCESSED_ON_PAGE_COL,
     ),
 )
