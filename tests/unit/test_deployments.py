@@ -15,7 +15,7 @@ from analysis import (
 )
 from analysis.inference import deployment_fit, deployments, worker
 from analysis.inference.deployments import Layout
-from analysis.inference.layer_kernels import overhead_layers
+from analysis.inference.layer_kernels import REFERENCE_LAYER_KERNELS, overhead_layers
 from analysis.inputs import resolve
 
 # A toy MoE on a toy GPU, chosen so the terms can be checked by hand: 1 TB/s, 1 PFLOP/s.
@@ -81,6 +81,17 @@ def test_decode_step_dense_tp1_is_weight_bandwidth():
     kv = 1.0 * 1500 * 1000 * 0.5 / 1e12
     assert t["scaled"][0] == pytest.approx(10e9 / 1e12 + kv, rel=1e-9)
     assert t["fixed"][0] == pytest.approx(inference.STEP_OVERHEAD_S)
+
+
+def test_a_dense_worker_pays_the_per_layer_overhead_by_its_kernels():
+    # 10 layers of 10 kernels = 4.42 DeepSeek-R1 layers (22.6 kernels each) at 50 us
+    kw = {"precision": "fp8", "isl": 1000, "osl": 1000, "layout": Layout(1, ep=False)}
+    kw |= {"batch": np.array([1.0]), "aggregated": False}
+    with_layer = deployments.decode_step({**HW, "overhead_layer_s": 50e-6}, DENSE, **kw)
+    plain = deployments.decode_step(HW, DENSE, **kw)
+    extra = with_layer["fixed"][0] - plain["fixed"][0]
+    assert extra == pytest.approx(10 * 10 / REFERENCE_LAYER_KERNELS * 50e-6)
+    assert with_layer["scaled"][0] == plain["scaled"][0]
 
 
 def test_aggregated_step_carries_the_joining_prompts():

@@ -53,9 +53,9 @@ def test_deepseek_is_the_unit_and_the_others_pay_in_proportion():
     )
     # the MoE-only columns do not count in a dense model
     assert _mp("llama3.1-8b")["dense_layers"] == 0.0
-    assert overhead_layers({**_mp("llama3.1-8b"), "shared_experts": 5.0}) == pytest.approx(
-        32 * 10 / REFERENCE_LAYER_KERNELS
-    )
+    # shared experts count only beside routed ones
+    assert layer_kernels(mla=False, moe=True, shared_experts=1, layers=36) == 18.0
+    assert overhead_layers(_mp("llama3.1-8b")) == pytest.approx(32 * 10 / REFERENCE_LAYER_KERNELS)
 
 
 def test_a_dense_step_pays_the_per_layer_overhead():
@@ -93,7 +93,10 @@ def test_published_points_carry_their_pages(checks):
     # output tokens: half the pages' input-plus-output total at 1k/1k
     row = checks[(checks["accelerator"] == "MI355X") & (checks["precision"] == "fp8")]
     assert row.set_index("interactivity").loc[76.0, "measured"] == pytest.approx(1504.0 / 2)
-    assert (checks["tpot_ms"] * checks["interactivity"]).round(9).eq(1000.0).all()
+    # the bound scored is the page's interactivity as a median TPOT
+    assert row.set_index("interactivity").loc[96.0, "tpot_ms"] == pytest.approx(1000.0 / 96.0)
+    # every page's frontier may hold speculative-decoding runs (the pages say so)
+    assert table["may_include_speculative"].eq(1).all()
 
 
 def test_refused_formats_are_not_predicted(checks):
@@ -107,7 +110,6 @@ def test_dense_fp8_is_within_2x_of_the_pages(checks):
     # before the per-layer overhead reached dense layers: 1.4-3.3x above the pages
     fp8 = checks[(checks["model"] == "llama3.1-70b") & (checks["precision"] == "fp8")]
     assert fp8["ratio"].between(0.5, 2.0).all()
-    assert fp8.loc[fp8["vendor"] == "AMD", "ratio"].max() < 2.0
 
 
 def test_the_check_never_reads_what_it_scores(checks):

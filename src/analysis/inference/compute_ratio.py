@@ -34,16 +34,17 @@ per GPU at a stated interactivity, half the pages' total; pages
 ``compare/gptoss-120b-b200-vs-mi325x``, ``compare-precision/llama-3-3-70b-b200-fp4-vs-fp8``
 and ``compare-precision/llama-3-3-70b-mi355x-fp4-vs-fp8`` on inferencex.semianalysis.com,
 best configuration per side; stored copies of the live dashboard pages, which carry no
-date, read 2026-12-06; not bundled, a one-off comparison): gpt-oss-120b on B200 at
+date, read 2026-12-06; bundled since as the ``inferencex_published`` check set,
+:mod:`analysis.inference.published_checks`): gpt-oss-120b on B200 at
 72-100 tokens/s per user from 0.04-0.08x to 0.51-0.52x measured; Llama 3.3 70B (the
 report's llama3.1-70b) FP8 on B200 at 76-139 from 2.8-6.6x to 1.4-2.8x, on MI355X at
 55-96 from 5.8-9.8x to 2.4-3.3x. FP4 on B200 stays 1.4-3.7x and now leads FP8 by 1.36x at
 76 tokens/s per user as measured (1.35x); on MI355X FP4 leads FP8 by 1.5-1.75x in the
 model where the measured FP8 leads by 1.0-1.43x (MI355X's dense FP4 path reads its bytes
 at well under FP8's rate; InferenceX's DeepSeek-R1 sweeps show no such gap, so it is not
-a format constant). The remaining excess at high interactivity is a dense model's fixed
-cost per layer, which this model charges MoE layers only (see
-:mod:`analysis.inference.frontier_validation`).
+a format constant). The remaining excess at high interactivity was a dense model's fixed
+cost per layer, charged to MoE layers only until the per-layer overhead went per kernel
+to every model (:mod:`analysis.inference.layer_kernels`, same day).
 
 Examined and not taken (2026-12-06, patches not kept): (a) the workload scale alone on
 FLOPs, the precision scale on bytes too: an FP8 part above its native FP4 then reads its

@@ -20,9 +20,11 @@ Analytical decisions taken here (the physics is in :mod:`analysis.deployments`):
   kind x model), falling back to the accelerator (any framework), then the vendor.
   Per vendor x kind: a fixed time per layer per decode step (:func:`fit_layer_overhead`:
   launches and synchronization, what a step costs at one sequence beyond its weight
-  reads), and two slopes fitted within stacks: of log efficiency on log sequences per
-  decode GPU and the step of an expert-parallel (DP attention) worker over a TP one
-  (the roofline misses the all-to-all's overlap with compute). The prefill factor is
+  reads; a layer counted in DeepSeek-R1 layers by its kernels,
+  :mod:`analysis.inference.layer_kernels`, so another model pays in proportion), and two
+  slopes fitted within stacks: of log efficiency on log sequences per decode GPU and the
+  step of an expert-parallel (DP attention) worker over a TP one (the roofline misses
+  the all-to-all's overlap with compute). The prefill factor is
   the upper quartile of the rows' (TTFT mixes queueing into it), and a prefill pool's
   capacity the upper decile of the rows' lower bounds (the pool served at least the
   measured request rate). A worker-size slope was tried and dropped
@@ -74,7 +76,7 @@ MATCH_SCALES = np.geomspace(1.0 / 256.0, 256.0, 161)
 CAPACITY_QUANTILE = 0.9
 #: Relative mismatch beyond which a disaggregated row's throughput is not its pools' sum.
 POOL_SPLIT_TOLERANCE = 0.02
-#: Fixed decode time per layer per step searched by fit_layer_overhead, seconds.
+#: Fixed decode time per (DeepSeek-R1) layer per step searched by fit_layer_overhead, s.
 LAYER_OVERHEADS_S = np.linspace(0.0, 150e-6, 31)
 
 

@@ -42,7 +42,8 @@ aggregated, tensor-parallel-within-a-server option stays :mod:`analysis.inferenc
   accelerator x precision x option kind, the medians of closed-form per-point values on
   measured InferenceX points (speculative decoding excluded), with vendor fallbacks, and
   a fixed time per layer per decode step per vendor x kind (kernel launches and
-  synchronization the roofline's fixed part misses); the
+  synchronization the roofline's fixed part misses; per DeepSeek-R1 layer, a model's
+  layers counted by kernels, ``overhead_layers``); the
   model is not used beyond the most sequences per decode GPU its calibration saw.
   Validation holds out whole configurations.
 * **Labels**: an option is "measured-calibrated" when the accelerator has measured
@@ -288,8 +289,8 @@ class Factors:
     #: the most sequences per decode GPU measured at this level: the model is not used
     #: beyond the concurrency its calibration saw
     max_seqs_per_gpu: float = float("inf")
-    #: fitted fixed time per layer per decode step (kernel launches, synchronization)
-    #: beyond the roofline's fixed part
+    #: fitted fixed time per (DeepSeek-R1) layer per decode step (kernel launches,
+    #: synchronization) beyond the roofline's fixed part; charged ``overhead_layers`` times
     layer_overhead_s: float = 0.0
 
     def eta_d(self, seqs_per_gpu: np.ndarray | float, worker: Layout) -> np.ndarray:

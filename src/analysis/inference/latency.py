@@ -241,11 +241,12 @@ def fit_shape(
 
     Within one sweep (:data:`SWEEP_KEYS`: one engine configuration at several
     concurrencies) the bandwidth efficiency eta_b should not depend on concurrency; what
-    changes along a sweep is the mix of overheads (fixed per step and per MoE layer,
+    changes along a sweep is the mix of overheads (fixed per step and per layer,
     growing per sequence) and compute (FLOPs grow with the batch, weight reads saturate
     once every expert is touched, grouped-GEMM work items grow with the touched experts,
-    each costing at least ``expert_rows`` rows). So per vendor the overheads (per MoE
-    layer, per sequence, per touched expert) and the minimum rows of a touched expert's
+    each costing at least ``expert_rows`` rows). So per vendor the overheads (per
+    DeepSeek-R1 layer, :mod:`analysis.inference.layer_kernels`; per sequence; per touched
+    expert) and the minimum rows of a touched expert's
     GEMM are chosen on grids
     (:data:`SHAPE_LAYER_GRID_S`, ...) to make the implied log eta_b of each point,
     log(scaled time / (measured median TPOT - overheads)), as flat as possible within its
@@ -281,8 +282,9 @@ def fit_shape(
     token bound it loosely: an 8k prompt's prefill at concurrency <= 4 runs at a median
     0.18-0.35 of the sustained peak per accelerator, against median implied decode levels
     of 0.35 (AMD) and 0.49 (NVIDIA), a cost of about 2 or less (TTFT includes queueing).
-    Applied to MoE models only, like the overheads
-    (:func:`analysis.inference.roofline._terms`). Held out before the engine layouts
+    Applied to MoE models only (:func:`analysis.inference.roofline._terms`; the per-layer
+    overhead, a kernel floor, reaches every model by its kernels since 2026-12-06).
+    Held out before the engine layouts
     (2026-12-02): 36.7 -> 31.9 % (AMD 40.1 -> 35.9, NVIDIA 35.8 -> 31.3). Also examined:
     MLA models only (MLPerf leave one workload out ratio 16.1 % against 13.5), and every
     model, dense too (96 of NVIDIA's 394 MLPerf rows then miss their TTFT bounds and are
@@ -337,7 +339,7 @@ def fit_shape(
     generation with at least :data:`SHAPE_GENERATION_MIN_POINTS` points, under the key
     ``"<vendor> <generation>"`` (:meth:`ServingShape.params` takes it before the
     vendor's; expert rows and the prefill cost stay the vendor's). CDNA 3 then takes
-    170 us per MoE layer against CDNA 4's 80 (its measured step floor is about 14 ms at
+    170 us per layer against CDNA 4's 80 (its measured step floor is about 14 ms at
     concurrency 4, CDNA 4's 9). Examined on the held-out scheme
     (:func:`analysis.inference.latency_validation.validate_serving_model`, same folds,
     2026-12-02, with the prefill cost): the held-out TPOT error falls for both vendors

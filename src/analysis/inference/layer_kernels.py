@@ -5,11 +5,14 @@ The serving shape's per-layer overhead (:class:`analysis.inference.ServingShape`
 latency-resolved data bundled. What it measures is the floor each of a layer's kernels
 costs at small batches (launch and scheduling, a GEMM's prologue and epilogue, a
 normalization's pass over a few rows), whatever their bytes and FLOPs. So it is charged per
-kernel: a layer costs ``overhead_layer_s`` times its kernels over a DeepSeek-R1 MoE layer's
-(:data:`REFERENCE_LAYER_KERNELS`), and every model, dense ones too, pays it in
-proportion. Until 2026-12-06 it was charged to MoE layers only and a dense model paid
-nothing per layer, which left dense serving at high interactivity 1.4-3.3x above
-InferenceX's published Llama 3.3 70B frontiers (:mod:`analysis.inference.published_checks`).
+kernel: a layer costs ``overhead_layer_s`` times its kernels over DeepSeek-R1's mean
+layer's (:data:`REFERENCE_LAYER_KERNELS`), and every model, dense ones too, pays it in
+proportion. Until 2026-12-06 the serving shape charged it to MoE layers only and a dense
+model paid nothing per layer on the tiers' path, which left dense serving at high
+interactivity 1.4-3.3x above InferenceX's published Llama 3.3 70B frontiers
+(:mod:`analysis.inference.published_checks`). The deployment model's own per-layer
+overhead (:mod:`analysis.inference.deployment_fit`, also fitted on DeepSeek-R1 only)
+already reached every layer of every model; it is counted in the same unit now.
 
 Counts per block, one decode step under CUDA/HIP graphs, from the engines' model code
 (SGLang ``python/sglang/srt/models/deepseek_v2.py``: ``forward_absorb_prepare`` and
@@ -32,8 +35,11 @@ them.
 
 So a Llama layer counts 10, a gpt-oss-120b or Mixtral layer 14, DeepSeek-R1's MoE layers
 23 and its three leading dense layers 15 (22.61 on average, the unit). These are counts,
-not fits: a stack that fuses more (TensorRT-LLM's fused MoE, AITER's fused
-RMSNorm-quantize) launches fewer kernels, which the fitted per-kernel cost averages over.
+not fits, but choices: activation-quantization kernels (one per FP8 GEMM input where a
+stack does not fuse them into the norm or activation) are not counted; counted, a Llama
+layer has about 14 and DeepSeek-R1's about 28.6, a share of 0.49 instead of 0.44. A stack
+that fuses more (TensorRT-LLM's fused MoE, AITER's fused RMSNorm-quantize) launches fewer
+kernels, which the fitted per-kernel cost averages over.
 
 Also a check, not a fit: InferenceX's published pages. An estimate of the same share
 (0.45, "about 12 kernels against 27") was tried against them on 2026-12-06 and set aside

@@ -418,7 +418,7 @@ def _terms(
     moe = routed > 0
     m_rows = np.asarray(hw.get("expert_rows", 0.0), dtype=float)
     o_layer = np.asarray(hw.get("overhead_layer_s", 0.0), dtype=float)
-    o_layers = np.asarray(mp.get("overhead_layers", mp["layers"]), dtype=float)
+    o_layers = np.asarray(mp["overhead_layers"], dtype=float)
     o_seq = np.asarray(hw.get("overhead_seq_s", 0.0), dtype=float)
     o_expert = np.asarray(hw.get("overhead_expert_s", 0.0), dtype=float)
     # Fitted on MoE sweeps like the overheads, so a dense model's prompts cost their FLOPs.

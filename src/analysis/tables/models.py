@@ -49,6 +49,13 @@ def _consistent_shapes(df: pd.DataFrame) -> list[str]:
         problems += [
             f"row {r}, column {col!r}: larger than its total" for r in csv_rows(bad.fillna(False))
         ]
+    dense = df["experts"] <= 1
+    for col in ("dense_layers", "shared_experts"):
+        problems += [
+            f"row {r}, column {col!r}: a dense model (experts = 1) has no MoE layers; "
+            "leave it empty"
+            for r in csv_rows(dense & df[col].notna())
+        ]
     mla_missing = (df["attention_type"] == "mla") & (
         df["kv_lora_rank"].isna() | df["qk_rope_head_dim"].isna()
     )

@@ -178,8 +178,10 @@ INFERENCEX_PUBLISHED = Table(
         "(inferencex.semianalysis.com, third-party facts: cite the row's `source_id` page), "
         "a CHECK SET no fit reads: workloads the bundled sweeps do not have (Llama 3.3 70B, "
         "gpt-oss-120b) at 1k/1k, each page's frontier value at the interactivities its text "
-        "quotes, transcribed by hand from stored copies of the pages read on the access date "
-        "(the pages show no date of their own). `total_tok_s_gpu` is the pages' "
+        "quotes ('interpolated from real benchmark data', their words), transcribed by hand "
+        "from stored copies of the pages read on the access date (the pages show no date of "
+        "their own); table-cell quotes are the page's cell verbatim "
+        "(`FP4:5971.1FP8:4431.4`). `total_tok_s_gpu` is the pages' "
         "'tok/s/GPU', input plus output tokens (it equals the InferenceX sweeps' total "
         "`tput_per_gpu` where both give DeepSeek-R1); the check takes `osl / (isl + osl)` of "
         "it as output. Llama 3.3 70B rows use `llama3.1-70b` (the same architecture)."
@@ -215,8 +217,9 @@ INFERENCEX_PUBLISHED = Table(
         Col(
             "may_include_speculative",
             "int",
-            "1 = the page's frontier may include speculative-decoding runs (its precision "
-            "comparisons do not say); the model emits one token per step",
+            "1 = the page's frontier may include speculative-decoding runs (the pages: "
+            "'may include speculative decoding such as MTP where recipes exist'); the "
+            "model emits one token per step",
             ge=0,
             le=1,
         ),
