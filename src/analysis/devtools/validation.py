@@ -85,10 +85,18 @@ def print_inferencex_validation(
             f"Same folds, {labels[model]}: median TPOT at the measured concurrency",
             inference_latency.tpot_summary(ix),
         )
+        ratios = inference_latency.fp8_fp4_ratio(ix)
         _print_frame(
             console,
             f"FP8/FP4 throughput ratio at matched interactivity, {labels[model]}",
-            inference_latency.ratio_summary(inference_latency.fp8_fp4_ratio(ix)),
+            inference_latency.ratio_summary(ratios),
+        )
+        _print_frame(
+            console,
+            f"Same ratios, {labels[model]}: its median error beside in-sample oracles (the "
+            "median ratio per accelerator, per engine configuration) and the same "
+            "configuration's other run dates (%)",
+            inference_latency.ratio_floors(ratios),
         )
         _print_frame(
             console,

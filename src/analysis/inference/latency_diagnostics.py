@@ -218,3 +218,86 @@ def measured_prefill_rates(
     )
     out[["engine_days", "dropped"]] = out[["engine_days", "dropped"]].astype(int)
     return out.reset_index()[cols]
+
+
+#: What makes one engine configuration of :func:`ratio_floors` (its fp8 points' own).
+RATIO_FLOOR_CONFIG = ("framework", "isl", "osl", "decode_tp")
+#: Interactivities within this factor of a point's count as "the same" on another date.
+RATIO_FLOOR_SAME_INTERACTIVITY = 1.15
+
+
+def _median_errors(ratios: np.ndarray) -> np.ndarray:
+    """|median / r - 1| of each ratio against the group's own median (an in-sample centre).
+
+    >>> _median_errors(np.array([0.5, 1.0, 2.0])).tolist()
+    [1.0, 0.0, 0.5]
+    """
+    r = np.asarray(ratios, dtype=float)
+    out: np.ndarray = np.abs(np.median(r) / r - 1.0)
+    return out
+
+
+def ratio_floors(ratios: pd.DataFrame) -> pd.DataFrame:
+    """What the measured FP8/FP4 ratios allow: the model's error beside in-sample oracles.
+
+    ``ratios``: :func:`analysis.inference.latency_validation.fp8_fp4_ratio`'s frame. Per
+    accelerator, median |predicted / measured - 1| (%) of:
+
+    * ``model_pct``: the held-out model (the ratio table's error);
+    * ``constant_pct``: the accelerator's median measured ratio, taken on the very points
+      it is scored on (an in-sample oracle with one number);
+    * ``per_config_pct``: each engine configuration's (:data:`RATIO_FLOOR_CONFIG`) median
+      measured ratio, in-sample too: a model flat in interactivity that knew each
+      configuration's centre;
+    * ``other_dates_pct``: each point predicted by its configuration's measured ratios on
+      other run dates at about its interactivity (within
+      :data:`RATIO_FLOOR_SAME_INTERACTIVITY`), over the ``other_dates_points`` that have
+      one: how far the same configuration's ratio moves between dates when nothing else
+      changes.
+
+    Where the in-sample oracles sit above a target while the dates repeat, what a model
+    must follow is how the ratio moves with interactivity within a configuration (the fp4
+    frontier switching engine settings between neighbouring interactivities), not a level.
+    """
+    rows = []
+    for acc, g in ratios.groupby("accelerator", sort=True):
+        m = g["measured_ratio"].to_numpy(float)
+        p = g["predicted_ratio"].to_numpy(float)
+        per_config = np.concatenate(
+            [
+                _median_errors(h["measured_ratio"].to_numpy(float))
+                for _, h in g.groupby(list(RATIO_FLOOR_CONFIG), sort=True)
+            ]
+        )
+        other = []
+        for _, r in g.iterrows():
+            same = g[
+                (g[list(RATIO_FLOOR_CONFIG)] == r[list(RATIO_FLOOR_CONFIG)]).all(axis=1)
+                & (g["date"] != r["date"])
+            ]
+            near = np.abs(np.log(same["interactivity"] / r["interactivity"]))
+            same = same[near <= np.log(RATIO_FLOOR_SAME_INTERACTIVITY)]
+            if len(same):
+                centre = float(np.median(same["measured_ratio"]))
+                other.append(abs(centre / r["measured_ratio"] - 1.0))
+        rows.append(
+            {
+                "accelerator": acc,
+                "points": len(g),
+                "model_pct": float(np.median(np.abs(p / m - 1.0))) * 100.0,
+                "constant_pct": float(np.median(_median_errors(m))) * 100.0,
+                "per_config_pct": float(np.median(per_config)) * 100.0,
+                "other_dates_points": len(other),
+                "other_dates_pct": float(np.median(other)) * 100.0 if other else np.nan,
+            }
+        )
+    cols = [
+        "accelerator",
+        "points",
+        "model_pct",
+        "constant_pct",
+        "per_config_pct",
+        "other_dates_points",
+        "other_dates_pct",
+    ]
+    return pd.DataFrame(rows, columns=cols)
