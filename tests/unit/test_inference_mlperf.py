@@ -87,7 +87,9 @@ def test_leave_one_workload_out_meets_the_per_vendor_bar(workload_validation):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 16 bar (AMD/NVIDIA ratio error <= 10 %) not met: measured 14.5 % "
+    reason="issue 16 bar (AMD/NVIDIA ratio error <= 10 %) not met with both sides held "
+    "out, paired across folds (neither vendor has the workload; within a fold, the case "
+    "the issue names, it is met: 8.8 %, the test below): measured 14.5 % "
     "median over 85 matched pairs (12.9 % before the per-layer overhead reached dense "
     "layers, which moved the llama2-70b Interactive pairs from -6 to -15 % signed: AMD's "
     "MLPerf Interactive stack pays less per layer than the InferenceX stacks the cost is "
@@ -103,9 +105,44 @@ def test_leave_one_workload_out_meets_the_per_vendor_bar(workload_validation):
     "NVIDIA's 7-8 % low, so the v4.1 and v5.1 llama2-70b pairs (AMD's own-round level then "
     "rests on mixtral alone or on nothing) are 24-48 % high, the v6.0 ones within 13 %",
 )
-def test_leave_one_workload_out_meets_the_ratio_bar(workload_validation):
+def test_leave_one_workload_out_meets_the_ratio_bar_across_folds(workload_validation):
+    # Both sides held out, each from its own fold: neither vendor has the workload.
     summary = inference.validation_summary(workload_validation).set_index("vendor")
     assert summary.loc["overall", "ratio_median_err_pct"] <= WORKLOAD_RATIO_TARGET_PCT
+
+
+@pytest.fixture(scope="module")
+def workload_with_partners():
+    return inference.validate_against_mlperf("workload", partners=True)
+
+
+def test_leave_one_workload_out_meets_the_ratio_bar_within_the_fold(workload_with_partners):
+    # Issue 16's case: a workload one vendor never submitted beside the other vendor's runs
+    # of it. Each fold holds one vendor x workload cell out; its held-out rows pair with
+    # the other vendor's rows of that workload as the same fold fits them. 8.8 % on
+    # 2026-12-06 (AMD held out 9.0, NVIDIA 8.6), 170 pairs.
+    pairs = inference.same_fold_ratio_pairs(workload_with_partners)
+    assert len(pairs) >= 150
+    assert set(pairs["held_out"]) == {"AMD", "NVIDIA"}
+    assert pairs["ratio_err_pct"].median() <= WORKLOAD_RATIO_TARGET_PCT
+
+
+def test_partner_rows_are_the_other_vendors_fitted_runs(
+    workload_validation, workload_with_partners
+):
+    df = workload_with_partners
+    held = df[~df["partner"]].drop(columns="partner").reset_index(drop=True)
+    # asking for partners leaves the held-out predictions exactly as they were
+    pd.testing.assert_frame_equal(held, workload_validation)
+    part = df[df["partner"]]
+    assert len(part) > 0
+    for hold, g in part.groupby("holdout"):
+        vendor, bench = hold.removeprefix("workload: ").split(" | ")
+        # the other vendor's rows of the held-out benchmark, which that fold fitted
+        assert (g["vendor"] != vendor).all()
+        assert {inference.benchmark_def(b).benchmark for b in g["benchmark"]} == {bench}
+    with pytest.raises(ValueError, match="holds out one vendor"):
+        inference.validate_against_mlperf("round", partners=True)
 
 
 def test_leave_one_accelerator_out_ratio_does_not_regress(accelerator_validation):

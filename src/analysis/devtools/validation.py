@@ -39,9 +39,17 @@ def print_model_validation(console: Console) -> None:
 
     # The report's headline is leave-one-round-out (issue 4); the others sit alongside, in
     # the chapter's order (inference.REPORTED_SCHEMES).
-    for scheme, summary in inference.validation_summaries().summaries.items():
+    checks = inference.validation_summaries()
+    for scheme, summary in checks.summaries.items():
         label = f"leave one {scheme} out"
         _print_frame(console, f"Inference model vs MLPerf Inference ({label})", summary)
+    _print_frame(
+        console,
+        "Inference model vs MLPerf: AMD/NVIDIA ratio error per scheme, paired across folds "
+        "and within a fold (a held-out vendor against the other vendor as the same fold "
+        "fits it)",
+        checks.ratio_table(),
+    )
     print_inferencex_validation(console)
     print_public_path_validation(console)
     _print_frame(
