@@ -87,10 +87,12 @@ charts.table(
 
 # %% [markdown]
 # The decision rests on the AMD/NVIDIA ratio. Its median error on matched pairs (one
-# benchmark, scenario and round) is paired two ways: across folds (under the workload
-# scheme neither vendor then has the workload) and within a fold (the held-out vendor
-# against the other vendor's runs as the same fit reproduces them: a workload or part one
-# vendor ran and the other did not).
+# benchmark, scenario and round) is paired two ways: across folds (each side predicted
+# without its own runs of the workload or part) and within a fold (the held-out vendor
+# against the other vendor's runs as the same fit reproduces them: the report's case of a
+# workload or part one vendor ran and the other did not; each pair is scored once from
+# each side). The within-fold pairing was added after the across-folds one missed
+# issue 16's 10 % bar, and llama2-70b makes up most of its pairs.
 
 # %%
 charts.table(
@@ -98,15 +100,17 @@ charts.table(
     "inference-validation-ratio",
     columns=[
         "scheme", "pairs", "ratio_median_err_pct", "same_fold_pairs", "same_fold_ratio_err_pct",
+        "amd_held_out_ratio_err_pct",
     ],
     labels={
         "scheme": "Held out", "pairs": "Pairs across folds",
         "ratio_median_err_pct": "Ratio error across folds (%)",
         "same_fold_pairs": "Pairs within a fold",
         "same_fold_ratio_err_pct": "Ratio error within a fold (%)",
+        "amd_held_out_ratio_err_pct": "... AMD held out (%)",
     },
     decimals={"pairs": 0, "ratio_median_err_pct": 1, "same_fold_pairs": 0,
-              "same_fold_ratio_err_pct": 1},
+              "same_fold_ratio_err_pct": 1, "amd_held_out_ratio_err_pct": 1},
 )
 
 # %%

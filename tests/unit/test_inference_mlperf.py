@@ -88,8 +88,9 @@ def test_leave_one_workload_out_meets_the_per_vendor_bar(workload_validation):
 @pytest.mark.xfail(
     strict=True,
     reason="issue 16 bar (AMD/NVIDIA ratio error <= 10 %) not met with both sides held "
-    "out, paired across folds (neither vendor has the workload; within a fold, the case "
-    "the issue names, it is met: 8.8 %, the test below): measured 14.5 % "
+    "out, paired across folds (each side without its own runs of the workload); within a "
+    "fold, our reading of the case the issue names (a workload one vendor ran beside the "
+    "other's), it is met: 8.8 %, the test below, added after this one failed): 14.5 % "
     "median over 85 matched pairs (12.9 % before the per-layer overhead reached dense "
     "layers, which moved the llama2-70b Interactive pairs from -6 to -15 % signed: AMD's "
     "MLPerf Interactive stack pays less per layer than the InferenceX stacks the cost is "
@@ -106,7 +107,7 @@ def test_leave_one_workload_out_meets_the_per_vendor_bar(workload_validation):
     "rests on mixtral alone or on nothing) are 24-48 % high, the v6.0 ones within 13 %",
 )
 def test_leave_one_workload_out_meets_the_ratio_bar_across_folds(workload_validation):
-    # Both sides held out, each from its own fold: neither vendor has the workload.
+    # Both sides held out, each from its own fold: each without its own runs of it.
     summary = inference.validation_summary(workload_validation).set_index("vendor")
     assert summary.loc["overall", "ratio_median_err_pct"] <= WORKLOAD_RATIO_TARGET_PCT
 
@@ -117,14 +118,18 @@ def workload_with_partners():
 
 
 def test_leave_one_workload_out_meets_the_ratio_bar_within_the_fold(workload_with_partners):
-    # Issue 16's case: a workload one vendor never submitted beside the other vendor's runs
-    # of it. Each fold holds one vendor x workload cell out; its held-out rows pair with
-    # the other vendor's rows of that workload as the same fold fits them. 8.8 % on
-    # 2026-12-06 (AMD held out 9.0, NVIDIA 8.6), 170 pairs.
+    # Our reading of issue 16's case: a workload one vendor never submitted beside the
+    # other vendor's runs of it. Each fold holds one vendor x workload cell out; its
+    # held-out rows pair with the other vendor's rows of that workload as the same fold
+    # fits them. 8.8 % on 2026-12-06 over 85 pairs scored from each side (AMD held out
+    # 9.0, NVIDIA 8.6). Added after the across-folds pairing missed the bar; 68 of the 85
+    # pairs are llama2-70b-99.9 (11.1 % alone), and the workloads the issue names (Llama
+    # 3.1 8B / 405B, DeepSeek-R1) have no AMD run to pair.
     pairs = inference.same_fold_ratio_pairs(workload_with_partners)
-    assert len(pairs) >= 150
-    assert set(pairs["held_out"]) == {"AMD", "NVIDIA"}
+    by_side = pairs.groupby("held_out")["ratio_err_pct"]
+    assert by_side.size().to_dict() == {"AMD": 85, "NVIDIA": 85}
     assert pairs["ratio_err_pct"].median() <= WORKLOAD_RATIO_TARGET_PCT
+    assert by_side.median()["AMD"] <= WORKLOAD_RATIO_TARGET_PCT
 
 
 def test_partner_rows_are_the_other_vendors_fitted_runs(
@@ -342,3 +347,23 @@ def test_plotted_rows_are_the_predicted_ones(round_validation):
     assert rows["predicted"].notna().all()
     unpredicted = inference.validation_summary(round_validation).set_index("vendor")
     assert len(round_validation) - len(rows) == unpredicted.loc["overall", "unpredicted"] > 0
+
+
+def test_accelerator_partners_leave_held_out_rows_unchanged(accelerator_validation):
+    df = inference.validate_against_mlperf("accelerator", partners=True)
+    held = df[~df["partner"]].drop(columns="partner").reset_index(drop=True)
+    pd.testing.assert_frame_equal(held, accelerator_validation)
+    part = df[df["partner"]]
+    # each fold's partners: the other vendor's rows, never the held-out part's own
+    acc = part["holdout"].str.removeprefix("accelerator: ")
+    assert (part["accelerator"] != acc).all()
+    table = inference.HoldoutValidation(
+        validations={"accelerator": held},
+        summaries={"accelerator": inference.validation_summary(held)},
+        same_fold_pairs={"accelerator": inference.same_fold_ratio_pairs(df)},
+    ).ratio_table()
+    row = table.iloc[0]
+    assert row["same_fold_pairs"] > 0
+    assert row["same_fold_ratio_err_pct"] == pytest.approx(
+        inference.same_fold_ratio_pairs(df)["ratio_err_pct"].median()
+    )

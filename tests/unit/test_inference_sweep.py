@@ -613,28 +613,30 @@ def test_sweep_shape_combine_charges_its_prefill_cost():
     assert float(fixed[0]) == pytest.approx(0.5 / 0.25)
 
 
-def test_ratio_floors_by_hand():
-    # one accelerator, two configurations; the second re-run on another date
+def test_ratio_baselines_by_hand():
+    # one accelerator, two configurations; each re-run on another date
     ratios = pd.DataFrame(
         {
             "accelerator": "A",
-            "framework": ["s", "s", "t", "t"],
+            "framework": ["s", "s", "s", "t", "t"],
             "isl": 1024,
             "osl": 1024,
             "decode_tp": 8,
-            "date": ["d1", "d1", "d1", "d2"],
-            "interactivity": [50.0, 100.0, 60.0, 62.0],
-            "measured_ratio": [0.5, 1.0, 0.4, 0.5],
-            "predicted_ratio": [0.5, 0.5, 0.5, 0.5],
+            "date": ["d1", "d1", "d2", "d1", "d2"],
+            "interactivity": [50.0, 100.0, 80.0, 60.0, 62.0],
+            "measured_ratio": [0.5, 1.0, 0.5, 0.4, 0.5],
+            "predicted_ratio": [0.5, 0.5, 0.5, 0.5, 0.5],
         }
     )
-    got = inference_latency.ratio_floors(ratios).iloc[0]
-    # model: |0.5/r - 1| = 0, 0.5, 0.25, 0 -> median 0.125
-    assert got["model_pct"] == pytest.approx(12.5)
-    # one centre (median 0.5): 0, 0.5, 0.25, 0 -> 12.5 %
-    assert got["constant_pct"] == pytest.approx(12.5)
-    # centres per configuration: s 0.75 (0.5, 0.25), t 0.45 (0.125, 0.1) -> 18.75 %
-    assert got["per_config_pct"] == pytest.approx(18.75)
-    # only t's two dates meet within 15 % of interactivity: 0.25 and 0.2 -> 22.5 %
+    got = inference_latency.ratio_baselines(ratios).iloc[0]
+    # model: |0.5/r - 1| = 0, 0.5, 0, 0.25, 0 -> median 0
+    assert got["model_pct"] == pytest.approx(0.0)
+    # one centre (median 0.5): the same errors
+    assert got["median_ratio_pct"] == pytest.approx(0.0)
+    # centres per configuration: s 0.5 (0, 0.5, 0), t 0.45 (0.125, 0.1) -> 10 %
+    assert got["config_median_pct"] == pytest.approx(10.0)
+    # s's d2 point (80) is more than 15 % from both of s's d1 points (50, 100): no match;
+    # only t's two dates meet: 0.25 and 0.2 -> median 22.5 %, upper quartile 23.75 %
     assert got["other_dates_points"] == 2
     assert got["other_dates_pct"] == pytest.approx(22.5)
+    assert got["other_dates_p75_pct"] == pytest.approx(23.75)

@@ -101,10 +101,10 @@ def print_inferencex_validation(
         )
         _print_frame(
             console,
-            f"Same ratios, {labels[model]}: its median error beside in-sample oracles (the "
-            "median ratio per accelerator, per engine configuration) and the same "
-            "configuration's other run dates (%)",
-            inference_latency.ratio_floors(ratios),
+            f"Same ratios, {labels[model]}: its median error beside baselines from the "
+            "measurements (the median ratio per accelerator and per configuration, in-sample; "
+            "the same configuration's other run dates) (%)",
+            inference_latency.ratio_baselines(ratios),
         )
         _print_frame(
             console,

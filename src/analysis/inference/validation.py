@@ -367,19 +367,7 @@ def validate_against_mlperf(
             partner_key.append(np.full(len(part), key, dtype=object))
     idx = np.concatenate(order)
     timed = with_compute_ratio(terms, kappa)
-    df = rows.iloc[idx][
-        [
-            "round",
-            "accelerator",
-            "vendor",
-            "benchmark",
-            "scenario",
-            "submitter",
-            "system",
-            "precision",
-            "measured",
-        ]
-    ].copy()
+    df = rows.iloc[idx][PREDICTION_ID_COLUMNS].copy()
     df["predicted"] = _predict_terms({k: v[idx] for k, v in timed.items()}, etas[idx])
     df["holdout"] = [f"{scheme}: {k}" for k in keys[idx]]
     df["factor_level"] = levels[idx]
@@ -390,7 +378,7 @@ def validate_against_mlperf(
         pidx = np.concatenate(partner_idx) if partner_idx else np.array([], dtype=int)
         pk = np.concatenate(partner_kappa) if partner_kappa else np.array([])
         pt = with_compute_ratio(subset_terms(terms, pidx), pk)
-        pdf = rows.iloc[pidx][list(df.columns[:9])].copy()
+        pdf = rows.iloc[pidx][PREDICTION_ID_COLUMNS].copy()
         pdf["predicted"] = _predict_terms(pt, np.concatenate(partner_eta) if partner_eta else pk)
         pdf["holdout"] = (
             [f"{scheme}: {k}" for k in np.concatenate(partner_key)] if len(pidx) else []
@@ -468,7 +456,7 @@ def ratio_pairs(df: pd.DataFrame, keys: Sequence[str] = RATIO_PAIR_KEYS) -> pd.D
 
     Each side is a held-out prediction from its own fold, so under the vendor x workload
     scheme both vendors' llama2-70b are predicted without llama2-70b of their own: the
-    harder case, neither vendor having run the workload. Pairing each held-out prediction
+    harder case, each side without its own runs of it. Pairing each held-out prediction
     with the other vendor's prediction *from the same fold* (its rows fitted, as when the
     report predicts an AMD workload beside NVIDIA's measured one) is
     :func:`same_fold_ratio_pairs`; both are printed (``HoldoutValidation.ratio_table``).
@@ -499,8 +487,25 @@ def ratio_pairs(df: pd.DataFrame, keys: Sequence[str] = RATIO_PAIR_KEYS) -> pd.D
     return pairs[cols].sort_values([*keys, "amd", "nvidia"]).reset_index(drop=True)
 
 
+#: What each prediction row of :func:`validate_against_mlperf` copies from its MLPerf row.
+PREDICTION_ID_COLUMNS = [
+    "round",
+    "accelerator",
+    "vendor",
+    "benchmark",
+    "scenario",
+    "submitter",
+    "system",
+    "precision",
+    "measured",
+]
+
 #: Schemes whose folds hold out one vendor's rows (``validate_against_mlperf(partners=True)``).
 PARTNER_SCHEMES = ("workload", "accelerator")
+
+
+def _median(values: pd.Series) -> float:
+    return float(values.astype(float).median()) if len(values) else float("nan")
 
 
 def same_fold_ratio_pairs(df: pd.DataFrame, keys: Sequence[str] = RATIO_PAIR_KEYS) -> pd.DataFrame:
@@ -607,27 +612,29 @@ class HoldoutValidation:
         """The AMD/NVIDIA ratio error per scheme, both pairings where a scheme has two.
 
         ``pairs`` / ``ratio_median_err_pct``: held-out predictions paired across folds
-        (:func:`ratio_pairs`: under the workload scheme both vendors then lack the
-        workload). ``same_fold_pairs`` / ``same_fold_ratio_err_pct``: a held-out side
-        against the other vendor as the same fold fits it (:func:`same_fold_ratio_pairs`:
-        one vendor ran the workload or part, the other did not); NaN for schemes that
-        hold out both vendors at once.
+        (:func:`ratio_pairs`: each side without its own runs of the workload or part).
+        Within a fold (:func:`same_fold_ratio_pairs`: a held-out side against the other
+        vendor as the same fold fits it, the case of a workload or part one vendor ran and
+        the other did not): ``same_fold_pairs``, the matched pairs (each scored twice,
+        once with each vendor held out), their median ratio error over both scorings
+        (``same_fold_ratio_err_pct``) and with AMD held out (``amd_held_out_ratio_err_pct``,
+        the report's usual case); NaN for schemes that hold out both vendors at once.
         """
         rows = []
         for scheme, summary in self.summaries.items():
             overall = summary.set_index("vendor").loc["overall"]
             same = self.same_fold_pairs.get(scheme)
+            if same is None:
+                same = pd.DataFrame(columns=["held_out", "ratio_err_pct"])
+            amd = same[same["held_out"] == "AMD"]
             rows.append(
                 {
                     "scheme": scheme,
                     "pairs": int(overall.get("ratio_pairs", 0)),
                     "ratio_median_err_pct": float(overall.get("ratio_median_err_pct", np.nan)),
-                    "same_fold_pairs": 0 if same is None else len(same),
-                    "same_fold_ratio_err_pct": (
-                        float(same["ratio_err_pct"].median())
-                        if same is not None and len(same)
-                        else np.nan
-                    ),
+                    "same_fold_pairs": len(amd),
+                    "same_fold_ratio_err_pct": _median(same["ratio_err_pct"]),
+                    "amd_held_out_ratio_err_pct": _median(amd["ratio_err_pct"]),
                 }
             )
         return pd.DataFrame(rows)
