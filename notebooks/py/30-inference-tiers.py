@@ -91,8 +91,8 @@ charts.table(
 # without its own runs of the workload or part) and within a fold (the held-out vendor
 # against the other vendor's runs as the same fit reproduces them: the report's case of a
 # workload or part one vendor ran and the other did not; each pair is scored once from
-# each side). The within-fold pairing was added after the across-folds one missed
-# issue 16's 10 % bar, and llama2-70b makes up most of its pairs.
+# each side). The within-fold pairing was added after the across-folds one missed the
+# model's 10 % bar for the ratio, and llama2-70b makes up most of its pairs.
 
 # %%
 charts.table(
