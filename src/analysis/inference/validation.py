@@ -279,10 +279,8 @@ def validate_against_mlperf(
     levels = np.full(len(rows), "", dtype=object)
     fallback = np.full(len(rows), "", dtype=object)
     order = []
-    partner_idx: list[np.ndarray] = []
-    partner_eta: list[np.ndarray] = []
-    partner_kappa: list[np.ndarray] = []
-    partner_key: list[np.ndarray] = []
+    # Per fold with partners: (rows, their etas, their compute ratios, the fold key).
+    partner_folds: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     if partners and scheme not in PARTNER_SCHEMES:
         raise ValueError(
             "partners=True needs a scheme that holds out one vendor's rows; allowed: "
@@ -361,10 +359,9 @@ def validate_against_mlperf(
                 & np.isin(cols["benchmark"], list(set(cols["benchmark"][test])))
                 & ~np.isin(cols["vendor"], list(set(cols["vendor"][test])))
             )
-            partner_idx.append(part)
-            partner_eta.append(_row_etas({c: v[part] for c, v in cols.items()}, cal)[0])
-            partner_kappa.append(kappa_rows(scales)[part])
-            partner_key.append(np.full(len(part), key, dtype=object))
+            part_eta = _row_etas({c: v[part] for c, v in cols.items()}, cal)[0]
+            part_key = np.full(len(part), f"{scheme}: {key}", dtype=object)
+            partner_folds.append((part, part_eta, kappa_rows(scales)[part], part_key))
     idx = np.concatenate(order)
     timed = with_compute_ratio(terms, kappa)
     df = rows.iloc[idx][PREDICTION_ID_COLUMNS].copy()
@@ -375,14 +372,11 @@ def validate_against_mlperf(
     df = df.reset_index(drop=True)
     df["ape_pct"] = (df["predicted"] / df["measured"] - 1.0).abs() * 100.0
     if partners:
-        pidx = np.concatenate(partner_idx) if partner_idx else np.array([], dtype=int)
-        pk = np.concatenate(partner_kappa) if partner_kappa else np.array([])
+        pidx, peta, pk, pkey = (np.concatenate(parts) for parts in zip(*partner_folds, strict=True))
         pt = with_compute_ratio(subset_terms(terms, pidx), pk)
         pdf = rows.iloc[pidx][PREDICTION_ID_COLUMNS].copy()
-        pdf["predicted"] = _predict_terms(pt, np.concatenate(partner_eta) if partner_eta else pk)
-        pdf["holdout"] = (
-            [f"{scheme}: {k}" for k in np.concatenate(partner_key)] if len(pidx) else []
-        )
+        pdf["predicted"] = _predict_terms(pt, peta)
+        pdf["holdout"] = pkey
         pdf["factor_level"] = ""
         pdf["workload_fallback"] = ""
         pdf["ape_pct"] = (pdf["predicted"] / pdf["measured"] - 1.0).abs() * 100.0

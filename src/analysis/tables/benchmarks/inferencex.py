@@ -7,6 +7,17 @@ from analysis.schema import Col, Table
 from analysis.tables.benchmarks.mlperf import ACCESSED_COL
 from analysis.tables.sources import source_id_col
 
+#: Prompt and answer lengths, the same in the sweeps and on the published pages.
+ISL_COL = Col(
+    "isl",
+    "int",
+    "Nominal input length (real lengths vary around it)",
+    unit="tokens",
+    gt=0,
+    le=1_000_000,
+)
+OSL_COL = Col("osl", "int", "Nominal output length", unit="tokens", gt=0, le=1_000_000)
+
 #: Access date of a page read by hand (its stored copy).
 ACCESSED_ON_PAGE_COL = Col("accessed", "date", "Day the page's stored copy was read")
 
@@ -97,15 +108,8 @@ INFERENCEX = Table(
         ),
         Col("num_prefill_gpu", "int", "GPUs of the prefill phase", unit="GPUs", ge=0, le=4096),
         Col("num_decode_gpu", "int", "GPUs of the decode phase", unit="GPUs", ge=1, le=4096),
-        Col(
-            "isl",
-            "int",
-            "Nominal input length (real lengths vary around it)",
-            unit="tokens",
-            gt=0,
-            le=1_000_000,
-        ),
-        Col("osl", "int", "Nominal output length", unit="tokens", gt=0, le=1_000_000),
+        ISL_COL,
+        OSL_COL,
         Col("conc", "int", "Maximum concurrent requests of the load generator", ge=1, le=1_000_000),
         Col(
             "tput_per_gpu",
@@ -194,8 +198,8 @@ INFERENCEX_PUBLISHED = Table(
         Col("accelerator", "str", "Canonical accelerator id", isin=INFERENCEX_ACCELERATORS),
         Col("vendor", "str", "Accelerator vendor", isin=ids.VENDORS),
         Col("precision", "str", "Weight precision as the page labels it", isin=("fp8", "fp4")),
-        Col("isl", "int", "Nominal input length", unit="tokens", gt=0, le=1_000_000),
-        Col("osl", "int", "Nominal output length", unit="tokens", gt=0, le=1_000_000),
+        ISL_COL,
+        OSL_COL,
         # 55-139 tokens/s per user on the pages; 10x headroom.
         Col(
             "interactivity_tok_s_user",
