@@ -120,6 +120,15 @@ def print_inferencex_validation(
             "remove)",
             inference_latency.error_budget(ix),
         )
+    from analysis.inference import attainability
+
+    _print_frame(
+        console,
+        "InferenceX, report's serving model fitted on every sweep (in-sample): its error as "
+        "each group's efficiency level is given (a floor for the held-out scheme; last "
+        "columns: FP8/FP4 ratio error at matched interactivity)",
+        attainability.attainable_floor(),
+    )
     _print_frame(
         console,
         "InferenceX measured prefill rate (a measurement no model reads): two-point TTFT "

@@ -451,6 +451,7 @@ def fp8_fp4_ratio(
     accelerators: Sequence[str] = RATIO_ACCELERATORS,
     *,
     inputs: Inputs | None = None,
+    matches: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """FP8/FP4 throughput ratio at matched interactivity, measured and modelled.
 
@@ -471,6 +472,8 @@ def fp8_fp4_ratio(
     roofline terms (``terms_points``, default :func:`prepare`, whose shape saw every cell)
     at the fp4 cell's median held-out efficiency. Columns: accelerator, framework, isl, osl,
     decode_tp, date, interactivity, measured_ratio, predicted_ratio, ratio_err_pct.
+    ``matches``: :func:`fp8_fp4_matches` of ``df`` on ``"measured"`` when already at hand
+    (it depends on the measurements only; computed when None).
     """
     cache: list[dict[str, np.ndarray]] = []
 
@@ -483,7 +486,7 @@ def fp8_fp4_ratio(
     rows = []
     keys = list(RATIO_KEYS)
     twins = "predicted_fp4" in df.columns
-    match = fp8_fp4_matches(df, "measured", accelerators)
+    match = fp8_fp4_matches(df, "measured", accelerators) if matches is None else matches
     for key, g in df[df["accelerator"].isin(list(accelerators))].groupby(keys):
         f4 = g[(g["precision"] == "fp4") & g["measured"].notna()]
         f8 = g[(g["precision"] == "fp8") & g.index.isin(match.index)]
