@@ -175,15 +175,16 @@ def attainable_floor(inputs: Inputs | None = None) -> pd.DataFrame:
     shape = fitted_shape(inputs)
     pts, terms = prepare(ix, specs, models, shape)
     flat = _point_arrays(terms)
-    twins = _twins(pts, specs)
+    # The measured side of every row's FP8/FP4 ratios and the fp4 twins it names
+    # (measurements only: computed once).
+    matches = fp8_fp4_matches(pts.assign(measured=pts["output_tput_per_gpu"]), "measured")
+    twins = _twins(pts, specs, matches)
     tw_frame = twins.reset_index(drop=True)
     flat_tw = _point_arrays(point_terms(tw_frame, specs, models, shape))
     tau = pts["median_tpot_ms"].to_numpy(float)
     tau_tw = tw_frame["median_tpot_ms"].to_numpy(float)
     fitted = sweep_fit.fit_level(pts)
     cell = (pts["accelerator"] + " x " + pts["precision"]).to_numpy()
-    # The measured side of every row's FP8/FP4 ratios (measurements only: computed once).
-    matches = fp8_fp4_matches(pts.assign(measured=pts["output_tput_per_gpu"]), "measured")
     rows = []
     for label, _, how in FLOOR_LEVELS:
         if how == "fit":

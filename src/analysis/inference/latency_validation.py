@@ -128,13 +128,17 @@ def fp8_fp4_matches(
     return pd.DataFrame(out, columns=["row", *cols]).set_index("row")[cols]
 
 
-def _twins(pts: pd.DataFrame, specs: pd.DataFrame) -> pd.DataFrame:
+def _twins(
+    pts: pd.DataFrame, specs: pd.DataFrame, match: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """The model's fp4 twin of each matched fp8 point of :data:`RATIO_ACCELERATORS`.
 
     The fp8 point's engine at fp4, in the configuration it is scored against
-    (:func:`fp8_fp4_matches`: its own, else the day's best).
+    (:func:`fp8_fp4_matches`: its own, else the day's best; ``match`` when already at
+    hand, computed on ``output_tput_per_gpu`` when None).
     """
-    match = fp8_fp4_matches(pts, "output_tput_per_gpu")
+    if match is None:
+        match = fp8_fp4_matches(pts, "output_tput_per_gpu")
     tw = pts.loc[match.index].copy()
     tw["precision"] = "fp4"
     for c in RATIO_CONFIG:
@@ -487,6 +491,8 @@ def fp8_fp4_ratio(
     keys = list(RATIO_KEYS)
     twins = "predicted_fp4" in df.columns
     match = fp8_fp4_matches(df, "measured", accelerators) if matches is None else matches
+    if twins:
+        return _twin_ratios(df, match, accelerators)
     for key, g in df[df["accelerator"].isin(list(accelerators))].groupby(keys):
         f4 = g[(g["precision"] == "fp4") & g["measured"].notna()]
         f8 = g[(g["precision"] == "fp8") & g.index.isin(match.index)]
@@ -516,6 +522,33 @@ def fp8_fp4_ratio(
         return out
     out["ratio_err_pct"] = (out["predicted_ratio"] / out["measured_ratio"] - 1.0).abs() * 100
     return out.drop(columns="row")
+
+
+def _twin_ratios(
+    df: pd.DataFrame, match: pd.DataFrame, accelerators: Sequence[str]
+) -> pd.DataFrame:
+    """:func:`fp8_fp4_ratio` of a frame with ``predicted_fp4`` (vectorized; same rows).
+
+    Each matched fp8 point whose fp4 twin has a prediction, in the order of its
+    :data:`RATIO_KEYS` group, then of the frame.
+    """
+    keys = list(RATIO_KEYS)
+    sel = df[
+        df["accelerator"].isin(list(accelerators))
+        & (df["precision"] == "fp8")
+        & df.index.isin(match.index)
+    ].dropna(subset=keys)
+    sel = sel[np.isfinite(sel["predicted_fp4"].to_numpy(float))]
+    if sel.empty:
+        return pd.DataFrame()
+    # Plain column types (as the row-by-row path builds them), then the group order.
+    out = pd.DataFrame({k: sel[k].tolist() for k in keys}, index=sel.index)
+    out["interactivity"] = 1000.0 / sel["median_tpot_ms"].astype(float)
+    out["measured_ratio"] = sel["measured"].astype(float) / match.loc[sel.index, "fp4"]
+    out["predicted_ratio"] = sel["predicted"].astype(float) / sel["predicted_fp4"].astype(float)
+    out = out.sort_values(keys, kind="stable").reset_index(drop=True)
+    out["ratio_err_pct"] = (out["predicted_ratio"] / out["measured_ratio"] - 1.0).abs() * 100
+    return out
 
 
 def _point_arrays(terms: dict[str, Any]) -> dict[str, np.ndarray]:
