@@ -31,6 +31,11 @@ BUDGET_LEVELS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+#: The ``holdout`` of a frame fitted and scored on every point
+#: (:func:`analysis.inference.latency_validation.fit_serving_model`).
+IN_SAMPLE = "none (in-sample)"
+
+
 def loo_median(values: np.ndarray) -> np.ndarray:
     """Each value's leave-one-out median: the median of the other values (NaN when alone).
 
@@ -60,7 +65,9 @@ def loo_median(values: np.ndarray) -> np.ndarray:
 def error_budget(df: pd.DataFrame) -> pd.DataFrame:
     """Where the held-out error sits: the median APE left when a group's level is known.
 
-    ``df`` is either validation's output. For each grouping of :data:`BUDGET_LEVELS` each
+    ``df`` is either validation's output, or the in-sample fit's
+    (:func:`analysis.inference.latency_validation.fit_serving_model`; its first row is then
+    the fit's own error). For each grouping of :data:`BUDGET_LEVELS` each
     point's error (log of predicted over measured, at the measured median TPOT) is taken
     relative to the median error of the *other* points of its group (:func:`loo_median`),
     as if the model had that group's efficiency from its other measurements, and the
@@ -90,8 +97,11 @@ def error_budget(df: pd.DataFrame) -> pd.DataFrame:
     ok = df[np.isfinite(df["predicted"]) & np.isfinite(df["measured"])]
     err = np.log(ok["predicted"].to_numpy(float) / ok["measured"].to_numpy(float))
     vendor = ok["vendor"].to_numpy(object)
+    in_sample = "holdout" in df.columns and len(df) > 0 and bool((df["holdout"] == IN_SAMPLE).all())
     rows = []
-    for label, cols in BUDGET_LEVELS:
+    for i, (label, cols) in enumerate(BUDGET_LEVELS):
+        if i == 0 and in_sample:
+            label = "as fitted on every point (no level given)"
         left = err.copy()
         groups = 1
         if cols:

@@ -71,6 +71,7 @@ from analysis.inference.latency import (
     select,
     throughput_at_tpot,
 )
+from analysis.inference.latency_diagnostics import IN_SAMPLE, error_budget
 from analysis.inference.roofline import (
     ROOFLINE_SHAPE,
     precision_class,
@@ -160,16 +161,16 @@ MODEL_LABELS: dict[str, str] = {
 
 
 def _frame(
-    pts: pd.DataFrame, cell: np.ndarray, pred: np.ndarray, eta: np.ndarray, tpot: np.ndarray
+    pts: pd.DataFrame, holdout: np.ndarray, pred: np.ndarray, eta: np.ndarray, tpot: np.ndarray
 ) -> pd.DataFrame:
-    """The per-point output columns shared by both validations."""
+    """The per-point output columns shared by both validations (``holdout``: each fold's name)."""
     cols = ["accelerator", "vendor", "precision", "framework", "isl", "osl", "conc"]
     cols += ["decode_tp", "decode_ep", "decode_dp_attention", "median_tpot_ms", "date", "run_url"]
     out = pts[cols].copy()
     out["measured"] = pts["output_tput_per_gpu"].to_numpy(float)
     out["predicted"] = pred
     out["ape_pct"] = (out["predicted"] / out["measured"] - 1.0).abs() * 100.0
-    out["holdout"] = ["accelerator x precision: " + k for k in cell]
+    out["holdout"] = holdout
     out["eta"] = eta
     out["predicted_tpot_ms"] = tpot
     out["tpot_ape_pct"] = (out["predicted_tpot_ms"] / out["median_tpot_ms"] - 1.0).abs() * 100.0
@@ -196,47 +197,108 @@ def validate_serving_model(
     shape and level of the fold that held the fp4 cell out).
     """
     ix, specs, models = _load(ix, specs, models, inputs)
-    pts = select(ix, specs, models)
-    twins = _twins(pts, specs)
-    base = point_terms(pts, specs, models, ROOFLINE_SHAPE)
-    cell = (pts["accelerator"] + " x " + pts["precision"]).to_numpy()
-    cell_tw = (twins["accelerator"] + " x " + twins["precision"]).to_numpy()
-    eta = np.full(len(pts), np.nan)
-    pred = np.full(len(pts), np.nan)
-    pred_tw = np.full(len(twins), np.nan)
-    tpot = np.full(len(pts), np.nan)
-    tau = pts["median_tpot_ms"].to_numpy(float)
-    tau_tw = twins["median_tpot_ms"].to_numpy(float)
-    for key in sorted(set(cell)):
-        test = cell == key
-        train = ~test
-        # The shape and the level both from the other cells only.
+    return _ServingFolds(ix, specs, models).held_out()
+
+
+def fit_serving_model(
+    ix: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """The report's serving model fitted on every point and scored on the same points.
+
+    The in-sample counterpart of :func:`validate_serving_model` (same columns; ``holdout``
+    is :data:`analysis.inference.latency_diagnostics.IN_SAMPLE`): one fit of the shape
+    and the level on every cell, each point then predicted at its measured median TPOT.
+    A held-out fold sees less than this fit, so it is seldom better on the whole: the gap
+    says how much of the held-out error comes from holding cells out and how much is the
+    model's own. :func:`analysis.inference.latency_diagnostics.error_budget` takes it
+    apart as it does the held-out frame.
+
+    On the bundled sweeps (validate-models, 2026-12-06): 27.3 % (AMD 36.2, NVIDIA 23.0)
+    against 32.2 % held out; FP8/FP4 ratio error MI355X 24.2 %, B200 21.0 % (held out 21.4
+    and 7.8: a fold's level can land nearer a ratio than the fit of every point does).
+    Its error budget (the same function as the held-out one's): a level per accelerator x
+    precision from the cell's other points 27.7 %, per lengths 24.3 %, per engine
+    configuration over its run dates 20.1 % (AMD 30.7, NVIDIA 12.4). So the held-out bar
+    of 20 % lies below what this shape and level structure reach with every cell fitted:
+    meeting it takes a level per engine configuration (lengths, stack, layout) that
+    carries to a cell the model has not seen, not a better way of holding cells out.
+    Examined (one-off, 2026-12-06, not kept): each held-out cell given its own level plus
+    configuration effects (stack, lengths, TP, expert parallelism, attention layout)
+    estimated on the other cells lands at 25.4-29.9 % depending on the estimator (median
+    backfitting at 1 to 200 passes, least squares), against 28.2 % with the cell's level
+    alone (both in-sample shape, levels from implied efficiencies): not a robust gain.
+    """
+    ix, specs, models = _load(ix, specs, models, inputs)
+    return _ServingFolds(ix, specs, models).in_sample()
+
+
+def _fold_names(cell: np.ndarray) -> np.ndarray:
+    """The ``holdout`` label of each point of a held-out accelerator x precision cell."""
+    return np.array(["accelerator x precision: " + k for k in cell], dtype=object)
+
+
+class _ServingFolds:
+    """The serving model's points, fp4 twins and terms, fitted and scored per fold."""
+
+    def __init__(self, ix: pd.DataFrame, specs: pd.DataFrame, models: pd.DataFrame) -> None:
+        self.specs, self.models = specs, models
+        self.pts = select(ix, specs, models)
+        self.twins = _twins(self.pts, specs)
+        self.base = point_terms(self.pts, specs, models, ROOFLINE_SHAPE)
+        self.cell = (self.pts["accelerator"] + " x " + self.pts["precision"]).to_numpy()
+        self.cell_tw = (self.twins["accelerator"] + " x " + self.twins["precision"]).to_numpy()
+        self.eta = np.full(len(self.pts), np.nan)
+        self.pred = np.full(len(self.pts), np.nan)
+        self.pred_tw = np.full(len(self.twins), np.nan)
+        self.tpot = np.full(len(self.pts), np.nan)
+
+    def held_out(self) -> pd.DataFrame:
+        """Each accelerator x precision cell predicted from the others."""
+        for key in sorted(set(self.cell)):
+            self._fold(self.cell != key, self.cell == key, self.cell_tw == key)
+        return self._out(_fold_names(self.cell))
+
+    def in_sample(self) -> pd.DataFrame:
+        """Every point predicted from a fit of every point."""
+        every = np.ones(len(self.pts), dtype=bool)
+        self._fold(every, every, np.ones(len(self.twins), dtype=bool))
+        return self._out(np.full(len(self.pts), IN_SAMPLE, dtype=object))
+
+    def _fold(self, train: np.ndarray, test: np.ndarray, tw: np.ndarray) -> None:
+        pts, specs, models = self.pts, self.specs, self.models
+        tau = pts["median_tpot_ms"].to_numpy(float)
+        # The shape and the level both from the train points only.
         sub = {
             k: ({q: a[train] for q, a in v.items()} if isinstance(v, dict) else v[train])
-            for k, v in base.items()
+            for k, v in self.base.items()
         }
         shape = fit_shape(pts[train].reset_index(drop=True), sub)
-        terms = point_terms(pts, specs, models, shape)
+        flat = _point_arrays(point_terms(pts, specs, models, shape))
         tr = pts[train].copy()
-        flat = _point_arrays(terms)
         tr["eta"] = implied_eta(tr, {k: v[train] for k, v in flat.items()})
         fitted = sweep_fit.fit_level(tr)
-        eta[test] = sweep_fit.predict_level(pts[test], fitted)
+        self.eta[test] = sweep_fit.predict_level(pts[test], fitted)
         t_test = {k: v[test] for k, v in flat.items()}
-        pred[test] = throughput_at_tpot(t_test, eta[test], tau[test])
-        tpot[test] = (t_test["own_fixed"] + t_test["own_scaled"] / eta[test]) * 1e3
-        tw = cell_tw == key
+        self.pred[test] = throughput_at_tpot(t_test, self.eta[test], tau[test])
+        self.tpot[test] = (t_test["own_fixed"] + t_test["own_scaled"] / self.eta[test]) * 1e3
         if tw.any():
-            # The fp8 points' engines at fp4, from the fold that held the fp4 cell out.
-            sub_tw = twins[tw].reset_index(drop=True)
-            t_tw = point_terms(sub_tw, specs, models, shape)
-            flat_tw = _point_arrays(t_tw)
+            # The fp8 points' engines at fp4, from the fit that did not see the fp4 cell
+            # (held out) or saw every cell (in-sample).
+            sub_tw = self.twins[tw].reset_index(drop=True)
+            flat_tw = _point_arrays(point_terms(sub_tw, specs, models, shape))
             e_tw = sweep_fit.predict_level(sub_tw, fitted)
-            pred_tw[tw] = throughput_at_tpot(flat_tw, e_tw, tau_tw[tw])
-    out = _frame(pts, cell, pred, eta, tpot)
-    out["predicted_fp4"] = np.nan
-    out.loc[twins.index, "predicted_fp4"] = pred_tw
-    return out.reset_index(drop=True)
+            tau_tw = sub_tw["median_tpot_ms"].to_numpy(float)
+            self.pred_tw[tw] = throughput_at_tpot(flat_tw, e_tw, tau_tw)
+
+    def _out(self, holdout: np.ndarray) -> pd.DataFrame:
+        out = _frame(self.pts, holdout, self.pred, self.eta, self.tpot)
+        out["predicted_fp4"] = np.nan
+        out.loc[self.twins.index, "predicted_fp4"] = self.pred_tw
+        return out.reset_index(drop=True)
 
 
 def validate(
@@ -311,7 +373,7 @@ def validate_sweep_model(
             t_tw = sweep_fit.shaped_terms(sweep_fit.subset(raw_tw, tw), shape)
             e_tw = sweep_fit.predict_level(twins[tw], fitted)
             pred_tw[tw] = throughput_at_tpot(t_tw, e_tw, tau_tw[tw])
-    out = _frame(pts, cell, pred, eta, tpot)
+    out = _frame(pts, _fold_names(cell), pred, eta, tpot)
     out["predicted_fp4"] = np.nan
     out.loc[twins.index, "predicted_fp4"] = pred_tw
     return out.reset_index(drop=True)
@@ -476,8 +538,9 @@ def fp8_fp4_ratio(
     roofline terms (``terms_points``, default :func:`prepare`, whose shape saw every cell)
     at the fp4 cell's median held-out efficiency. Columns: accelerator, framework, isl, osl,
     decode_tp, date, interactivity, measured_ratio, predicted_ratio, ratio_err_pct.
-    ``matches``: :func:`fp8_fp4_matches` of ``df`` on ``"measured"`` when already at hand
-    (it depends on the measurements only; computed when None).
+    ``matches``: :func:`fp8_fp4_matches` of ``df`` on ``"measured"`` for (at least)
+    ``accelerators`` when already at hand (it depends on the measurements only; computed
+    when None); an fp8 point it does not match is left out.
     """
     cache: list[dict[str, np.ndarray]] = []
 
@@ -493,21 +556,17 @@ def fp8_fp4_ratio(
     match = fp8_fp4_matches(df, "measured", accelerators) if matches is None else matches
     if twins:
         return _twin_ratios(df, match, accelerators)
+    # An old frame: each fp4 prediction from the fp4 cell's first point and median level.
     for key, g in df[df["accelerator"].isin(list(accelerators))].groupby(keys):
         f4 = g[(g["precision"] == "fp4") & g["measured"].notna()]
         f8 = g[(g["precision"] == "fp8") & g.index.isin(match.index)]
         if f8.empty:
             continue
-        if not twins:
-            eta4 = float(np.median(f4["eta"]))
-            idx4 = f4.sort_values("median_tpot_ms").index[0]
+        eta4 = float(np.median(f4["eta"]))
+        idx4 = f4.sort_values("median_tpot_ms").index[0]
         for i, r in f8.iterrows():
-            pred4 = float(r["predicted_fp4"]) if twins else np.nan
-            if twins and not np.isfinite(pred4):
-                continue
-            if not twins:
-                sub = {k: v[[idx4]] for k, v in _point_arrays(terms()).items()}
-                pred4 = float(throughput_at_tpot(sub, np.array([eta4]), [r["median_tpot_ms"]])[0])
+            sub = {k: v[[idx4]] for k, v in _point_arrays(terms()).items()}
+            pred4 = float(throughput_at_tpot(sub, np.array([eta4]), [r["median_tpot_ms"]])[0])
             rows.append(
                 {
                     **dict(zip(keys, key, strict=True)),
@@ -668,4 +727,25 @@ def comparison_note(comparison: pd.DataFrame) -> str:
         "other cells' sweeps (the tiers take theirs from MLPerf: their own path is scored "
         "next). "
         f"The {MODEL_LABELS['sweep']} scores {part('sweep')} on the same folds."
+    )
+
+
+def in_sample_note(fitted: pd.DataFrame, held_out: pd.DataFrame) -> str:
+    """One sentence: the serving model's error fitted on every point beside held out.
+
+    ``fitted``: :func:`fit_serving_model`; ``held_out``: :func:`validate_serving_model`.
+    Also the in-sample error left with each engine configuration's level from its other
+    points (:func:`analysis.inference.latency_diagnostics.error_budget`'s last row).
+    """
+
+    def overall(df: pd.DataFrame) -> float:
+        s = summary(df).set_index("vendor")
+        return float(s.at["overall", "median_ape_pct"])
+
+    budget = error_budget(fitted)
+    config = float(budget["overall_median_ape_pct"].iloc[-1])
+    return (
+        f"Fitted on every point and scored on the same points, the serving model's median "
+        f"error is {overall(fitted):.1f}% (held out: {overall(held_out):.1f}%); with each "
+        f"engine configuration's level taken from its other points it is {config:.1f}%."
     )
