@@ -230,10 +230,9 @@ Markdown(latency_validation.comparison_note(ix_models))
 # for AMD above all, within one configuration.
 
 # %%
-charts.table(
-    latency_diagnostics.error_budget(ix_serving),
-    "inference-inferencex-error-budget",
-    columns={
+# Both error budgets (held out, and in-sample below) show the same columns.
+budget_table = {
+    "columns": {
         "level": "Efficiency level from the group's other points",
         "groups": "Groups",
         "points": "Points scored",
@@ -241,9 +240,14 @@ charts.table(
         "NVIDIA_median_ape_pct": "NVIDIA median APE (%)",
         "overall_median_ape_pct": "Overall median APE (%)",
     },
-    decimals={"groups": 0, "points": 0, "AMD_median_ape_pct": 1, "NVIDIA_median_ape_pct": 1,
-              "overall_median_ape_pct": 1},
-    wide_text=("level",),
+    "decimals": {"groups": 0, "points": 0, "AMD_median_ape_pct": 1, "NVIDIA_median_ape_pct": 1,
+                 "overall_median_ape_pct": 1},
+    "wide_text": ("level",),
+}
+charts.table(
+    latency_diagnostics.error_budget(ix_serving),
+    "inference-inferencex-error-budget",
+    **budget_table,
 )
 
 # %%
@@ -252,18 +256,8 @@ ix_fitted = latency_validation.fit_serving_model()
 charts.table(
     latency_diagnostics.error_budget(ix_fitted),
     "inference-inferencex-error-budget-in-sample",
-    columns={
-        "level": "Efficiency level from the group's other points",
-        "groups": "Groups",
-        "points": "Points scored",
-        "AMD_median_ape_pct": "AMD median APE (%)",
-        "NVIDIA_median_ape_pct": "NVIDIA median APE (%)",
-        "overall_median_ape_pct": "Overall median APE (%)",
-    },
-    decimals={"groups": 0, "points": 0, "AMD_median_ape_pct": 1, "NVIDIA_median_ape_pct": 1,
-              "overall_median_ape_pct": 1},
     caption=latency_validation.in_sample_note(ix_fitted, ix_serving),
-    wide_text=("level",),
+    **budget_table,
 )
 
 # %% [markdown]
