@@ -66,6 +66,11 @@ def _validation() -> dict[str, Any]:
         out[f"fp8_fp4_ratio{suffix}"] = _frame(
             inference_latency.ratio_summary(inference_latency.fp8_fp4_ratio(ix))
         )
+    fitted = inference_latency.fit_serving_model()
+    out["inferencex_in_sample"] = _frame(inference_latency.summary(fitted))
+    out["fp8_fp4_ratio_in_sample"] = _frame(
+        inference_latency.ratio_summary(inference_latency.fp8_fp4_ratio(fitted))
+    )
     out["training_mlperf"] = _frame(training.validation_summary(training.validate_against_mlperf()))
     pred = training.validate_training_model()
     out["training_schemes"] = _frame(training.validation_scheme_summary(pred))

@@ -65,13 +65,17 @@ def print_model_validation(console: Console) -> None:
 
 
 def print_inferencex_validation(
-    console: Console, runs: Mapping[str, pd.DataFrame] | None = None
+    console: Console,
+    runs: Mapping[str, pd.DataFrame] | None = None,
+    fitted: pd.DataFrame | None = None,
 ) -> None:
     """Both models' InferenceX held-out error, each table named by its model.
 
     ``runs``: ``{"serving": validate_serving_model(), "sweep": validate_sweep_model()}``
     (computed when None). The report's serving model is the one the tiers use; the sweep
     model is a validated candidate they do not use (``inference_latency.MODEL_LABELS``).
+    ``fitted``: the serving model fitted on every point and scored in-sample
+    (``fit_serving_model()``, computed when None), printed after the held-out tables.
     """
     from analysis import inference_latency
 
@@ -120,10 +124,11 @@ def print_inferencex_validation(
             "remove)",
             inference_latency.error_budget(ix),
         )
-    fitted = inference_latency.fit_serving_model()
+    if fitted is None:
+        fitted = inference_latency.fit_serving_model()
     _print_frame(
         console,
-        "InferenceX, report's serving model fitted on every point and scored on the same "
+        f"InferenceX, {labels['serving']} fitted on every point and scored on the same "
         "points (in-sample: what holding cells out is measured against)",
         inference_latency.summary(fitted),
     )

@@ -36,6 +36,11 @@ BUDGET_LEVELS: tuple[tuple[str, tuple[str, ...]], ...] = (
 IN_SAMPLE = "none (in-sample)"
 
 
+def _is_in_sample(df: pd.DataFrame) -> bool:
+    """Whether ``df`` is the in-sample fit's frame (every point's ``holdout`` :data:`IN_SAMPLE`)."""
+    return "holdout" in df.columns and len(df) > 0 and bool((df["holdout"] == IN_SAMPLE).all())
+
+
 def loo_median(values: np.ndarray) -> np.ndarray:
     """Each value's leave-one-out median: the median of the other values (NaN when alone).
 
@@ -97,10 +102,9 @@ def error_budget(df: pd.DataFrame) -> pd.DataFrame:
     ok = df[np.isfinite(df["predicted"]) & np.isfinite(df["measured"])]
     err = np.log(ok["predicted"].to_numpy(float) / ok["measured"].to_numpy(float))
     vendor = ok["vendor"].to_numpy(object)
-    in_sample = "holdout" in df.columns and len(df) > 0 and bool((df["holdout"] == IN_SAMPLE).all())
     rows = []
     for i, (label, cols) in enumerate(BUDGET_LEVELS):
-        if i == 0 and in_sample:
+        if i == 0 and _is_in_sample(df):
             label = "as fitted on every point (no level given)"
         left = err.copy()
         groups = 1
