@@ -628,6 +628,8 @@ def test_ratio_baselines_by_hand():
             "predicted_ratio": [0.5, 0.5, 0.5, 0.5, 0.5],
         }
     )
+    # as fp8_fp4_ratio gives it
+    ratios["ratio_err_pct"] = (ratios["predicted_ratio"] / ratios["measured_ratio"] - 1).abs() * 100
     got = inference_latency.ratio_baselines(ratios).iloc[0]
     # model: |0.5/r - 1| = 0, 0.5, 0, 0.25, 0 -> median 0
     assert got["model_pct"] == pytest.approx(0.0)

@@ -79,7 +79,7 @@ from analysis.inference.roofline import (
     precision_class,
 )
 from analysis.inference.validation import validation_summary
-from analysis.inputs import Inputs
+from analysis.inputs import Inputs, resolve
 
 #: What makes a day's fp4 sweep of an fp8 point's engine (:func:`fp8_fp4_matches`).
 RATIO_KEYS = ("accelerator", "framework", "isl", "osl", "decode_tp", "date")
@@ -194,8 +194,7 @@ def validate_serving_model(
     :func:`validate_sweep_model` (``predicted_fp4``: each fp8 point's engine at fp4, at the
     shape and level of the fold that held the fp4 cell out).
     """
-    ix, specs, models = _load(ix, specs, models, inputs)
-    return _ServingFolds(ix, specs, models).held_out()
+    return _serving_folds(ix, specs, models, inputs).held_out()
 
 
 def fit_serving_model(
@@ -234,8 +233,27 @@ def fit_serving_model(
     alone (both on the in-sample shape, levels from implied efficiencies): not a robust
     gain.
     """
-    ix, specs, models = _load(ix, specs, models, inputs)
-    return _ServingFolds(ix, specs, models).in_sample()
+    return _serving_folds(ix, specs, models, inputs).in_sample()
+
+
+def _serving_folds(
+    ix: pd.DataFrame | None,
+    specs: pd.DataFrame | None,
+    models: pd.DataFrame | None,
+    inputs: Inputs | None,
+) -> _ServingFolds:
+    """The points, twins and terms both serving-model scorings share; built once per inputs.
+
+    With no frame given they come from ``inputs`` and are memoized on it, so the held-out
+    folds and the in-sample fit (chapter 30, ``validate-models``) select the points, match
+    the fp4 twins and time the roofline terms once.
+    """
+    if ix is None and specs is None and models is None:
+        inp = resolve(inputs)
+        return inp.derived(
+            "inference.serving_folds", lambda: _ServingFolds(*_load(None, None, None, inp))
+        )
+    return _ServingFolds(*_load(ix, specs, models, inputs))
 
 
 def _holdout_labels(cell: np.ndarray) -> np.ndarray:

@@ -364,26 +364,21 @@ def validate_against_mlperf(
             partner_folds.append((part, part_eta, kappa_rows(scales)[part], part_key))
     idx = np.concatenate(order)
     timed = with_compute_ratio(terms, kappa)
-    df = rows.iloc[idx][PREDICTION_ID_COLUMNS].copy()
-    df["predicted"] = _predict_terms({k: v[idx] for k, v in timed.items()}, etas[idx])
-    df["holdout"] = [f"{scheme}: {k}" for k in keys[idx]]
-    df["factor_level"] = levels[idx]
-    df["workload_fallback"] = fallback[idx]
-    df = df.reset_index(drop=True)
-    df["ape_pct"] = (df["predicted"] / df["measured"] - 1.0).abs() * 100.0
+    df = _prediction_frame(
+        rows,
+        idx,
+        {k: v[idx] for k, v in timed.items()},
+        etas[idx],
+        holdout=np.array([f"{scheme}: {k}" for k in keys[idx]], dtype=object),
+        factor_level=levels[idx],
+        workload_fallback=fallback[idx],
+    )
     if partners:
         pidx, peta, pk, pkey = (np.concatenate(parts) for parts in zip(*partner_folds, strict=True))
-        pt = with_compute_ratio(subset_terms(terms, pidx), pk)
-        pdf = rows.iloc[pidx][PREDICTION_ID_COLUMNS].copy()
-        pdf["predicted"] = _predict_terms(pt, peta)
-        pdf["holdout"] = pkey
-        pdf["factor_level"] = ""
-        pdf["workload_fallback"] = ""
-        pdf["ape_pct"] = (pdf["predicted"] / pdf["measured"] - 1.0).abs() * 100.0
-        df = pd.concat(
-            [df.assign(partner=False), pdf.reset_index(drop=True).assign(partner=True)],
-            ignore_index=True,
+        pdf = _prediction_frame(
+            rows, pidx, with_compute_ratio(subset_terms(terms, pidx), pk), peta, holdout=pkey
         )
+        df = pd.concat([df.assign(partner=False), pdf.assign(partner=True)], ignore_index=True)
     out_cols = [
         "round",
         "accelerator",
@@ -408,6 +403,31 @@ def validate_against_mlperf(
         )
         .reset_index(drop=True)
     )
+
+
+def _prediction_frame(
+    rows: pd.DataFrame,
+    idx: np.ndarray,
+    terms: Mapping[str, Any],
+    etas: np.ndarray,
+    *,
+    holdout: np.ndarray,
+    factor_level: np.ndarray | str = "",
+    workload_fallback: np.ndarray | str = "",
+) -> pd.DataFrame:
+    """One row per prediction: its MLPerf row's identity, the prediction, its fold, APE.
+
+    ``terms``: the model terms of the rows ``idx`` (in that order) at their compute ratio;
+    ``etas`` their efficiencies. A partner row (fitted in its fold) has no factor level or
+    workload fallback of its own: empty.
+    """
+    df = rows.iloc[idx][PREDICTION_ID_COLUMNS].reset_index(drop=True)
+    df["predicted"] = _predict_terms(terms, etas)
+    df["holdout"] = holdout
+    df["factor_level"] = factor_level
+    df["workload_fallback"] = workload_fallback
+    df["ape_pct"] = (df["predicted"] / df["measured"] - 1.0).abs() * 100.0
+    return df
 
 
 def validation_fallbacks(df: pd.DataFrame) -> pd.DataFrame:
