@@ -82,7 +82,16 @@ def with_compute_ratio(t: Mapping[str, np.ndarray], kappa: Any) -> dict[str, np.
 
 
 def subset_terms(t: Mapping[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
-    """Row terms (:func:`_row_terms`) of the rows ``rows`` (pieces keep their piece axis)."""
+    """Row terms (:func:`_row_terms`) of the rows ``rows`` (pieces keep their piece axis).
+
+    Every row in order (what :class:`analysis.inference.compute_ratio.EtaTable` asks for
+    at each of its grid ratios) gives the arrays themselves, not copies: the terms are
+    only read, and copying them all took 0.1 s a call (4.4 s of chapter 30 before).
+    """
+    idx = np.asarray(rows)
+    every = next((v.shape[1] if k in _PIECE_SCALED else len(v) for k, v in t.items()), 0)
+    if idx.dtype.kind in "iu" and np.array_equal(idx, np.arange(every)):
+        return dict(t)
     return {k: (v[:, rows] if k in _PIECE_SCALED else v[rows]) for k, v in t.items()}
 
 

@@ -111,24 +111,37 @@ def fp8_fp4_matches(
         for c, f in f4.groupby([cfg.loc[f4.index, k] for k in config]) if config else [((), f4)]:
             if len(f) >= 2:
                 curves[c if isinstance(c, tuple) else (c,)] = _log_curve(f, value)
-        for i, r in g[g["precision"] == "fp8"].iterrows():
-            x = np.log(1000.0 / r["median_tpot_ms"])
-            inside = {
-                c: np.interp(x, *xy) for c, xy in curves.items() if xy[0][0] <= x <= xy[0][-1]
-            }
-            if not inside:
-                continue
-            own = tuple(cfg.loc[i, k] for k in config)
-            pick = own if own in inside else max(inside, key=lambda c: inside[c])
-            out.append(
-                {
-                    "row": i,
-                    "fp4": float(np.exp(inside[pick])),
-                    **dict(zip(config, pick, strict=True)),
-                }
+        f8 = g[g["precision"] == "fp8"]
+        if f8.empty or not curves:
+            continue
+        x = np.log(1000.0 / f8["median_tpot_ms"].to_numpy(float))
+        own = cfg.loc[f8.index].to_numpy(float)
+        # Per fp8 point: its own configuration's value where that curve covers it, else
+        # the first largest among the covering curves (curves in group order).
+        val = np.full(len(f8), np.nan)
+        pick = np.full((len(f8), len(config)), np.nan)
+        best = np.full(len(f8), -np.inf)
+        is_own = np.zeros(len(f8), dtype=bool)
+        for c, (cx, cy) in curves.items():
+            inside = (cx[0] <= x) & (x <= cx[-1])
+            v = np.interp(x, cx, cy)
+            mine = inside & np.all(own == np.asarray(c, dtype=float), axis=1)
+            take = mine | (inside & ~is_own & (v > best))
+            val[take], best[take], pick[take] = v[take], v[take], c
+            is_own |= mine
+        found = np.isfinite(val)
+        out.append(
+            pd.DataFrame(
+                {"fp4": np.exp(val[found]), **dict(zip(config, pick[found].T, strict=True))},
+                index=f8.index[found],
             )
+        )
     cols = ["fp4", *config]
-    return pd.DataFrame(out, columns=["row", *cols]).set_index("row")[cols]
+    if not out:
+        return pd.DataFrame(columns=cols, index=pd.Index([], name="row"))
+    frame = pd.concat(out)
+    frame.index.name = "row"
+    return frame[cols]
 
 
 def _twins(pts: pd.DataFrame, specs: pd.DataFrame) -> pd.DataFrame:

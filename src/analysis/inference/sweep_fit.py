@@ -128,10 +128,20 @@ def _sweep_codes(points: pd.DataFrame) -> np.ndarray:
 
 def _flatness(y: np.ndarray, code: np.ndarray) -> np.ndarray:
     """Per row of ``y`` (candidates x points): clipped squared deviation from sweep means."""
-    n = int(code.max()) + 1 if len(code) else 0
-    cnt = np.bincount(code, minlength=n).astype(float)
+    if not len(code):
+        return np.zeros(y.shape[0])
+    # Each sweep's sum over its points in their given order: the k-th point of every
+    # sweep is added in step k (a stable sort ranks them), so the sums are bit for bit
+    # those of accumulating point by point, at a fraction of ``np.add.at``'s time.
+    n = int(code.max()) + 1
+    cnt = np.bincount(code, minlength=n)
+    order = np.argsort(code, kind="stable")
+    sorted_code = code[order]
+    rank = np.arange(len(code)) - (np.cumsum(cnt) - cnt)[sorted_code]
     sums = np.zeros((y.shape[0], n))
-    np.add.at(sums.T, code, y.T)
+    for k in range(int(cnt.max())):
+        at = rank == k  # at most one point of each sweep
+        sums[:, sorted_code[at]] += y[:, order[at]]
     res = y - (sums / np.maximum(cnt, 1.0))[:, code]
     loss: np.ndarray = np.minimum(res**2, CLIP**2).sum(axis=1)
     return loss
