@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import inference, inference_latency, params, tco, training
+from analysis.inference import frontier_validation
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = ROOT / "tests" / "data" / "snapshots" / "models.json"
@@ -65,6 +66,9 @@ def _validation() -> dict[str, Any]:
         out[f"inferencex{suffix}"] = _frame(inference_latency.summary(ix))
         out[f"fp8_fp4_ratio{suffix}"] = _frame(
             inference_latency.ratio_summary(inference_latency.fp8_fp4_ratio(ix))
+        )
+        out[f"amd_nvidia_frontier_ratio{suffix}"] = _frame(
+            frontier_validation.ratio_pair_summary(frontier_validation.held_out_frontiers(ix))
         )
     fitted = inference_latency.fit_serving_model()
     out["inferencex_in_sample"] = _frame(inference_latency.summary(fitted))

@@ -257,6 +257,8 @@ KEYS: tuple[KeySpec, ...] = (
         _k("inferencex_mape_sweep_AMD", "number", "%", "The same held-out InferenceX error, sweep model (a candidate the tiers do not use), AMD", nullable=True),
         _k("inferencex_mape_sweep_NVIDIA", "number", "%", "The same, NVIDIA", nullable=True),
         _k("inferencex_mape_sweep_overall", "number", "%", "The same, both vendors", nullable=True),
+        _k("inferencex_ratio_err_serving", "number", "%", "Median error of the AMD/NVIDIA ratio of the held-out InferenceX frontiers (best point under each TPOT bound from 15 to 80 ms, each cell's last 60 days; AMD and NVIDIA cells paired at one precision, lengths and bound), report's serving model", nullable=True),
+        _k("inferencex_ratio_err_sweep", "number", "%", "The same, sweep model (a candidate the tiers do not use)", nullable=True),
     ),
     *_chapter("35-your-measurements",
         _k("measured_points", "int", "count", "Measured points read"),

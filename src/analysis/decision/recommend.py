@@ -62,6 +62,11 @@ def model_error(chapter_results: Results) -> dict[str, float]:
         ),
         "inferencex_mape_overall_pct (sweep model, validated candidate, not yet used by the "
         "tiers)": _num(inf.get("inferencex_mape_sweep_overall")),
+        # What the decision rests on: the AMD/NVIDIA ratio of the same held-out predictions,
+        # best point under each TPOT bound per cell, AMD and NVIDIA cells paired.
+        "inferencex_amd_nvidia_ratio_err_pct (report's serving model)": _num(
+            inf.get("inferencex_ratio_err_serving")
+        ),
     }
 
 

@@ -78,6 +78,7 @@ def print_inferencex_validation(
     (``fit_serving_model()``, computed when None), printed after the held-out tables.
     """
     from analysis import inference_latency
+    from analysis.inference import frontier_validation
 
     labels = inference_latency.MODEL_LABELS
     if runs is None:
@@ -112,6 +113,13 @@ def print_inferencex_validation(
         )
         _print_frame(
             console,
+            f"Same folds, {labels[model]}: AMD/NVIDIA ratio of the held-out frontiers (per "
+            "cell and TPOT bound, 15-80 ms, the best measured point and the best prediction "
+            "over the same points; pairs at one precision, lengths and bound)",
+            frontier_validation.ratio_pair_summary(frontier_validation.held_out_frontiers(ix)),
+        )
+        _print_frame(
+            console,
             f"Same folds, {labels[model]}: per held-out cell, signed TPOT error at low "
             f"(<= {inference_latency.LOW_CONC_MAX}) and high "
             f"(>= {inference_latency.HIGH_CONC_MIN}) concurrency (level or slope)",
@@ -131,6 +139,11 @@ def print_inferencex_validation(
         f"InferenceX, {labels['serving']} fitted on every point and scored on the same "
         "points (in-sample: what holding cells out is measured against)",
         inference_latency.summary(fitted),
+    )
+    _print_frame(
+        console,
+        "Same fit: AMD/NVIDIA ratio of its frontiers (as held out above)",
+        frontier_validation.summary(frontier_validation.held_out_frontiers(fitted)),
     )
     _print_frame(
         console,

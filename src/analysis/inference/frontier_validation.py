@@ -120,12 +120,52 @@ def measured_frontiers(
     >>> measured_frontiers(pts, (20.0, 40.0))[["tpot_ms", "measured"]].values.tolist()
     [[20.0, 90.0]]
     """
+    return _best_within_bounds(points, {"measured": "output_tput_per_gpu"}, bounds)
+
+
+def held_out_frontiers(
+    df: pd.DataFrame, bounds: tuple[float, ...] = TPOT_BOUNDS_MS
+) -> pd.DataFrame:
+    """A per-point InferenceX validation's frontiers: best measured and best predicted.
+
+    ``df``: :func:`analysis.inference.latency_validation.validate_serving_model` (or the
+    sweep model's, or the in-sample fit's): each point's measured output tokens/s per GPU
+    and the model's at its measured median TPOT. Per cell (:data:`CELL_KEYS`, the last
+    :data:`RECENT_DAYS` days of runs) and TPOT bound, as :func:`measured_frontiers`: the
+    best measured point within the bound, and the best prediction over the same points
+    (points without a prediction are left out of both), so that the two frontiers read
+    one set of engine configurations and operating points. What the tiers ask (the best
+    platform under a bound), scored held out; :func:`summary` pairs the AMD and NVIDIA
+    cells at one model, precision, lengths and bound (the decision's ratio).
+
+    >>> df = pd.DataFrame({"accelerator": "A", "vendor": "V", "model": "m",
+    ...     "precision": "fp8", "isl": 1024, "osl": 1024, "date": "2026-01-01",
+    ...     "median_tpot_ms": [10.0, 18.0, 35.0], "measured": [50.0, 90.0, 200.0],
+    ...     "predicted": [60.0, 80.0, 150.0]})
+    >>> front = held_out_frontiers(df, (20.0,))
+    >>> front[["measured", "predicted", "ape_pct"]].round(1).values.tolist()
+    [[90.0, 80.0, 11.1]]
+    """
+    rows = df[np.isfinite(df["predicted"].to_numpy(float))]
+    out = _best_within_bounds(rows, {"measured": "measured", "predicted": "predicted"}, bounds)
+    out["ape_pct"] = (out["predicted"] / out["measured"] - 1.0).abs() * 100.0
+    return out
+
+
+def _best_within_bounds(
+    points: pd.DataFrame, values: dict[str, str], bounds: tuple[float, ...]
+) -> pd.DataFrame:
+    """Per cell and bound, the largest of each ``values`` column (output: input name).
+
+    The rule of :func:`measured_frontiers` (each cell's last :data:`RECENT_DAYS` days; a
+    bound only where the cell has a point at or below it and one at or beyond it).
+    """
     rows = []
     for key, g in points.groupby(list(CELL_KEYS)):
         d = pd.to_datetime(g["date"])
         g = g[d >= d.max() - pd.Timedelta(days=RECENT_DAYS)]
         tpot = g["median_tpot_ms"].to_numpy(float)
-        tput = g["output_tput_per_gpu"].to_numpy(float)
+        cols = {out: g[col].to_numpy(float) for out, col in values.items()}
         for b in bounds:
             within = tpot <= b
             if not within.any() or not (tpot >= b).any():
@@ -135,13 +175,13 @@ def measured_frontiers(
                     **dict(zip(CELL_KEYS, key, strict=True)),
                     "vendor": str(g["vendor"].iloc[0]),
                     "tpot_ms": float(b),
-                    "measured": float(tput[within].max()),
+                    **{out: float(v[within].max()) for out, v in cols.items()},
                     "points": int(within.sum()),
                     "last_date": str(g["date"].max()),
                 }
             )
-    cols = [*CELL_KEYS, "vendor", "tpot_ms", "measured", "points", "last_date"]
-    return pd.DataFrame(rows, columns=cols)
+    cols_out = [*CELL_KEYS, "vendor", "tpot_ms", *values, "points", "last_date"]
+    return pd.DataFrame(rows, columns=cols_out)
 
 
 def modelled_frontier(
@@ -226,6 +266,29 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 def ratio_pairs(df: pd.DataFrame) -> pd.DataFrame:
     """Matched AMD/NVIDIA pairs of :func:`validate_public_path` rows (:data:`PAIR_KEYS`)."""
     return _ratio_pairs(df, PAIR_KEYS)
+
+
+def ratio_pair_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per precision and AMD x NVIDIA part: the matched bounds and the ratio's median error.
+
+    ``df``: :func:`validate_public_path` or :func:`held_out_frontiers` rows. Columns
+    precision, amd, nvidia, pairs (bounds and lengths matched), measured_ratio and
+    predicted_ratio (medians, AMD over NVIDIA) and ratio_err_pct (median).
+    """
+    pairs = ratio_pairs(df)
+    cols = ["precision", "amd", "nvidia"]
+    if pairs.empty:
+        return pd.DataFrame(columns=[*cols, "pairs", "measured_ratio", "predicted_ratio"])
+    return (
+        pairs.groupby(cols, sort=True)
+        .agg(
+            pairs=("ratio_err_pct", "size"),
+            measured_ratio=("measured_ratio", "median"),
+            predicted_ratio=("predicted_ratio", "median"),
+            ratio_err_pct=("ratio_err_pct", "median"),
+        )
+        .reset_index()
+    )
 
 
 #: What :func:`cell_summary` groups by.

@@ -61,10 +61,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.inference import sweep_fit
+from analysis.inference import frontier_validation, sweep_fit
 from analysis.inference.latency import (
     RATIO_ACCELERATORS,
-    SWEEP_KEYS,
     _load,
     fit_shape,
     implied_eta,
@@ -175,7 +174,7 @@ def _frame(
     pts: pd.DataFrame, holdout: np.ndarray, pred: np.ndarray, eta: np.ndarray, tpot: np.ndarray
 ) -> pd.DataFrame:
     """The per-point output columns shared by both validations (``holdout``: each fold's name)."""
-    cols = ["accelerator", "vendor", "precision", "framework", "isl", "osl", "conc"]
+    cols = ["accelerator", "vendor", "model", "precision", "framework", "isl", "osl", "conc"]
     cols += ["decode_tp", "decode_ep", "decode_dp_attention", "median_tpot_ms", "date", "run_url"]
     out = pts[cols].copy()
     out["measured"] = pts["output_tput_per_gpu"].to_numpy(float)
@@ -456,67 +455,6 @@ def tpot_summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _other_dates_curve(g: pd.DataFrame, date: Any) -> tuple[np.ndarray, np.ndarray, pd.Series]:
-    """Log interactivity, log throughput (ascending) and TPOT by concurrency, other dates."""
-    o = g[g["date"] != date]
-    c = (
-        o.groupby("conc")
-        .agg(t=("median_tpot_ms", "median"), y=("output_tput_per_gpu", "median"))
-        .sort_values("t")
-    )
-    x = np.log(1000.0 / c["t"].to_numpy(float))[::-1]
-    y = np.log(c["y"].to_numpy(float))[::-1]
-    return x, y, c["t"]
-
-
-def date_repeatability(
-    ix: pd.DataFrame | None = None,
-    specs: pd.DataFrame | None = None,
-    models: pd.DataFrame | None = None,
-    *,
-    inputs: Inputs | None = None,
-) -> pd.DataFrame:
-    """Date-to-date repeatability: each point predicted by its configuration's other dates.
-
-    InferenceX re-runs one engine configuration (:data:`SWEEP_KEYS` without ``date``) on
-    several dates as the serving software changes. A reference, not a bound: how far a
-    configuration's measurements move between dates, which a model without a date term
-    cannot follow (the best date-free curve, fitted on every date, misses by less, about
-    half; and points outside the other dates' TPOT range are not predicted, a third to
-    two fifths, the harder ones). Each point with another date is "predicted" by the other
-    dates' measured curve: per concurrency the median over the other dates of TPOT and
-    output tokens/s per GPU, interpolated log-log at the point's measured median TPOT (no
-    extrapolation: NaN outside the curve's range), and the other dates' median TPOT at the
-    point's concurrency. Columns as the validations' (``vendor``, ``accelerator``,
-    ``precision``, ``conc``, ``median_tpot_ms``, ``measured``, ``predicted``, ``ape_pct``,
-    ``predicted_tpot_ms``, ``tpot_ape_pct``), for the points with another date.
-    """
-    ix, specs, models = _load(ix, specs, models, inputs)
-    pts = select(ix, specs, models)
-    cfg = [k for k in SWEEP_KEYS if k != "date"]
-    pred = np.full(len(pts), np.nan)
-    tpot = np.full(len(pts), np.nan)
-    has = np.zeros(len(pts), dtype=bool)
-    for _, g in pts.groupby(cfg, sort=True):
-        if g["date"].nunique() < 2:
-            continue  # no other date to predict from
-        for date, gd in g.groupby("date", sort=True):
-            x, y, t_by_conc = _other_dates_curve(g, date)
-            pos = pts.index.get_indexer(gd.index)
-            has[pos] = True
-            xp = np.log(1000.0 / gd["median_tpot_ms"].to_numpy(float))
-            inside = (xp >= x.min()) & (xp <= x.max()) if len(x) >= 2 else np.zeros(len(xp), bool)
-            pred[pos] = np.where(inside, np.exp(np.interp(xp, x, y)), np.nan)
-            tpot[pos] = t_by_conc.reindex(gd["conc"].to_numpy()).to_numpy(float)
-    out = pts.loc[has, ["vendor", "accelerator", "precision", "conc", "median_tpot_ms"]].copy()
-    out["measured"] = pts.loc[has, "output_tput_per_gpu"].to_numpy(float)
-    out["predicted"] = pred[has]
-    out["ape_pct"] = (out["predicted"] / out["measured"] - 1.0).abs() * 100.0
-    out["predicted_tpot_ms"] = tpot[has]
-    out["tpot_ape_pct"] = (out["predicted_tpot_ms"] / out["median_tpot_ms"] - 1.0).abs() * 100.0
-    return out.reset_index(drop=True)
-
-
 #: Concurrency bands of :func:`cell_summary`: where the fixed step cost dominates the
 #: TPOT (at most 8 sequences) and where the per-sequence work does (32 and more).
 LOW_CONC_MAX = 8
@@ -700,7 +638,11 @@ def compare_models(
     ``predictions``, ``median_ape_pct``, ``p90_ape_pct`` (throughput at the measured median
     TPOT), ``median_tpot_ape_pct`` (the step time at the measured concurrency), and on each
     model's ``overall`` row the FP8/FP4 ratio error per :data:`RATIO_ACCELERATORS` entry
-    (``ratio_err_<accelerator>_pct``; NaN on the vendor rows).
+    (``ratio_err_<accelerator>_pct``) and the AMD/NVIDIA ratio of the held-out frontiers
+    (``amd_nvidia_pairs``, ``amd_nvidia_ratio_err_pct``: the best point under each TPOT
+    bound, measured and predicted, per cell;
+    :func:`analysis.inference.frontier_validation.held_out_frontiers`), NaN on the vendor
+    rows.
     """
     frames = {
         "serving": serving if serving is not None else validate_serving_model(inputs=inputs),
@@ -711,6 +653,8 @@ def compare_models(
         s = summary(df).set_index("vendor")
         t = tpot_summary(df).set_index("vendor")
         ratio = ratio_summary(fp8_fp4_ratio(df, inputs=inputs)).set_index("accelerator")
+        pairs = frontier_validation.summary(frontier_validation.held_out_frontiers(df))
+        pairs = pairs.set_index("vendor").loc["overall"]
         for vendor in s.index:
             row: dict[str, Any] = {
                 "model": model,
@@ -721,15 +665,23 @@ def compare_models(
                 "p90_ape_pct": float(s.at[vendor, "p90_ape_pct"]),
                 "median_tpot_ape_pct": float(t["median_tpot_ape_pct"].get(vendor, np.nan)),
             }
+            overall = vendor == "overall"
             for acc in RATIO_ACCELERATORS:
-                err = ratio["ratio_err_pct"].get(acc, np.nan) if vendor == "overall" else np.nan
+                err = ratio["ratio_err_pct"].get(acc, np.nan) if overall else np.nan
                 row[f"ratio_err_{acc}_pct"] = float(err)
+            row["amd_nvidia_pairs"] = float(pairs["ratio_pairs"]) if overall else np.nan
+            row["amd_nvidia_ratio_err_pct"] = (
+                float(pairs["ratio_median_err_pct"]) if overall else np.nan
+            )
             rows.append(row)
     return pd.DataFrame(rows)
 
 
 def key_results(comparison: pd.DataFrame) -> dict[str, float | str]:
-    """``inferencex_mape_{serving,sweep}_{AMD,NVIDIA,overall}`` and their labels.
+    """``inferencex_mape_{serving,sweep}_{AMD,NVIDIA,overall}``, their labels and ratios.
+
+    ``inferencex_ratio_err_{serving,sweep}``: the median error of the AMD/NVIDIA ratio of
+    the held-out frontiers (:func:`compare_models`' ``amd_nvidia_ratio_err_pct``).
 
     ``comparison`` is :func:`compare_models`' output. ``inferencex_model_{serving,sweep}``
     hold the :data:`MODEL_LABELS` text, so a reader of ``results.json`` knows that the
@@ -745,6 +697,8 @@ def key_results(comparison: pd.DataFrame) -> dict[str, float | str]:
             # digits would otherwise round 55.946 to 55.95 and the appendix show 56.0.
             value = round(float(s["median_ape_pct"].get(v, np.nan)), 1)
             out[f"inferencex_mape_{model}_{v}"] = value
+        ratio = float(s["amd_nvidia_ratio_err_pct"].get("overall", np.nan))
+        out[f"inferencex_ratio_err_{model}"] = round(ratio, 1)
     return out
 
 
@@ -765,12 +719,15 @@ def comparison_note(comparison: pd.DataFrame) -> str:
 
         return f"{med('overall'):.1f}% (AMD {med('AMD'):.1f}%, NVIDIA {med('NVIDIA'):.1f}%)"
 
+    ratio = float(s["amd_nvidia_ratio_err_pct"].get(("serving", "overall"), np.nan))
+    pairs = float(s["amd_nvidia_pairs"].get(("serving", "overall"), np.nan))
     return (
         "**Predicting each InferenceX accelerator x precision cell from the others (output "
         "tokens/s per GPU at the measured median TPOT), the median APE of the "
         f"{MODEL_LABELS['serving']} is {part('serving')}**, its efficiency fitted on the "
         "other cells' sweeps (the tiers take theirs from MLPerf: their own path is scored "
-        "next). "
+        "next). The AMD/NVIDIA ratio of its best point under each bound, what a tier "
+        f"decides on, is off by a median {ratio:.1f}% over {pairs:.0f} matched pairs. "
         f"The {MODEL_LABELS['sweep']} scores {part('sweep')} on the same folds."
     )
 
