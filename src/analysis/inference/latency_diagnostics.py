@@ -31,6 +31,12 @@ Examined (one-off experiments of 2026-12-06, patches not kept), two references b
   a measured sister carries is the configuration's curve at that day's software; the
   tiers do not anchor an unmeasured part on a sister's measurement, so neither does
   the validation of the model behind them.
+* The serving model fitted on each cell's last 60 days only (what the frontiers of
+  :func:`analysis.inference.frontier_validation.held_out_frontiers` read: a buyer gets
+  today's software; 192 of 941 points): held-out frontier APE 29.5 -> 24.2 %, but the
+  AMD/NVIDIA ratio of the frontiers 31.3 -> 30.1 % and the FP8/FP4 ratio error B200 7.8
+  -> 45.0 %, MI355X 21.4 -> 53.0 % (few same-day pairs left); 120 days: frontier 23.9 %,
+  ratio 30.8 %, B200 32.8 %. The level moves, the ratio the decision reads does not.
 """
 
 from __future__ import annotations
