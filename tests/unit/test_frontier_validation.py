@@ -108,3 +108,36 @@ def test_validate_models_prints_the_public_path(capsys):
     out = capsys.readouterr().out
     assert "Report's serving path" in out
     assert "Same check, per cell" in out
+
+
+def test_ratio_pair_summary_groups_matched_bounds_by_part_pair():
+    base = {"model": "m", "precision": "fp8", "isl": 1024, "osl": 1024, "vendor": "AMD"}
+    rows = [
+        # two bounds for the AMD part A against NVIDIA's N: 10 % and 30 % off
+        {**base, "accelerator": "A", "tpot_ms": 20.0, "measured": 100.0, "predicted": 110.0},
+        {**base, "accelerator": "A", "tpot_ms": 40.0, "measured": 100.0, "predicted": 130.0},
+        {
+            **base,
+            "accelerator": "N",
+            "vendor": "NVIDIA",
+            "tpot_ms": 20.0,
+            "measured": 200.0,
+            "predicted": 200.0,
+        },
+        {
+            **base,
+            "accelerator": "N",
+            "vendor": "NVIDIA",
+            "tpot_ms": 40.0,
+            "measured": 200.0,
+            "predicted": 200.0,
+        },
+    ]
+    got = fv.ratio_pair_summary(pd.DataFrame(rows))
+    assert got[["precision", "amd", "nvidia", "pairs"]].values.tolist() == [["fp8", "A", "N", 2]]
+    assert got["measured_ratio"].tolist() == pytest.approx([0.5])
+    assert got["predicted_ratio"].tolist() == pytest.approx([0.6])
+    assert got["ratio_err_pct"].tolist() == pytest.approx([20.0])
+    # No AMD row: no pair, but the same columns (the printout reads them).
+    none = fv.ratio_pair_summary(pd.DataFrame(rows[2:]))
+    assert none.empty and list(none.columns) == list(got.columns)

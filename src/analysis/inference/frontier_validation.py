@@ -88,8 +88,8 @@ import pandas as pd
 from analysis.inference.calibration import Calibration, default_calibration
 from analysis.inference.latency import select
 from analysis.inference.serving import frontier
+from analysis.inference.validation import ratio_medians, validation_breakdown, validation_summary
 from analysis.inference.validation import ratio_pairs as _ratio_pairs
-from analysis.inference.validation import validation_breakdown, validation_summary
 from analysis.inputs import Inputs
 
 #: The run window of the measured frontier: a cell's last this many days of runs.
@@ -275,20 +275,7 @@ def ratio_pair_summary(df: pd.DataFrame) -> pd.DataFrame:
     precision, amd, nvidia, pairs (bounds and lengths matched), measured_ratio and
     predicted_ratio (medians, AMD over NVIDIA) and ratio_err_pct (median).
     """
-    pairs = ratio_pairs(df)
-    cols = ["precision", "amd", "nvidia"]
-    if pairs.empty:
-        return pd.DataFrame(columns=[*cols, "pairs", "measured_ratio", "predicted_ratio"])
-    return (
-        pairs.groupby(cols, sort=True)
-        .agg(
-            pairs=("ratio_err_pct", "size"),
-            measured_ratio=("measured_ratio", "median"),
-            predicted_ratio=("predicted_ratio", "median"),
-            ratio_err_pct=("ratio_err_pct", "median"),
-        )
-        .reset_index()
-    )
+    return ratio_medians(ratio_pairs(df), ("precision", "amd", "nvidia"), "pairs")
 
 
 #: What :func:`cell_summary` groups by.

@@ -77,7 +77,7 @@ from analysis.inference.roofline import (
     ROOFLINE_SHAPE,
     precision_class,
 )
-from analysis.inference.validation import validation_summary
+from analysis.inference.validation import ratio_medians, validation_summary
 from analysis.inputs import Inputs, resolve
 
 #: What makes a day's fp4 sweep of an fp8 point's engine (:func:`fp8_fp4_matches`).
@@ -608,20 +608,7 @@ def _log_curve(sweep: pd.DataFrame, value: str) -> tuple[np.ndarray, np.ndarray]
 
 def ratio_summary(ratios: pd.DataFrame) -> pd.DataFrame:
     """Per accelerator: matched points, median measured and modelled FP8/FP4, median error."""
-    if ratios.empty:
-        return pd.DataFrame(
-            columns=["accelerator", "points", "measured_ratio", "predicted_ratio", "ratio_err_pct"]
-        )
-    return (
-        ratios.groupby("accelerator")
-        .agg(
-            points=("ratio_err_pct", "size"),
-            measured_ratio=("measured_ratio", "median"),
-            predicted_ratio=("predicted_ratio", "median"),
-            ratio_err_pct=("ratio_err_pct", "median"),
-        )
-        .reset_index()
-    )
+    return ratio_medians(ratios, ("accelerator",), "points")
 
 
 def compare_models(

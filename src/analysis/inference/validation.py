@@ -452,6 +452,28 @@ def validation_fallbacks(df: pd.DataFrame) -> pd.DataFrame:
 RATIO_PAIR_KEYS = ("round", "benchmark", "scenario")
 
 
+def ratio_medians(ratios: pd.DataFrame, by: Sequence[str], count: str) -> pd.DataFrame:
+    """Per ``by`` group of matched ratios: their count and the medians of each ratio and error.
+
+    Columns ``by``, ``count`` (ratios in the group), ``measured_ratio``, ``predicted_ratio``
+    and ``ratio_err_pct`` (medians); an empty frame with those columns when there are none.
+    """
+    cols = [*by, count, "measured_ratio", "predicted_ratio", "ratio_err_pct"]
+    if ratios.empty:
+        return pd.DataFrame(columns=cols)
+    out = (
+        ratios.groupby(list(by), sort=True)
+        .agg(
+            **{count: ("ratio_err_pct", "size")},
+            measured_ratio=("measured_ratio", "median"),
+            predicted_ratio=("predicted_ratio", "median"),
+            ratio_err_pct=("ratio_err_pct", "median"),
+        )
+        .reset_index()
+    )
+    return out[cols]
+
+
 def ratio_pairs(df: pd.DataFrame, keys: Sequence[str] = RATIO_PAIR_KEYS) -> pd.DataFrame:
     """Matched AMD/NVIDIA pairs of held-out predictions and the error of their ratio.
 
