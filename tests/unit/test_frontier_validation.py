@@ -134,7 +134,8 @@ def test_ratio_pair_summary_groups_matched_bounds_by_part_pair():
         },
     ]
     got = fv.ratio_pair_summary(pd.DataFrame(rows))
-    assert got[["precision", "amd", "nvidia", "pairs"]].values.tolist() == [["fp8", "A", "N", 2]]
+    keys = got[["precision", "amd", "nvidia", "pairs"]].to_numpy().tolist()
+    assert keys == [["fp8", "A", "N", 2]]
     assert got["measured_ratio"].tolist() == pytest.approx([0.5])
     assert got["predicted_ratio"].tolist() == pytest.approx([0.6])
     assert got["ratio_err_pct"].tolist() == pytest.approx([20.0])
