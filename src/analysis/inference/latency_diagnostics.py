@@ -37,6 +37,8 @@ Examined (one-off experiments of 2026-12-06, patches not kept), two references b
   AMD/NVIDIA ratio of the frontiers 31.3 -> 30.1 % and the FP8/FP4 ratio error B200 7.8
   -> 45.0 %, MI355X 21.4 -> 53.0 % (few same-day pairs left); 120 days: frontier 23.9 %,
   ratio 30.8 %, B200 32.8 %. The level moves, the ratio the decision reads does not.
+  The shape fitted on every point and only the level on the last 60 days: frontier
+  26.4 %, ratio 34.3 %, B200 31.1 %, MI355X 57.8 %.
 """
 
 from __future__ import annotations
