@@ -111,12 +111,19 @@ def print_inferencex_validation(
             "the same configuration's other run dates) (%)",
             inference_latency.ratio_baselines(ratios),
         )
+        fronts = frontier_validation.held_out_frontiers(ix)
         _print_frame(
             console,
-            f"Same folds, {labels[model]}: AMD/NVIDIA ratio of the held-out frontiers (per "
-            "cell and TPOT bound, 15-80 ms, the best measured point and the best prediction "
-            "over the same points; pairs at one precision, lengths and bound)",
-            frontier_validation.ratio_pair_summary(frontier_validation.held_out_frontiers(ix)),
+            f"Same folds, {labels[model]}: error of the held-out frontiers (per cell and TPOT "
+            "bound, 15-80 ms, the best measured point and the best prediction over the same "
+            "points) and the AMD/NVIDIA ratio of them (overall row; pairs at one precision, "
+            "lengths and bound)",
+            frontier_validation.summary(fronts),
+        )
+        _print_frame(
+            console,
+            f"Same frontiers, {labels[model]}: AMD/NVIDIA ratio per pair of parts",
+            frontier_validation.ratio_pair_summary(fronts),
         )
         _print_frame(
             console,
@@ -140,10 +147,17 @@ def print_inferencex_validation(
         "points (in-sample: what holding cells out is measured against)",
         inference_latency.summary(fitted),
     )
+    fronts = frontier_validation.held_out_frontiers(fitted)
     _print_frame(
         console,
-        "Same fit: AMD/NVIDIA ratio of its frontiers (as held out above)",
-        frontier_validation.summary(frontier_validation.held_out_frontiers(fitted)),
+        "Same fit: error of its frontiers (per cell and TPOT bound, as held out above) and "
+        "the AMD/NVIDIA ratio of them (overall row)",
+        frontier_validation.summary(fronts),
+    )
+    _print_frame(
+        console,
+        "Same fit: AMD/NVIDIA ratio of its frontiers per pair of parts",
+        frontier_validation.ratio_pair_summary(fronts),
     )
     _print_frame(
         console,

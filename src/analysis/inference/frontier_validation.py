@@ -22,6 +22,11 @@ x lengths and TPOT bound, the best output tokens/s per GPU.
   (:func:`analysis.inference.latency.fit_shape`) are fitted on every sweep, the scored
   cells' included.
 
+:func:`held_out_frontiers` applies the same frontier rule to the InferenceX validation of
+:mod:`analysis.inference.latency_validation` (the serving shape at an efficiency fitted on
+the other cells' sweeps, each point at its own engine layout), so that its AMD/NVIDIA
+ratio is scored on the frontiers a tier decides on too.
+
 Today (2026-12-06, ``validate-models``): 38.7 % median APE (AMD 42.0, NVIDIA 36.9), AMD/NVIDIA
 ratio error 42.0 % on 86 pairs; every cell but MI325X FP8 below measured. Before the
 workload and precision scales moved onto FLOPs (:mod:`analysis.inference.compute_ratio`):
@@ -130,13 +135,19 @@ def held_out_frontiers(
 
     ``df``: :func:`analysis.inference.latency_validation.validate_serving_model` (or the
     sweep model's, or the in-sample fit's): each point's measured output tokens/s per GPU
-    and the model's at its measured median TPOT. Per cell (:data:`CELL_KEYS`, the last
-    :data:`RECENT_DAYS` days of runs) and TPOT bound, as :func:`measured_frontiers`: the
-    best measured point within the bound, and the best prediction over the same points
-    (points without a prediction are left out of both), so that the two frontiers read
-    one set of engine configurations and operating points. What the tiers ask (the best
-    platform under a bound), scored held out; :func:`summary` pairs the AMD and NVIDIA
-    cells at one model, precision, lengths and bound (the decision's ratio).
+    and the model's at its measured median TPOT, the efficiency fitted on the sweeps
+    (not the tiers' MLPerf-calibrated path of :func:`validate_public_path`). Per cell
+    (:data:`CELL_KEYS`, the last :data:`RECENT_DAYS` days of runs) and TPOT bound, as
+    :func:`measured_frontiers`: the best measured point within the bound (the cell's
+    frontier), and the best prediction over the same points, so that the two read one set
+    of engine configurations and operating points. A point without a prediction (the
+    model's step at one sequence already misses its TPOT) counts on the measured side,
+    so the measured frontier is the cell's own; where that point is the bound's best, the
+    two sides no longer read the same point and the bound is left unpredicted (NaN:
+    counted by :func:`summary`, out of the pairs); elsewhere the predicted frontier is the
+    best prediction of the others. What the tiers ask (the best platform under a bound),
+    scored held out; :func:`summary` pairs the AMD and NVIDIA cells at one model,
+    precision, lengths and bound (the decision's ratio).
 
     >>> df = pd.DataFrame({"accelerator": "A", "vendor": "V", "model": "m",
     ...     "precision": "fp8", "isl": 1024, "osl": 1024, "date": "2026-01-01",
@@ -146,10 +157,19 @@ def held_out_frontiers(
     >>> front[["measured", "predicted", "ape_pct"]].round(1).values.tolist()
     [[90.0, 80.0, 11.1]]
     """
-    rows = df[np.isfinite(df["predicted"].to_numpy(float))]
-    out = _best_within_bounds(rows, {"measured": "measured", "predicted": "predicted"}, bounds)
+    rows = df.assign(measured_predicted=df["measured"].where(df["predicted"].notna()))
+    values = {"measured": "measured", "predicted": "predicted", "best": "measured_predicted"}
+    out = _best_within_bounds(rows, values, bounds)
+    # The bound's best measured point has no prediction: nothing to set against it.
+    out["predicted"] = out["predicted"].where(out.pop("best") >= out["measured"])
     out["ape_pct"] = (out["predicted"] / out["measured"] - 1.0).abs() * 100.0
     return out
+
+
+def _nanmax(values: np.ndarray) -> float:
+    """The largest non-NaN value (NaN when there is none)."""
+    finite = values[~np.isnan(values)]
+    return float(finite.max()) if len(finite) else float("nan")
 
 
 def _best_within_bounds(
@@ -158,7 +178,8 @@ def _best_within_bounds(
     """Per cell and bound, the largest of each ``values`` column (output: input name).
 
     The rule of :func:`measured_frontiers` (each cell's last :data:`RECENT_DAYS` days; a
-    bound only where the cell has a point at or below it and one at or beyond it).
+    bound only where the cell has a point at or below it and one at or beyond it). NaN
+    values are skipped; a column with none but NaN within the bound gives NaN.
     """
     rows = []
     for key, g in points.groupby(list(CELL_KEYS)):
@@ -175,7 +196,7 @@ def _best_within_bounds(
                     **dict(zip(CELL_KEYS, key, strict=True)),
                     "vendor": str(g["vendor"].iloc[0]),
                     "tpot_ms": float(b),
-                    **{out: float(v[within].max()) for out, v in cols.items()},
+                    **{out: _nanmax(v[within]) for out, v in cols.items()},
                     "points": int(within.sum()),
                     "last_date": str(g["date"].max()),
                 }
@@ -264,7 +285,10 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def ratio_pairs(df: pd.DataFrame) -> pd.DataFrame:
-    """Matched AMD/NVIDIA pairs of :func:`validate_public_path` rows (:data:`PAIR_KEYS`)."""
+    """Matched AMD/NVIDIA pairs (:data:`PAIR_KEYS`) of frontier rows.
+
+    Rows of :func:`validate_public_path` or of :func:`held_out_frontiers`.
+    """
     return _ratio_pairs(df, PAIR_KEYS)
 
 

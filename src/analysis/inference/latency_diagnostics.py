@@ -7,8 +7,9 @@ rate per GPU off InferenceX's times to first token. :func:`date_repeatability` p
 each point from its own configuration's other run dates, measurements only. None is read
 by a model; all are printed by ``validate-models`` (the first two also in chapter 30).
 
-Examined (one-off experiments of 2026-12-06, patches not kept), two references beside
-:func:`date_repeatability` for what the measurements themselves allow:
+Examined (one-off experiments of 2026-12-06, patches not kept): two references beside
+:func:`date_repeatability` for what the measurements themselves allow, and one variant of
+the fit that the frontiers suggest:
 
 * Each configuration's other run dates as a monotone curve (isotonic regression of log
   throughput, non-increasing in log interactivity, over every other date's points;
@@ -31,9 +32,10 @@ Examined (one-off experiments of 2026-12-06, patches not kept), two references b
   a measured sister carries is the configuration's curve at that day's software; the
   tiers do not anchor an unmeasured part on a sister's measurement, so neither does
   the validation of the model behind them.
-* The serving model fitted on each cell's last 60 days only (what the frontiers of
-  :func:`analysis.inference.frontier_validation.held_out_frontiers` read: a buyer gets
-  today's software; 192 of 941 points): held-out frontier APE 29.5 -> 24.2 %, but the
+* The serving model fitted on each accelerator x precision cell's last 60 days only (a
+  buyer gets today's software, and the frontiers of
+  :func:`analysis.inference.frontier_validation.held_out_frontiers` read each cell's last
+  60 days per lengths; 192 of 941 points): held-out frontier APE 29.5 -> 24.2 %, but the
   AMD/NVIDIA ratio of the frontiers 31.3 -> 30.1 % and the FP8/FP4 ratio error B200 7.8
   -> 45.0 %, MI355X 21.4 -> 53.0 % (few same-day pairs left); 120 days: frontier 23.9 %,
   ratio 30.8 %, B200 32.8 %. The level moves, the ratio the decision reads does not.

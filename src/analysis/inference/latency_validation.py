@@ -119,16 +119,16 @@ def fp8_fp4_matches(
         # the first largest among the covering curves (curves in group order).
         val = np.full(len(f8), np.nan)
         pick = np.full((len(f8), len(config)), np.nan)
-        best = np.full(len(f8), -np.inf)
+        found = np.zeros(len(f8), dtype=bool)
         is_own = np.zeros(len(f8), dtype=bool)
         for c, (cx, cy) in curves.items():
             inside = (cx[0] <= x) & (x <= cx[-1])
             v = np.interp(x, cx, cy)
             mine = inside & np.all(own == np.asarray(c, dtype=float), axis=1)
-            take = mine | (inside & ~is_own & (v > best))
-            val[take], best[take], pick[take] = v[take], v[take], c
+            take = mine | (inside & ~is_own & (~found | (v > val)))
+            val[take], pick[take] = v[take], c
+            found |= take
             is_own |= mine
-        found = np.isfinite(val)
         out.append(
             pd.DataFrame(
                 {"fp4": np.exp(val[found]), **dict(zip(config, pick[found].T, strict=True))},
