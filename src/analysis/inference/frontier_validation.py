@@ -144,8 +144,9 @@ def held_out_frontiers(
     model's step at one sequence already misses its TPOT) counts on the measured side,
     so the measured frontier is the cell's own; where that point is the bound's best, the
     two sides no longer read the same point and the bound is left unpredicted (NaN:
-    counted by :func:`summary`, out of the pairs); elsewhere the predicted frontier is the
-    best prediction of the others. What the tiers ask (the best platform under a bound),
+    counted by :func:`summary`, out of the pairs; a predicted point tied with it for best
+    keeps the bound); elsewhere the predicted frontier is the best prediction of the
+    points within the bound. What the tiers ask (the best platform under a bound),
     scored held out; :func:`summary` pairs the AMD and NVIDIA cells at one model,
     precision, lengths and bound (the decision's ratio).
 
@@ -157,7 +158,8 @@ def held_out_frontiers(
     >>> front[["measured", "predicted", "ape_pct"]].round(1).values.tolist()
     [[90.0, 80.0, 11.1]]
     """
-    rows = df.assign(measured_predicted=df["measured"].where(df["predicted"].notna()))
+    pred = df["predicted"].where(np.isfinite(df["predicted"].to_numpy(float)))  # inf: none
+    rows = df.assign(predicted=pred, measured_predicted=df["measured"].where(pred.notna()))
     values = {"measured": "measured", "predicted": "predicted", "best": "measured_predicted"}
     out = _best_within_bounds(rows, values, bounds)
     # The bound's best measured point has no prediction: nothing to set against it.
