@@ -258,6 +258,14 @@ def test_ratio_takes_the_fp8_engines_own_fp4_configuration_else_the_days_best():
     assert len(inference_latency.fp8_fp4_ratio(pd.DataFrame(rows), accelerators=("MI355X",))) == 1
 
 
+def test_ratio_needs_the_models_fp4_twins():
+    # A frame without the validations' predicted_fp4 column is refused, not guessed at.
+    rows = [_ratio_point("fp4", "d1", 10.0, 100.0), _ratio_point("fp8", "d1", 12.0, 90.0)]
+    frame = pd.DataFrame(rows).drop(columns="predicted_fp4")
+    with pytest.raises(ValueError, match="predicted_fp4"):
+        inference_latency.fp8_fp4_ratio(frame)
+
+
 def test_ratio_uses_held_out_fp4_twins(base):
     ratios = inference_latency.fp8_fp4_ratio(base)
     assert set(ratios["accelerator"]) == {"MI355X", "B200"}

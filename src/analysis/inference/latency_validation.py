@@ -68,7 +68,6 @@ from analysis.inference.latency import (
     fit_shape,
     implied_eta,
     point_terms,
-    prepare,
     select,
     throughput_at_tpot,
 )
@@ -498,16 +497,12 @@ def cell_summary(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def fp8_fp4_ratio(
-    df: pd.DataFrame,
-    terms_points: tuple[pd.DataFrame, dict[str, np.ndarray]] | None = None,
-    accelerators: Sequence[str] = RATIO_ACCELERATORS,
-    *,
-    inputs: Inputs | None = None,
+    df: pd.DataFrame, accelerators: Sequence[str] = RATIO_ACCELERATORS
 ) -> pd.DataFrame:
     """FP8/FP4 throughput ratio at matched interactivity, measured and modelled.
 
-    ``df`` is either validation's output or the in-sample fit's (:func:`fit_serving_model`;
-    each point's efficiency in ``eta``, held out or fitted on every cell). For
+    ``df`` is a validation's output or the in-sample fit's (:func:`validate_serving_model`,
+    :func:`validate_sweep_model`, :func:`fit_serving_model`). For
     each fp8 point of an accelerator in ``accelerators``, each fp4 sweep (one engine
     configuration) of the same framework, lengths, TP and run date is interpolated at the
     fp8 point's interactivity (log-log, within that sweep's range); the measured fp4
@@ -518,62 +513,23 @@ def fp8_fp4_ratio(
     day: pooled over dates the fp4 points are no curve (MI355X's measured ratio then swung
     from 0.06 to 5.3 between neighbouring interactivities, median 0.95, 67 matched points);
     matched by date the median is 0.51 (22 points; single days still range 0.14-2.6), fp4
-    about twice fp8. The model's fp4 throughput at that TPOT is ``predicted_fp4`` (the same
-    engine configuration at fp4, from the fold that held the fp4 cell out, or from the fit
-    of every cell; a point without it is skipped) where ``df`` has that column, else (an
-    old frame) the first fp4 point's roofline terms (``terms_points``, default
-    :func:`prepare`, whose shape saw every cell) at the fp4 cell's median efficiency.
-    Columns: accelerator, framework, isl, osl, decode_tp, date, interactivity,
-    measured_ratio, predicted_ratio, ratio_err_pct.
+    about twice fp8. The model's fp4 throughput at that TPOT is the frame's
+    ``predicted_fp4`` (the same engine configuration at fp4, from the fold that held the
+    fp4 cell out, or from the fit of every cell); a point without it is skipped. Rows in
+    the order of their :data:`RATIO_KEYS` group, then of the frame. Columns: accelerator,
+    framework, isl, osl, decode_tp, date, interactivity, measured_ratio, predicted_ratio,
+    ratio_err_pct.
+
+    Raises:
+        ValueError: ``df`` has no ``predicted_fp4`` column (not a validation's output).
     """
+    if "predicted_fp4" not in df.columns:
+        raise ValueError(
+            "fp8_fp4_ratio reads the model's fp4 twins from a 'predicted_fp4' column, which "
+            "validate_serving_model, validate_sweep_model and fit_serving_model write; "
+            "this frame has none"
+        )
     match = fp8_fp4_matches(df, "measured", accelerators)
-    if "predicted_fp4" in df.columns:
-        return _twin_ratios(df, match, accelerators)
-    # An old frame: each fp4 prediction from the fp4 cell's first point and median level,
-    # on the roofline terms of prepare() (computed once, on first use).
-    cache: list[dict[str, np.ndarray]] = []
-
-    def terms() -> dict[str, np.ndarray]:
-        if not cache:
-            cache.append(terms_points[1] if terms_points is not None else prepare(inputs=inputs)[1])
-        return cache[0]
-
-    rows = []
-    keys = list(RATIO_KEYS)
-    for key, g in df[df["accelerator"].isin(list(accelerators))].groupby(keys):
-        f4 = g[(g["precision"] == "fp4") & g["measured"].notna()]
-        f8 = g[(g["precision"] == "fp8") & g.index.isin(match.index)]
-        if f8.empty:
-            continue
-        eta4 = float(np.median(f4["eta"]))
-        idx4 = f4.sort_values("median_tpot_ms").index[0]
-        for i, r in f8.iterrows():
-            sub = {k: v[[idx4]] for k, v in _point_arrays(terms()).items()}
-            pred4 = float(throughput_at_tpot(sub, np.array([eta4]), [r["median_tpot_ms"]])[0])
-            rows.append(
-                {
-                    **dict(zip(keys, key, strict=True)),
-                    "interactivity": 1000.0 / r["median_tpot_ms"],
-                    "measured_ratio": r["measured"] / match.at[i, "fp4"],
-                    "predicted_ratio": r["predicted"] / pred4,
-                    "row": i,
-                }
-            )
-    out = pd.DataFrame(rows)
-    if out.empty:
-        return out
-    out["ratio_err_pct"] = (out["predicted_ratio"] / out["measured_ratio"] - 1.0).abs() * 100
-    return out.drop(columns="row")
-
-
-def _twin_ratios(
-    df: pd.DataFrame, match: pd.DataFrame, accelerators: Sequence[str]
-) -> pd.DataFrame:
-    """:func:`fp8_fp4_ratio` of a frame with ``predicted_fp4`` (vectorized; same rows).
-
-    Each matched fp8 point whose fp4 twin has a prediction, in the order of its
-    :data:`RATIO_KEYS` group, then of the frame.
-    """
     keys = list(RATIO_KEYS)
     sel = df[
         df["accelerator"].isin(list(accelerators))
@@ -583,7 +539,7 @@ def _twin_ratios(
     sel = sel[np.isfinite(sel["predicted_fp4"].to_numpy(float))]
     if sel.empty:
         return pd.DataFrame()
-    # Plain column types (as the row-by-row path builds them), then the group order.
+    # Plain column types (lists, not the frame's extension dtypes), then the group order.
     out = pd.DataFrame({k: sel[k].tolist() for k in keys}, index=sel.index)
     out["interactivity"] = 1000.0 / sel["median_tpot_ms"].astype(float)
     out["measured_ratio"] = sel["measured"].astype(float) / match.loc[sel.index, "fp4"]
@@ -639,7 +595,7 @@ def compare_models(
     for model, df in frames.items():
         s = summary(df).set_index("vendor")
         t = tpot_summary(df).set_index("vendor")
-        ratio = ratio_summary(fp8_fp4_ratio(df, inputs=inputs)).set_index("accelerator")
+        ratio = ratio_summary(fp8_fp4_ratio(df)).set_index("accelerator")
         pairs = frontier_validation.summary(frontier_validation.held_out_frontiers(df))
         pairs = pairs.set_index("vendor").loc["overall"]
         for vendor in s.index:
