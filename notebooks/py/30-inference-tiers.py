@@ -265,6 +265,28 @@ charts.table(
     **budget_table,
 )
 
+# %%
+#| detail: "What measurements of other cells carry to a held-out cell: each held-out point from another part's or format's measured sweep of its engine configuration, times the model's ratio of the two parts (the model where none qualifies)"
+transfer = latency_diagnostics.transfer_reference(ix_serving)
+charts.table(
+    transfer,
+    "inference-inferencex-transfer-reference",
+    caption=latency_diagnostics.transfer_note(transfer),
+    columns={
+        "predictor": "Predictor of a held-out point",
+        "anchored": "Points carried over",
+        "AMD_median_ape_pct": "AMD median APE (%)",
+        "NVIDIA_median_ape_pct": "NVIDIA median APE (%)",
+        "overall_median_ape_pct": "Overall median APE (%)",
+        "transferred_median_ape_pct": "On the carried points (%)",
+        "model_on_them_pct": "Model on the same points (%)",
+    },
+    decimals={"anchored": 0, "AMD_median_ape_pct": 1, "NVIDIA_median_ape_pct": 1,
+              "overall_median_ape_pct": 1, "transferred_median_ape_pct": 1,
+              "model_on_them_pct": 1},
+    wide_text=("predictor",),
+)
+
 # %% [markdown]
 # **Prefill as measured.** The time to first token at low concurrency (4 or less, where
 # a prompt waits behind few others) with 1k and 8k prompts gives, per engine
