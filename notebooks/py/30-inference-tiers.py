@@ -267,7 +267,9 @@ charts.table(
 
 # %%
 #| detail: "What measurements of other cells carry to a held-out cell: each held-out point from another part's or format's measured sweep of its engine configuration, times the model's ratio of the two parts (the model where none qualifies)"
-transfer = latency_diagnostics.transfer_reference(ix_serving)
+transfer = latency_diagnostics.transfer_reference(
+    ix_serving, latency_validation.cross_fold_predictions()
+)
 charts.table(
     transfer,
     "inference-inferencex-transfer-reference",
@@ -280,10 +282,11 @@ charts.table(
         "overall_median_ape_pct": "Overall median APE (%)",
         "transferred_median_ape_pct": "On the carried points (%)",
         "model_on_them_pct": "Model on the same points (%)",
+        "frontier_ratio_err_pct": "AMD/NVIDIA ratio of the frontiers, error (%)",
     },
     decimals={"anchored": 0, "AMD_median_ape_pct": 1, "NVIDIA_median_ape_pct": 1,
               "overall_median_ape_pct": 1, "transferred_median_ape_pct": 1,
-              "model_on_them_pct": 1},
+              "model_on_them_pct": 1, "frontier_ratio_err_pct": 1},
     wide_text=("predictor",),
 )
 

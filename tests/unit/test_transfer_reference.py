@@ -41,6 +41,16 @@ def _row(acc, prec, tpot, measured, predicted, date="2026-01-10", **attrs):
     }
 
 
+def _cross(df):
+    # Every fold predicts every point as the frame does (one model for all folds).
+    cells = sorted(set(df["accelerator"] + " x " + df["precision"]))
+    return pd.DataFrame({c: df["predicted"].to_numpy(float) for c in cells})
+
+
+def _lend(df, share=()):
+    return ld.transferred(df, _cross(df), share)
+
+
 def _lender(acc="A2", prec="fp8", date="2026-01-10", scale=1.25):
     # A sweep whose measurement is `scale` x the model's everywhere.
     return [
@@ -51,7 +61,7 @@ def _lender(acc="A2", prec="fp8", date="2026-01-10", scale=1.25):
 
 def test_a_point_takes_the_lenders_measurement_times_the_models_ratio():
     df = pd.DataFrame([_row("A1", "fp8", 15.0, 999.0, 90.0), *_lender()])
-    out = ld.transferred(df, ())
+    out = _lend(df)
     # The lender measures 1.25x its prediction at every TPOT, so the point gets 1.25 x 90.
     assert out[0] == pytest.approx(112.5)
     # The lender's points borrow the first row's single point within 0.3 of its log TPOT:
@@ -61,27 +71,27 @@ def test_a_point_takes_the_lenders_measurement_times_the_models_ratio():
 
 def test_the_points_own_cell_never_lends():
     df = pd.DataFrame([_row("A1", "fp8", 15.0, 999.0, 90.0), *_lender("A1", "fp8")])
-    assert np.isnan(ld.transferred(df, ())).all()
+    assert np.isnan(_lend(df)).all()
 
 
 @pytest.mark.parametrize(("date", "lent"), [("2026-01-17", True), ("2026-01-18", False)])
 def test_lenders_run_within_a_week(date, lent):
     df = pd.DataFrame([_row("A1", "fp8", 15.0, 999.0, 90.0), *_lender(date=date)])
-    assert np.isfinite(ld.transferred(df, ())[0]) == lent
+    assert np.isfinite(_lend(df)[0]) == lent
 
 
 @pytest.mark.parametrize(("tpot", "lent"), [(25.0, True), (28.0, False), (7.5, True), (7.0, False)])
 def test_a_lender_reaches_0_3_past_its_ends(tpot, lent):
     # log(25/20) = 0.22, log(28/20) = 0.34; log(10/7.5) = 0.29, log(10/7) = 0.36.
     df = pd.DataFrame([_row("A1", "fp8", tpot, 999.0, 90.0), *_lender()])
-    assert np.isfinite(ld.transferred(df, ())[0]) == lent
+    assert np.isfinite(_lend(df)[0]) == lent
 
 
 def test_a_rule_keeps_lenders_that_share_its_columns():
     df = pd.DataFrame([_row("A1", "fp8", 15.0, 999.0, 90.0), *_lender("N1", "fp8")])
-    assert np.isfinite(ld.transferred(df, ())[0])
-    assert np.isnan(ld.transferred(df, ("vendor",))[0])
-    assert np.isnan(ld.transferred(df, ("generation", "precision"))[0])
+    assert np.isfinite(_lend(df)[0])
+    assert np.isnan(_lend(df, ("vendor",))[0])
+    assert np.isnan(_lend(df, ("generation", "precision"))[0])
 
 
 def test_the_tightest_lender_comes_first():
@@ -90,13 +100,13 @@ def test_the_tightest_lender_comes_first():
     other_gen = _lender("A3", "fp8", date="2026-01-10", scale=3.0)  # other generation, same day
     other_fmt = _lender("A2", "fp4", date="2026-01-10", scale=4.0)  # same generation, fp4
     df = pd.DataFrame([point, *other_gen, *other_fmt, *same_gen])
-    assert ld.transferred(df, ())[0] == pytest.approx(2.0 * 90.0)
+    assert _lend(df)[0] == pytest.approx(2.0 * 90.0)
     # Without the same generation's fp8, its fp4 comes before another generation's fp8.
     df = pd.DataFrame([point, *other_gen, *other_fmt])
-    assert ld.transferred(df, ())[0] == pytest.approx(4.0 * 90.0)
+    assert _lend(df)[0] == pytest.approx(4.0 * 90.0)
     # Another vendor lends last, whatever its bandwidth.
     df = pd.DataFrame([point, *_lender("N1", "fp8", scale=5.0), *other_gen])
-    assert ld.transferred(df, ())[0] == pytest.approx(3.0 * 90.0)
+    assert _lend(df)[0] == pytest.approx(3.0 * 90.0)
 
 
 def test_the_reference_scores_every_point_and_bounds_each_cell_with_hindsight():
@@ -110,7 +120,7 @@ def test_the_reference_scores_every_point_and_bounds_each_cell_with_hindsight():
     rows = [_row("A1", "fp8", t, 100.0, p) for t, p in [(12.0, 80.0), (15.0, 150.0)]]
     rows += _lender("A2", "fp8") + _lender("N1", "fp8", scale=0.5)
     df = pd.DataFrame(rows).drop(columns=["generation", "memory_bw_tbps"])
-    ref = ld.transfer_reference(df, specs)
+    ref = ld.transfer_reference(df, _cross(df), specs)
     assert ref["predictor"].iloc[0] == "the model alone (as held out)"
     assert ref["predictor"].iloc[-1] == "best row per cell, chosen with hindsight"
     assert (ref["points"] == len(df)).all()
@@ -119,3 +129,26 @@ def test_the_reference_scores_every_point_and_bounds_each_cell_with_hindsight():
     assert ref["anchored"].iloc[1:-1].gt(0).all()
     # The hindsight row is no worse than any row, per cell, so no worse overall here.
     assert ref["overall_median_ape_pct"].iloc[-1] <= ref["overall_median_ape_pct"].min() + 1e-9
+
+
+def test_the_ratio_of_two_parts_comes_from_the_points_own_fold():
+    # The fold that held A1 out predicts the lender at 200 (not the frame's 100): the
+    # lender then measures 125 / 200 of that fold's prediction, and the point gets it.
+    df = pd.DataFrame([_row("A1", "fp8", 15.0, 999.0, 90.0), *_lender()])
+    cross = _cross(df)
+    cross.loc[1:, "A1 x fp8"] = cross.loc[1:, "A1 x fp8"] * 2.0
+    assert ld.transferred(df, cross, ())[0] == pytest.approx(1.25 / 2.0 * 90.0)
+
+
+def test_a_cross_frame_of_other_folds_is_refused():
+    specs = pd.DataFrame(
+        {"accelerator": ["A1", "A2"], "architecture": ["G1", "G1"], "memory_bw_tbps": [5.0, 6.0]}
+    )
+    df = pd.DataFrame([_row("A1", "fp8", 15.0, 999.0, 90.0), *_lender()])
+    df = df.drop(columns=["generation", "memory_bw_tbps"])
+    cross = _cross(df)
+    cross.loc[0, "A1 x fp8"] = 91.0  # not the point's held-out prediction
+    with pytest.raises(ValueError, match="does not predict this frame's points"):
+        ld.transfer_reference(df, cross, specs)
+    with pytest.raises(ValueError, match="does not hold the folds"):
+        ld.transfer_reference(df, _cross(df).iloc[:2], specs)

@@ -139,14 +139,16 @@ def print_inferencex_validation(
             "remove)",
             inference_latency.error_budget(ix),
         )
-        _print_frame(
-            console,
-            f"Same folds, {labels[model]}: transfer reference, each held-out point carried "
-            "over from another cell's measured sweep of its engine configuration (within "
-            f"{inference_latency.TRANSFER_DAYS} days) times the model's ratio of the two "
-            "parts; the model where none qualifies",
-            inference_latency.transfer_reference(ix),
-        )
+    _print_frame(
+        console,
+        f"Same folds, {labels['serving']}: transfer reference, each held-out point carried "
+        "over from another cell's measured sweep of its engine configuration (within "
+        f"{inference_latency.TRANSFER_DAYS} days) times the fold's ratio of the two parts; "
+        "the model where none qualifies",
+        inference_latency.transfer_reference(
+            runs["serving"], inference_latency.cross_fold_predictions()
+        ),
+    )
     if fitted is None:
         fitted = inference_latency.fit_serving_model()
     _print_frame(

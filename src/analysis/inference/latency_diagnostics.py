@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.inference import frontier_validation
 from analysis.inference.latency import SWEEP_KEYS, _load, select, select_points
 from analysis.inference.roofline import (
     PEAK_COLUMN,
@@ -476,6 +477,7 @@ def _log_interp(x: np.ndarray, y: np.ndarray, xq: np.ndarray, extend: float) -> 
 
 def transferred(
     df: pd.DataFrame,
+    cross: pd.DataFrame,
     share: tuple[str, ...],
     *,
     days: int = TRANSFER_DAYS,
@@ -483,40 +485,44 @@ def transferred(
 ) -> np.ndarray:
     """Each point's throughput carried over from another cell's measured sweep (NaN: none).
 
-    ``df``: a validation frame (its rows' ``predicted`` the held-out folds', each from the
-    fold that held its own cell out) with the part's ``generation`` and memory bandwidth
-    (``memory_bw_tbps``) on every row. A point's lenders are the
-    sweeps (one engine configuration, :data:`TRANSFER_CONFIG`, on one run date) of *another*
+    ``df``: the held-out validation frame, with the part's ``generation`` and memory
+    bandwidth (``memory_bw_tbps``) on every row; ``cross``: its rows as each fold predicts
+    them (:func:`analysis.inference.latency_validation.cross_fold_predictions`, a column
+    per held-out cell ``"<accelerator> x <precision>"``). A point's lenders are the sweeps
+    (one engine configuration, :data:`TRANSFER_CONFIG`, on one run date) of *another*
     accelerator x precision cell, run within ``days`` of the point's date, whose part
     shares ``share`` with the point's. The first lender in order of (other vendor, other
-    generation, other format, memory-bandwidth ratio farther from 1, days apart, part, format, date)
-    that reaches the point's median TPOT
-    (:func:`_log_interp` of log throughput over log TPOT, extended ``extend``) gives
-    measured(lender) x predicted(point) / predicted(lender), both lender values at that
-    TPOT: the lender's measurement times the model's ratio of the two parts there. So the
-    model enters only through a ratio of two of its predictions, and the point's own cell
-    lends nothing.
+    generation, other format, memory-bandwidth ratio farther from 1, days apart, part,
+    format, date) that reaches the point's median TPOT (:func:`_log_interp` of log
+    throughput over log TPOT, extended ``extend``) gives measured(lender) x
+    predicted(point) / predicted(lender), both lender values at that TPOT and both
+    predictions by the fold that held the point's cell out: the lender's measurement
+    times that fold's ratio of the two parts. So nothing of the point's own cell enters.
     """
-    ok = np.isfinite(df["predicted"].to_numpy(float)) & np.isfinite(df["measured"].to_numpy(float))
     frame = df.reset_index(drop=True)
+    if len(cross) != len(frame):
+        raise ValueError(
+            f"transferred: 'cross' has {len(cross)} rows for a frame of {len(frame)}; both "
+            "must be one validation's rows in its order"
+        )
+    measured = frame["measured"].to_numpy(float)
+    pred = frame["predicted"].to_numpy(float)
     x_all = np.log(frame["median_tpot_ms"].to_numpy(float))
-    pred_all = frame["predicted"].to_numpy(float)
     when = pd.to_datetime(frame["date"]).to_numpy()
+    cell_of = (frame["accelerator"] + " x " + frame["precision"]).to_numpy(object)
     config = list(TRANSFER_CONFIG)
     sweeps = []
-    for key, g in frame[ok].groupby([*config, "accelerator", "precision", "date"], sort=True):
+    has_measured = frame[np.isfinite(measured) & (measured > 0)]
+    for key, g in has_measured.groupby([*config, "accelerator", "precision", "date"], sort=True):
         g = g.sort_values(["median_tpot_ms", "measured"], kind="stable")
         sweeps.append(
             {
                 "config": key[: len(config)],
-                "cell": (g["accelerator"].iloc[0], g["precision"].iloc[0]),
+                "cell": cell_of[g.index[0]],
                 "date": when[g.index[0]],
                 "attrs": {c: g[c].iloc[0] for c in ("vendor", "generation", "precision")},
                 "log_bw": float(np.log(g["memory_bw_tbps"].iloc[0])),
                 "rows": g.index.to_numpy(),
-                "x": np.log(g["median_tpot_ms"].to_numpy(float)),
-                "lm": np.log(g["measured"].to_numpy(float)),
-                "lp": np.log(g["predicted"].to_numpy(float)),
             }
         )
     by_config: dict[Any, list[dict[str, Any]]] = {}
@@ -524,6 +530,10 @@ def transferred(
         by_config.setdefault(s["config"], []).append(s)
     out = np.full(len(frame), np.nan)
     for target in sweeps:
+        rows = target["rows"][np.isfinite(pred[target["rows"]])]
+        if not len(rows):
+            continue
+        fold = cross[target["cell"]].to_numpy(float)
         apart = {
             id(s): abs(int((s["date"] - target["date"]) / np.timedelta64(1, "D")))
             for s in by_config[target["config"]]
@@ -546,29 +556,72 @@ def transferred(
                 s["date"],
             )
         )
-        rows = target["rows"]
         xq = x_all[rows]
         for s in lenders:
             todo = np.isnan(out[rows])
             if not todo.any():
                 break
-            lm = _log_interp(s["x"], s["lm"], xq, extend)
-            lp = _log_interp(s["x"], s["lp"], xq, extend)
-            value = np.exp(lm - lp) * pred_all[rows]
+            lr = s["rows"][np.isfinite(fold[s["rows"]]) & (fold[s["rows"]] > 0)]
+            if not len(lr):
+                continue  # the fold predicts none of this sweep
+            lm = _log_interp(x_all[lr], np.log(measured[lr]), xq, extend)
+            lp = _log_interp(x_all[lr], np.log(fold[lr]), xq, extend)
+            value = np.exp(lm - lp) * pred[rows]
             take = todo & np.isfinite(value)
             out[rows[take]] = value[take]
     return out
 
 
+def _frontier_errors(frame: pd.DataFrame, moved: np.ndarray | None) -> tuple[float, float]:
+    """(median APE, AMD/NVIDIA ratio error) of the held-out frontiers, transfers taken.
+
+    :func:`analysis.inference.frontier_validation.held_out_frontiers` on ``frame`` with
+    each predicted point replaced by ``moved`` where that is finite (None: as held out).
+    """
+    if moved is not None:
+        pred = frame["predicted"].to_numpy(float)
+        frame = frame.assign(
+            predicted=np.where(np.isfinite(moved) & np.isfinite(pred), moved, pred)
+        )
+    overall = frontier_validation.summary(frontier_validation.held_out_frontiers(frame))
+    row = overall.set_index("vendor").loc["overall"]
+    return float(row["median_ape_pct"]), float(row.get("ratio_median_err_pct", np.nan))
+
+
+def _check_cross(frame: pd.DataFrame, cross: pd.DataFrame) -> None:
+    """Raise unless ``cross`` is ``frame``'s rows: each point's own fold column its prediction."""
+    cell = (frame["accelerator"] + " x " + frame["precision"]).to_numpy(object)
+    missing = sorted(set(cell.tolist()) - set(cross.columns))
+    if len(cross) != len(frame) or missing:
+        raise ValueError(
+            f"transfer_reference: 'cross' ({len(cross)} rows) does not hold the folds of this "
+            f"frame ({len(frame)} rows; cells without a column: {missing}); pass "
+            "cross_fold_predictions() of the same inputs as validate_serving_model()"
+        )
+    own = np.array([cross.at[i, c] for i, c in enumerate(cell)], dtype=float)
+    pred = frame["predicted"].to_numpy(float)
+    if not np.allclose(own, pred, rtol=1e-9, atol=0.0, equal_nan=True):
+        raise ValueError(
+            "transfer_reference: 'cross' does not predict this frame's points as its folds "
+            "did; pass cross_fold_predictions() of the same inputs as validate_serving_model()"
+        )
+
+
 def transfer_reference(
-    df: pd.DataFrame, specs: pd.DataFrame | None = None, *, inputs: Inputs | None = None
+    df: pd.DataFrame,
+    cross: pd.DataFrame,
+    specs: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
 ) -> pd.DataFrame:
     """What other cells' measurements give a held-out cell: the model against transfers.
 
-    ``df``: a held-out validation frame (:func:`analysis.inference.latency_validation.
-    validate_serving_model`); ``specs``: the parts' specs (default: ``inputs``'), whose
-    generation (``architecture``, as the model groups parts) and memory bandwidth order
-    the lenders. One row per
+    ``df``: the serving model's held-out frame
+    (:func:`analysis.inference.latency_validation.validate_serving_model`) and ``cross``
+    its rows as every fold predicts them
+    (:func:`analysis.inference.latency_validation.cross_fold_predictions`); ``specs``: the
+    parts' specs (default: ``inputs``'), whose generation (``architecture``, as the model
+    groups parts) and memory bandwidth order the lenders. One row per
     :data:`TRANSFER_RULES` rule: each point predicted by :func:`transferred` where a
     lender qualifies, else by the model (``anchored``: how many were transferred), the
     median APE per vendor and overall, and over the transferred points alone the
@@ -581,17 +634,24 @@ def transfer_reference(
     that these transfers cannot meet asks the model to predict a cell better than its
     nearest measured neighbours do.
 
-    On the bundled sweeps (validate-models, 2026-12-06, the report's serving model held
-    out, 32.2 %: AMD 37.8, NVIDIA 27.7), overall (AMD / NVIDIA): sister part 25.9 %
-    (22.1 / 27.7; 182 points transferred, 10.1 % on them against the model's 31.5); same
-    vendor and format 25.5 % (22.3 / 26.8; 465); same vendor 25.2 % (18.9 / 28.2; 586);
-    any other cell 25.4 % (18.9 / 29.3; 640); the best row per cell with hindsight
-    23.1 % (19.3 / 25.7). The transfers cut CDNA 3's error by two thirds (MI300X 31.5 ->
-    10.2 %, MI325X 31.5 -> 10.6 %, from each other), B300 FP8's by half (31.8 -> 15.1 %,
-    from B200) and MI355X FP8's from its FP4 (39.5 -> 25.4 %); elsewhere on NVIDIA they
-    gain little or lose (B200 25-30 % against 26.3 / 31.6, H200 from Blackwell 25-26 %
-    against 20.7), and MI355X FP4 (38-42 %) and B300 FP4 (55 %) stay where they are. No
-    choice among them brings the held-out median under 20 %.
+    ``frontier_median_ape_pct`` and ``frontier_ratio_err_pct``: the held-out frontiers'
+    error and their AMD/NVIDIA ratio's (:func:`analysis.inference.frontier_validation.
+    held_out_frontiers`) with the transferred points in place of the model's.
+
+    On the bundled sweeps (validate-models, 2026-12-06; the report's serving model held
+    out: 32.2 %, AMD 37.8, NVIDIA 27.7; frontiers 28.1 %, their AMD/NVIDIA ratio 30.7 %),
+    overall (AMD / NVIDIA): sister part 25.9 % (22.0 / 27.7; 182 points transferred, 12.7
+    % on them against the model's 31.5); same vendor and format 25.7 % (22.4 / 27.3; 465);
+    same vendor 24.0 % (18.3 / 28.1; 586; frontiers 21.8 %, ratio 23.8 %); any other cell
+    24.2 % (18.4 / 30.5; 640); the best row per cell with hindsight 21.7 % (18.3 / 24.0).
+    Per cell the transfers cut CDNA 3's error by half or more (MI300X 31.5 -> 10.9 %,
+    MI325X 31.5 -> 14.1 %, from each other), B300 FP8's (31.8 -> 9.1 %, from B200),
+    MI355X FP8's from its FP4 (39.5 -> 20.1 %) and B200 FP8's from its FP4 (31.6 -> 23.1
+    %); H200 gets worse from Blackwell (20.7 -> 31.6 %), B200 FP4 does not move (25-28 %
+    against 26.3), nor do MI355X FP4 (37-39 %) and B300 FP4 (48 % against 55). So
+    measured neighbours carry well within a vendor's generation or part and badly
+    across generations, and no choice among these rows brings the held-out median
+    under 21.7 %.
     """
     if specs is None:
         _, specs, _ = _load(None, None, None, inputs)
@@ -601,9 +661,15 @@ def transfer_reference(
         {str(a): _generation(r) for a, r in by_part.iterrows()}
     )
     frame["memory_bw_tbps"] = frame["accelerator"].map(by_part["memory_bw_tbps"].astype(float))
+    _check_cross(frame, cross)
     ok = np.isfinite(frame["predicted"].to_numpy(float)) & np.isfinite(
         frame["measured"].to_numpy(float)
     )
+    # Lent on every row (a point the held-out model cannot predict may still lend), scored
+    # on the rows the model predicts.
+    moved_by_rule = [transferred(frame, cross, share) for _, share in TRANSFER_RULES]
+    fronts = [_frontier_errors(frame, None)] + [_frontier_errors(frame, m) for m in moved_by_rule]
+    moved_by_rule = [m[ok] for m in moved_by_rule]
     frame = frame[ok].reset_index(drop=True)
     measured = frame["measured"].to_numpy(float)
     vendor = frame["vendor"].to_numpy(object)
@@ -612,8 +678,7 @@ def transfer_reference(
     rows: list[tuple[str, np.ndarray, np.ndarray]] = [
         ("the model alone (as held out)", model_ape, np.zeros(len(frame), dtype=bool))
     ]
-    for label, share in TRANSFER_RULES:
-        moved = transferred(frame, share)
+    for (label, _), moved in zip(TRANSFER_RULES, moved_by_rule, strict=True):
         has = np.isfinite(moved)
         ape = np.where(has, np.abs(moved / measured - 1.0) * 100.0, model_ape)
         rows.append((f"transfer: {label}", ape, has))
@@ -623,14 +688,17 @@ def transfer_reference(
         pick = min(range(len(rows)), key=lambda i: (float(np.median(rows[i][1][mc])), i))
         best[mc] = rows[pick][1][mc]
     rows.append(("best row per cell, chosen with hindsight", best, np.zeros(len(frame), bool)))
+    fronts.append((np.nan, np.nan))  # the hindsight row is no predictor
     records = []
-    for label, ape, has in rows:
+    for (label, ape, has), (front_ape, front_ratio) in zip(rows, fronts, strict=True):
         rec: dict[str, Any] = {"predictor": label, "points": len(ape), "anchored": int(has.sum())}
         for v in sorted(set(vendor.tolist())):
             rec[f"{v}_median_ape_pct"] = float(np.median(ape[vendor == v]))
         rec["overall_median_ape_pct"] = float(np.median(ape)) if len(ape) else np.nan
         rec["transferred_median_ape_pct"] = float(np.median(ape[has])) if has.any() else np.nan
         rec["model_on_them_pct"] = float(np.median(model_ape[has])) if has.any() else np.nan
+        rec["frontier_median_ape_pct"] = front_ape
+        rec["frontier_ratio_err_pct"] = front_ratio
         records.append(rec)
     return pd.DataFrame(records)
 

@@ -247,6 +247,25 @@ def fit_serving_model(
     return _serving_folds(ix, specs, models, inputs).in_sample()
 
 
+def cross_fold_predictions(
+    ix: pd.DataFrame | None = None,
+    specs: pd.DataFrame | None = None,
+    models: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> pd.DataFrame:
+    """Every point of :func:`validate_serving_model` as each of its folds predicts it.
+
+    Rows as that frame's; one column per held-out accelerator x precision cell
+    (``"<accelerator> x <precision>"``): the point's throughput at its measured median
+    TPOT by the fold that held that cell out (a point's own cell's column is its held-out
+    prediction). What :func:`analysis.inference.latency_diagnostics.transfer_reference`
+    reads, so that a ratio of two parts comes from one fold. The folds are the held-out
+    validation's, fitted once per inputs.
+    """
+    return _serving_folds(ix, specs, models, inputs).cross_predicted()
+
+
 def _serving_folds(
     ix: pd.DataFrame | None,
     specs: pd.DataFrame | None,
@@ -282,20 +301,55 @@ class _ServingFolds:
         self.base = point_terms(self.pts, specs, models, ROOFLINE_SHAPE)
         self.cell = (self.pts["accelerator"] + " x " + self.pts["precision"]).to_numpy()
         self.cell_tw = (self.twins["accelerator"] + " x " + self.twins["precision"]).to_numpy()
+        self._fits: dict[str, tuple[Any, dict[str, np.ndarray], dict[str, dict[Any, float]]]] = {}
 
     def held_out(self) -> pd.DataFrame:
         """Each accelerator x precision cell predicted from the others."""
         scored = self._scored()
         for key in sorted(set(self.cell)):
-            self._fold(scored, self.cell != key, self.cell == key, self.cell_tw == key)
+            self._fold(scored, key, self.cell == key, self.cell_tw == key)
         return self._out(scored, _holdout_labels(self.cell))
 
     def in_sample(self) -> pd.DataFrame:
         """Every point (and every fp4 twin) predicted from one fit of every point."""
         scored = self._scored()
         every = np.ones(len(self.pts), dtype=bool)
-        self._fold(scored, every, every, np.ones(len(self.twins), dtype=bool))
+        self._fold(scored, IN_SAMPLE, every, np.ones(len(self.twins), dtype=bool))
         return self._out(scored, np.full(len(self.pts), IN_SAMPLE, dtype=object))
+
+    def cross_predicted(self) -> pd.DataFrame:
+        """Every point at its measured median TPOT, as each held-out fold predicts it.
+
+        One column per held-out cell (``"<accelerator> x <precision>"``), rows as
+        :meth:`held_out`'s; a point's own cell's column is its held-out prediction.
+        """
+        tau = self.pts["median_tpot_ms"].to_numpy(float)
+        cols = {}
+        for key in sorted(set(self.cell)):
+            _, flat, fitted = self._fit(key)
+            eta = sweep_fit.predict_level(self.pts, fitted)
+            cols[key] = throughput_at_tpot(flat, eta, tau)
+        return pd.DataFrame(cols)
+
+    def _fit(self, key: str) -> tuple[Any, dict[str, np.ndarray], dict[str, dict[Any, float]]]:
+        """The shape, every point's terms under it and the level of the fold ``key``.
+
+        ``key``: the held-out cell (trained on every other cell), or :data:`IN_SAMPLE`
+        (trained on every cell). Fitted once per key.
+        """
+        if key not in self._fits:
+            pts, specs, models = self.pts, self.specs, self.models
+            train = np.ones(len(pts), dtype=bool) if key == IN_SAMPLE else self.cell != key
+            sub = {
+                k: ({q: a[train] for q, a in v.items()} if isinstance(v, dict) else v[train])
+                for k, v in self.base.items()
+            }
+            shape = fit_shape(pts[train].reset_index(drop=True), sub)
+            flat = _point_arrays(point_terms(pts, specs, models, shape))
+            tr = pts[train].copy()
+            tr["eta"] = implied_eta(tr, {k: v[train] for k, v in flat.items()})
+            self._fits[key] = (shape, flat, sweep_fit.fit_level(tr))
+        return self._fits[key]
 
     def _scored(self) -> dict[str, np.ndarray]:
         """Empty (NaN) per-point and per-twin results, filled fold by fold."""
@@ -310,22 +364,14 @@ class _ServingFolds:
     def _fold(
         self,
         scored: dict[str, np.ndarray],
-        train: np.ndarray,
+        key: str,
         test: np.ndarray,
         twin_test: np.ndarray,
     ) -> None:
-        """Fit the shape and the level on ``train``; predict ``test`` and ``twin_test``."""
+        """Predict ``test`` and ``twin_test`` with the fold ``key`` (:meth:`_fit`)."""
         pts, specs, models = self.pts, self.specs, self.models
         tau = pts["median_tpot_ms"].to_numpy(float)
-        sub = {
-            k: ({q: a[train] for q, a in v.items()} if isinstance(v, dict) else v[train])
-            for k, v in self.base.items()
-        }
-        shape = fit_shape(pts[train].reset_index(drop=True), sub)
-        flat = _point_arrays(point_terms(pts, specs, models, shape))
-        tr = pts[train].copy()
-        tr["eta"] = implied_eta(tr, {k: v[train] for k, v in flat.items()})
-        fitted = sweep_fit.fit_level(tr)
+        shape, flat, fitted = self._fit(key)
         eta = sweep_fit.predict_level(pts[test], fitted)
         t_test = {k: v[test] for k, v in flat.items()}
         scored["eta"][test] = eta
