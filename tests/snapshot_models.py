@@ -70,11 +70,12 @@ def _validation() -> dict[str, Any]:
         out[f"amd_nvidia_frontier_ratio{suffix}"] = _frame(
             frontier_validation.ratio_pair_summary(frontier_validation.held_out_frontiers(ix))
         )
-    out["inferencex_transfer_reference"] = _frame(
-        inference_latency.transfer_reference(
-            inference_latency.validate_serving_model(), inference_latency.cross_fold_predictions()
-        )
+    held, cross = (
+        inference_latency.validate_serving_model(),
+        inference_latency.cross_fold_predictions(),
     )
+    out["inferencex_transfer_reference"] = _frame(inference_latency.transfer_reference(held, cross))
+    out["inferencex_transfer_cells"] = _frame(inference_latency.transfer_cells(held, cross))
     fitted = inference_latency.fit_serving_model()
     out["inferencex_in_sample"] = _frame(inference_latency.summary(fitted))
     out["fp8_fp4_ratio_in_sample"] = _frame(

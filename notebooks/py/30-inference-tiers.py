@@ -282,11 +282,13 @@ charts.table(
         "overall_median_ape_pct": "Overall median APE (%)",
         "transferred_median_ape_pct": "On the carried points (%)",
         "model_on_them_pct": "Model on the same points (%)",
+        "frontier_median_ape_pct": "Frontiers, median APE (%)",
         "frontier_ratio_err_pct": "AMD/NVIDIA ratio of the frontiers, error (%)",
     },
     decimals={"anchored": 0, "AMD_median_ape_pct": 1, "NVIDIA_median_ape_pct": 1,
               "overall_median_ape_pct": 1, "transferred_median_ape_pct": 1,
-              "model_on_them_pct": 1, "frontier_ratio_err_pct": 1},
+              "model_on_them_pct": 1, "frontier_median_ape_pct": 1,
+              "frontier_ratio_err_pct": 1},
     wide_text=("predictor",),
 )
 

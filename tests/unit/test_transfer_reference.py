@@ -23,8 +23,8 @@ CONFIG = {
 
 
 def _row(acc, prec, tpot, measured, predicted, date="2026-01-10", **attrs):
-    gen = {"A1": "G1", "A2": "G1", "A3": "G2", "N1": "H1"}[acc]
-    bw = {"A1": 5.0, "A2": 6.0, "A3": 8.0, "N1": 8.0}[acc]
+    gen = {"A1": "G1", "A2": "G1", "A3": "G2", "A4": "G3", "N1": "H1"}[acc]
+    bw = {"A1": 5.0, "A2": 6.0, "A3": 8.0, "A4": 5.5, "N1": 5.0}[acc]
     vendor = "NVIDIA" if acc.startswith("N") else "AMD"
     return {
         **CONFIG,
@@ -70,8 +70,16 @@ def test_a_point_takes_the_lenders_measurement_times_the_models_ratio():
 
 
 def test_the_points_own_cell_never_lends():
-    df = pd.DataFrame([_row("A1", "fp8", 15.0, 999.0, 90.0), *_lender("A1", "fp8")])
+    # Its own cell's sweep two days later would reach it; it is not a lender.
+    df = pd.DataFrame(
+        [_row("A1", "fp8", 15.0, 999.0, 90.0), *_lender("A1", "fp8", date="2026-01-12")]
+    )
     assert np.isnan(_lend(df)).all()
+    # The same sweep on another part lends.
+    df = pd.DataFrame(
+        [_row("A1", "fp8", 15.0, 999.0, 90.0), *_lender("A2", "fp8", date="2026-01-12")]
+    )
+    assert np.isfinite(_lend(df)[0])
 
 
 @pytest.mark.parametrize(("date", "lent"), [("2026-01-17", True), ("2026-01-18", False)])
@@ -85,6 +93,42 @@ def test_a_lender_reaches_0_3_past_its_ends(tpot, lent):
     # log(25/20) = 0.22, log(28/20) = 0.34; log(10/7.5) = 0.29, log(10/7) = 0.36.
     df = pd.DataFrame([_row("A1", "fp8", tpot, 999.0, 90.0), *_lender()])
     assert np.isfinite(_lend(df)[0]) == lent
+
+
+def test_past_its_ends_a_lender_holds_its_last_measured_over_predicted():
+    # A non-monotone lender: its measurement falls between 10 and 11 ms while the model's
+    # rises; extended on their own the two curves would diverge, their ratio is held.
+    point = _row("A1", "fp8", 11.5, 999.0, 90.0)
+    lender = [
+        _row("A2", "fp8", 10.0, 300.0, 100.0),
+        _row("A2", "fp8", 11.0, 30.0, 120.0),
+    ]
+    df = pd.DataFrame([point, *lender])
+    # log(11.5 / 11) = 0.044 past the end: the last point's 30 / 120 holds.
+    assert _lend(df)[0] == pytest.approx(30.0 / 120.0 * 90.0)
+    # Between the two points the log ratio is interpolated in log TPOT.
+    df = pd.DataFrame([_row("A1", "fp8", 10.5, 999.0, 90.0), *lender])
+    w = np.log(10.5 / 10.0) / np.log(11.0 / 10.0)
+    gap = (1 - w) * np.log(3.0) + w * np.log(0.25)
+    assert _lend(df)[0] == pytest.approx(np.exp(gap) * 90.0)
+
+
+def test_nearer_bandwidth_then_fewer_days_break_ties():
+    point = _row("A1", "fp8", 15.0, 999.0, 90.0)  # generation G1, 5 TB/s
+    # Two other generations of the vendor at the point's format: the nearer bandwidth
+    # first (5.5 TB/s against 8), whatever the order of the rows.
+    far_bw = _lender("A3", "fp8", scale=2.0)
+    near_bw = _lender("A4", "fp8", scale=3.0)
+    df = pd.DataFrame([point, *far_bw, *near_bw])
+    assert _lend(df)[0] == pytest.approx(3.0 * 90.0)
+    # Another vendor, at the point's very bandwidth (5 TB/s), comes after the vendor's own.
+    df = pd.DataFrame([point, *_lender("N1", "fp8", scale=4.0), *far_bw])
+    assert _lend(df)[0] == pytest.approx(2.0 * 90.0)
+    # Two sweeps of one part and format: the nearer date first.
+    early = _lender("A2", "fp8", date="2026-01-04", scale=2.0)
+    late = _lender("A2", "fp8", date="2026-01-12", scale=3.0)
+    df = pd.DataFrame([point, *early, *late])
+    assert _lend(df)[0] == pytest.approx(3.0 * 90.0)
 
 
 def test_a_rule_keeps_lenders_that_share_its_columns():
@@ -114,7 +158,7 @@ def test_the_reference_scores_every_point_and_bounds_each_cell_with_hindsight():
         {
             "accelerator": ["A1", "A2", "A3", "N1"],
             "architecture": ["G1", "G1", "G2", "H1"],
-            "memory_bw_tbps": [5.0, 6.0, 8.0, 8.0],
+            "memory_bw_tbps": [5.0, 6.0, 8.0, 5.0],
         }
     )
     rows = [_row("A1", "fp8", t, 100.0, p) for t, p in [(12.0, 80.0), (15.0, 150.0)]]
