@@ -310,3 +310,7 @@ def test_validate_models_prints_the_transfer_reference(runs):
     np.testing.assert_allclose(
         cells["the model alone (as held out)"], per_cell.reindex(cells.index), rtol=1e-12
     )
+    # ... and the hindsight column is each cell's lowest.
+    predictors = [c for c in cells.columns if c not in ("points", cells.columns[-1])]
+    np.testing.assert_array_equal(cells[cells.columns[-1]], cells[predictors].min(axis=1))
+    assert cells.columns[-1] == "best row per cell, chosen with hindsight"

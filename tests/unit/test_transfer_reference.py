@@ -96,8 +96,9 @@ def test_a_lender_reaches_0_3_past_its_ends(tpot, lent):
 
 
 def test_past_its_ends_a_lender_holds_its_last_measured_over_predicted():
-    # A non-monotone lender: its measurement falls between 10 and 11 ms while the model's
-    # rises; extended on their own the two curves would diverge, their ratio is held.
+    # A lender whose measurement and prediction slope opposite ways (the measurement falls
+    # from 10 to 11 ms, the model rises): extended on their own the two curves would
+    # diverge; their ratio is held at either end.
     point = _row("A1", "fp8", 11.5, 999.0, 90.0)
     lender = [
         _row("A2", "fp8", 10.0, 300.0, 100.0),
@@ -106,6 +107,9 @@ def test_past_its_ends_a_lender_holds_its_last_measured_over_predicted():
     df = pd.DataFrame([point, *lender])
     # log(11.5 / 11) = 0.044 past the end: the last point's 30 / 120 holds.
     assert _lend(df)[0] == pytest.approx(30.0 / 120.0 * 90.0)
+    # log(10 / 9.5) = 0.051 before the start: the first point's 300 / 100 holds.
+    df = pd.DataFrame([_row("A1", "fp8", 9.5, 999.0, 90.0), *lender])
+    assert _lend(df)[0] == pytest.approx(300.0 / 100.0 * 90.0)
     # Between the two points the log ratio is interpolated in log TPOT.
     df = pd.DataFrame([_row("A1", "fp8", 10.5, 999.0, 90.0), *lender])
     w = np.log(10.5 / 10.0) / np.log(11.0 / 10.0)
@@ -116,7 +120,7 @@ def test_past_its_ends_a_lender_holds_its_last_measured_over_predicted():
 def test_nearer_bandwidth_then_fewer_days_break_ties():
     point = _row("A1", "fp8", 15.0, 999.0, 90.0)  # generation G1, 5 TB/s
     # Two other generations of the vendor at the point's format: the nearer bandwidth
-    # first (5.5 TB/s against 8), whatever the order of the rows.
+    # first (5.5 TB/s against 8), though the farther one's rows come first.
     far_bw = _lender("A3", "fp8", scale=2.0)
     near_bw = _lender("A4", "fp8", scale=3.0)
     df = pd.DataFrame([point, *far_bw, *near_bw])

@@ -5,10 +5,11 @@ apart: how much of the held-out error a better efficiency level per cell, per le
 per engine configuration could remove. :func:`measured_prefill_rates` reads the prefill
 rate per GPU off InferenceX's times to first token. :func:`date_repeatability` predicts
 each point from its own configuration's other run dates, measurements only;
-:func:`transfer_reference` predicts each held-out point from another cell's measured sweep
-of its engine configuration (what the nearest measurements carry to a cell nobody
-measured). None is read by a model; all are printed by ``validate-models`` (all but the
-date repeatability also in chapter 30).
+:func:`transfer_reference` (per cell: :func:`transfer_cells`) predicts each held-out point
+from another cell's measured sweep of its engine configuration (what the nearest
+measurements carry to a cell nobody measured). None is read by a model; all are printed
+by ``validate-models``; the error budget, the prefill rates and the transfer reference
+also in chapter 30.
 
 Examined (one-off experiments of 2026-12-06, patches not kept): two references beside
 :func:`date_repeatability` for what the measurements themselves allow, and one variant of
@@ -16,7 +17,9 @@ the fit that the frontiers suggest:
 
 * Each configuration's other run dates as a monotone curve (isotonic regression of log
   throughput, non-increasing in log interactivity, over every other date's points;
-  extended log-linearly past its ends), so that every point with another date is scored
+  extended log-linearly past its ends, each end on its own slope: the extension
+  :func:`transferred` found unsafe on non-monotone sweeps; not re-run), so that every
+  point with another date is scored
   (902 of 941): AMD 17.2 %, NVIDIA 2.4 %, overall 7.3 % at matched TPOT (inside the
   curve's range only, 780 points: 15.7 / 2.0 / 6.3 %). The same curve on every date
   including the point's own, in-sample: AMD 10.7, NVIDIA 1.2 %. So the dates scatter AMD
@@ -26,8 +29,9 @@ the fit that the frontiers suggest:
 * Each held-out point predicted from a sister part's measurement instead (same vendor
   and generation family, same precision, same stack, lengths and TP, the same engine
   layout where run, nearest run date within 7 days; its measured throughput at the
-  point's TPOT, interpolated log-log and extended 0.3 past its ends, times the held-out
-  fold's modelled ratio of the two parts), the serving model where no sister ran:
+  point's TPOT, interpolated log-log and extended 0.3 past its ends on the end slopes,
+  times the held-out fold's modelled ratio of the two parts), the serving model where no
+  sister ran (:func:`transfer_reference` is the kept, corrected form):
   MI300X 31.5 -> 9.2 %, MI325X 31.5 -> 13.2 % (from each other), B300 FP8 31.8 -> 15.2 %
   (from B200), B200 26.3 / 31.6 -> 24.7 / 30.3 % (from B300, few matches); overall 32.2 ->
   25.3 % (AMD 21.1, NVIDIA 26.1). MI355X and H200 have no sister part here. The other
@@ -493,7 +497,7 @@ def transferred(
     in log TPOT between its points and held flat up to ``extend`` past its ends
     (:func:`_held_interp`): where a sweep's throughput is not monotone in TPOT, its end
     segments' slopes run from -27 to +25 on the bundled sweeps, so extending each curve
-    on its own would multiply a point by up to 10^4.
+    on its own multiplied one point by about 3 x 10^4.
     """
     frame = df.reset_index(drop=True)
     if len(cross) != len(frame):
@@ -589,7 +593,7 @@ def _check_cross(frame: pd.DataFrame, cross: pd.DataFrame) -> None:
     missing = sorted(set(cell.tolist()) - set(cross.columns))
     if len(cross) != len(frame) or missing:
         raise ValueError(
-            f"transfer_reference: 'cross' ({len(cross)} rows) does not hold the folds of this "
+            f"transfer reference: 'cross' ({len(cross)} rows) does not hold the folds of this "
             f"frame ({len(frame)} rows; cells without a column: {missing}); pass "
             "cross_fold_predictions() of the same inputs as validate_serving_model()"
         )
@@ -598,7 +602,7 @@ def _check_cross(frame: pd.DataFrame, cross: pd.DataFrame) -> None:
     pred = frame["predicted"].to_numpy(float)
     if not np.allclose(own, pred, rtol=1e-9, atol=0.0, equal_nan=True):
         raise ValueError(
-            "transfer_reference: 'cross' does not predict this frame's points as its folds "
+            "transfer reference: 'cross' does not predict this frame's points as its folds "
             "did; pass cross_fold_predictions() of the same inputs as validate_serving_model()"
         )
 
@@ -710,9 +714,9 @@ def _transfer_rows(
     )
     frame["memory_bw_tbps"] = frame["accelerator"].map(by_part["memory_bw_tbps"].astype(float))
     _check_cross(frame, cross)
-    ok = np.isfinite(frame["predicted"].to_numpy(float)) & np.isfinite(
-        frame["measured"].to_numpy(float)
-    )
+    measured_all = frame["measured"].to_numpy(float)
+    ok = np.isfinite(frame["predicted"].to_numpy(float)) & np.isfinite(measured_all)
+    ok &= measured_all > 0
     # Lent on every row (a point the held-out model cannot predict may still lend), scored
     # on the rows the model predicts.
     moved_by_rule = [transferred(frame, cross, share) for _, share in TRANSFER_RULES]
