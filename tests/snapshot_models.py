@@ -74,8 +74,9 @@ def _validation() -> dict[str, Any]:
         inference_latency.validate_serving_model(),
         inference_latency.cross_fold_predictions(),
     )
-    out["inferencex_transfer_reference"] = _frame(inference_latency.transfer_reference(held, cross))
-    out["inferencex_transfer_cells"] = _frame(inference_latency.transfer_cells(held, cross))
+    reference, per_cell = inference_latency.transfer_tables(held, cross)
+    out["inferencex_transfer_reference"] = _frame(reference)
+    out["inferencex_transfer_cells"] = _frame(per_cell)
     fitted = inference_latency.fit_serving_model()
     out["inferencex_in_sample"] = _frame(inference_latency.summary(fitted))
     out["fp8_fp4_ratio_in_sample"] = _frame(

@@ -200,3 +200,15 @@ def test_a_cross_frame_of_other_folds_is_refused():
         ld.transfer_reference(df, cross, specs)
     with pytest.raises(ValueError, match="does not hold the folds"):
         ld.transfer_reference(df, _cross(df).iloc[:2], specs)
+
+
+def test_both_tables_come_from_one_set_of_transfers():
+    specs = pd.DataFrame(
+        {"accelerator": ["A1", "A2"], "architecture": ["G1", "G1"], "memory_bw_tbps": [5.0, 6.0]}
+    )
+    rows = [_row("A1", "fp8", t, 100.0, p) for t, p in [(12.0, 80.0), (15.0, 150.0)]]
+    df = pd.DataFrame(rows + _lender()).drop(columns=["generation", "memory_bw_tbps"])
+    reference, per_cell = ld.transfer_tables(df, _cross(df), specs)
+    pd.testing.assert_frame_equal(reference, ld.transfer_reference(df, _cross(df), specs))
+    pd.testing.assert_frame_equal(per_cell, ld.transfer_cells(df, _cross(df), specs))
+    assert list(per_cell.columns[2:]) == reference["predictor"].tolist()

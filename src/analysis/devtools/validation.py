@@ -139,19 +139,21 @@ def print_inferencex_validation(
             "remove)",
             inference_latency.error_budget(ix),
         )
-    cross = inference_latency.cross_fold_predictions()
+    reference, per_cell = inference_latency.transfer_tables(
+        runs["serving"], inference_latency.cross_fold_predictions()
+    )
     _print_frame(
         console,
         f"Same folds, {labels['serving']}: transfer reference, each held-out point carried "
         "over from another cell's measured sweep of its engine configuration (within "
         f"{inference_latency.TRANSFER_DAYS} days) times the fold's ratio of the two parts; "
         "the model where none qualifies",
-        inference_latency.transfer_reference(runs["serving"], cross),
+        reference,
     )
     _print_frame(
         console,
         "Same transfers per held-out cell: each predictor's median APE on the cell (%)",
-        inference_latency.transfer_cells(runs["serving"], cross),
+        per_cell,
     )
     if fitted is None:
         fitted = inference_latency.fit_serving_model()

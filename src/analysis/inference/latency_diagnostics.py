@@ -656,7 +656,15 @@ def transfer_reference(
     keeps the model from it is each cell's configuration curve, which a measured
     neighbour carries and the model's shape does not.
     """
-    frame, rows, fronts = _transfer_rows(df, cross, specs, inputs)
+    return _reference_table(*_transfer_rows(df, cross, specs, inputs))
+
+
+def _reference_table(
+    frame: pd.DataFrame,
+    rows: list[tuple[str, np.ndarray, np.ndarray]],
+    fronts: list[tuple[float, float]],
+) -> pd.DataFrame:
+    """:func:`transfer_reference`'s table from :func:`_transfer_rows`."""
     vendor = frame["vendor"].to_numpy(object)
     model_ape = rows[0][1]
     records = []
@@ -687,6 +695,25 @@ def transfer_cells(
     hindsight row's column is each cell's lowest).
     """
     frame, rows, _ = _transfer_rows(df, cross, specs, inputs)
+    return _cells_table(frame, rows)
+
+
+def transfer_tables(
+    df: pd.DataFrame,
+    cross: pd.DataFrame,
+    specs: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(:func:`transfer_reference`, :func:`transfer_cells`) from one set of transfers."""
+    frame, rows, fronts = _transfer_rows(df, cross, specs, inputs)
+    return _reference_table(frame, rows, fronts), _cells_table(frame, rows)
+
+
+def _cells_table(
+    frame: pd.DataFrame, rows: list[tuple[str, np.ndarray, np.ndarray]]
+) -> pd.DataFrame:
+    """:func:`transfer_cells`' table from :func:`_transfer_rows`."""
     cell = (frame["accelerator"] + " x " + frame["precision"]).to_numpy(object)
     out = []
     for c in sorted(set(cell.tolist())):
