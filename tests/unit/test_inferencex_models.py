@@ -303,7 +303,7 @@ def test_validate_models_prints_the_transfer_reference(runs):
     for value in ref["overall_median_ape_pct"]:
         assert f" {value:.1f} " in block
     # Per cell: the model's column is each cell's held-out median APE.
-    cells = inference_latency.transfer_cells(runs["serving"], cross).set_index("cell")
+    cells = inference_latency.transfer_tables(runs["serving"], cross)[1].set_index("cell")
     held = runs["serving"]
     held = held[np.isfinite(held["predicted"])]
     per_cell = held.groupby(held["accelerator"] + " x " + held["precision"])["ape_pct"].median()

@@ -210,5 +210,10 @@ def test_both_tables_come_from_one_set_of_transfers():
     df = pd.DataFrame(rows + _lender()).drop(columns=["generation", "memory_bw_tbps"])
     reference, per_cell = ld.transfer_tables(df, _cross(df), specs)
     pd.testing.assert_frame_equal(reference, ld.transfer_reference(df, _cross(df), specs))
-    pd.testing.assert_frame_equal(per_cell, ld.transfer_cells(df, _cross(df), specs))
     assert list(per_cell.columns[2:]) == reference["predictor"].tolist()
+    # Every scored point in one cell, and each cell's model column its own median APE.
+    assert per_cell["cell"].tolist() == ["A1 x fp8", "A2 x fp8"]
+    assert per_cell["points"].sum() == reference["points"].iloc[0]
+    ape = (df["predicted"] / df["measured"] - 1.0).abs() * 100.0
+    by_cell = ape.groupby(df["accelerator"] + " x " + df["precision"]).median()
+    np.testing.assert_allclose(per_cell[reference["predictor"].iloc[0]], by_cell.to_numpy())

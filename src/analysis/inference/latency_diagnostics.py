@@ -5,7 +5,7 @@ apart: how much of the held-out error a better efficiency level per cell, per le
 per engine configuration could remove. :func:`measured_prefill_rates` reads the prefill
 rate per GPU off InferenceX's times to first token. :func:`date_repeatability` predicts
 each point from its own configuration's other run dates, measurements only;
-:func:`transfer_reference` (per cell: :func:`transfer_cells`) predicts each held-out point
+:func:`transfer_reference` (per cell too: :func:`transfer_tables`) predicts each held-out point
 from another cell's measured sweep of its engine configuration (what the nearest
 measurements carry to a cell nobody measured). None is read by a model; all are printed
 by ``validate-models``; the error budget, the prefill rates and the transfer reference
@@ -455,6 +455,15 @@ TRANSFER_CONFIG = (
 )
 
 
+def _cell_of(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's accelerator x precision cell, as the folds' columns are labelled.
+
+    The columns of :func:`analysis.inference.latency_validation.cross_fold_predictions`.
+    """
+    out: np.ndarray = (frame["accelerator"] + " x " + frame["precision"]).to_numpy(object)
+    return out
+
+
 def _held_interp(x: np.ndarray, y: np.ndarray, xq: np.ndarray, extend: float) -> np.ndarray:
     """``y`` at ``xq`` on the polyline (x, y), x ascending, held flat past its ends.
 
@@ -509,7 +518,7 @@ def transferred(
     pred = frame["predicted"].to_numpy(float)
     x_all = np.log(frame["median_tpot_ms"].to_numpy(float))
     when = pd.to_datetime(frame["date"]).to_numpy()
-    cell_of = (frame["accelerator"] + " x " + frame["precision"]).to_numpy(object)
+    cell_of = _cell_of(frame)
     config = list(TRANSFER_CONFIG)
     sweeps = []
     has_measured = frame[np.isfinite(measured) & (measured > 0)]
@@ -589,7 +598,7 @@ def _frontier_errors(frame: pd.DataFrame, moved: np.ndarray | None) -> tuple[flo
 
 def _check_cross(frame: pd.DataFrame, cross: pd.DataFrame) -> None:
     """Raise unless ``cross`` is ``frame``'s rows: each point's own fold column its prediction."""
-    cell = (frame["accelerator"] + " x " + frame["precision"]).to_numpy(object)
+    cell = _cell_of(frame)
     missing = sorted(set(cell.tolist()) - set(cross.columns))
     if len(cross) != len(frame) or missing:
         raise ValueError(
@@ -644,7 +653,7 @@ def transfer_reference(
     % on them against the model's 31.5); same vendor and format 23.4 % (19.1 / 25.4;
     465); same vendor 21.3 % (16.2 / 26.8; 586; frontiers 22.4 %, their ratio 25.4 %);
     any other cell 21.5 % (16.2 / 27.4; 640); the best row per cell with hindsight 19.7 %
-    (16.2 / 23.6). Per cell (:func:`transfer_cells`) the transfers cut CDNA 3's error
+    (16.2 / 23.6). Per cell (:func:`transfer_tables`) the transfers cut CDNA 3's error
     (MI300X 31.5 -> 6.1 %, MI325X 31.5 -> 14.5 %, from each other), B300 FP8's (31.8 ->
     9.1 %, from B200), MI355X FP8's from its FP4 (39.5 -> 19.7 %) and B200 FP8's (31.6 ->
     21.6 %); H200 gets worse from Blackwell (20.7 -> 25.6-27.2 %), and B200 FP4 (25-28 %
@@ -656,15 +665,23 @@ def transfer_reference(
     keeps the model from it is each cell's configuration curve, which a measured
     neighbour carries and the model's shape does not.
     """
-    return _reference_table(*_transfer_rows(df, cross, specs, inputs))
+    return transfer_tables(df, cross, specs, inputs=inputs)[0]
 
 
-def _reference_table(
-    frame: pd.DataFrame,
-    rows: list[tuple[str, np.ndarray, np.ndarray]],
-    fronts: list[tuple[float, float]],
-) -> pd.DataFrame:
-    """:func:`transfer_reference`'s table from :func:`_transfer_rows`."""
+def transfer_tables(
+    df: pd.DataFrame,
+    cross: pd.DataFrame,
+    specs: pd.DataFrame | None = None,
+    *,
+    inputs: Inputs | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`transfer_reference`'s table and the same per held-out cell, from one computation.
+
+    The second: one row per accelerator x precision cell (``points``: the points scored),
+    one column per predictor of the first, in its order and labelled as there (the
+    hindsight row's column is each cell's lowest).
+    """
+    frame, rows, fronts = _transfer_rows(df, cross, specs, inputs)
     vendor = frame["vendor"].to_numpy(object)
     model_ape = rows[0][1]
     records = []
@@ -678,50 +695,14 @@ def _reference_table(
         rec["frontier_median_ape_pct"] = front_ape
         rec["frontier_ratio_err_pct"] = front_ratio
         records.append(rec)
-    return pd.DataFrame(records)
-
-
-def transfer_cells(
-    df: pd.DataFrame,
-    cross: pd.DataFrame,
-    specs: pd.DataFrame | None = None,
-    *,
-    inputs: Inputs | None = None,
-) -> pd.DataFrame:
-    """:func:`transfer_reference` per held-out cell: each row's median APE on the cell.
-
-    One row per accelerator x precision cell (``points``: the points scored), one column
-    per predictor of :func:`transfer_reference`, in its order and labelled as there (the
-    hindsight row's column is each cell's lowest).
-    """
-    frame, rows, _ = _transfer_rows(df, cross, specs, inputs)
-    return _cells_table(frame, rows)
-
-
-def transfer_tables(
-    df: pd.DataFrame,
-    cross: pd.DataFrame,
-    specs: pd.DataFrame | None = None,
-    *,
-    inputs: Inputs | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(:func:`transfer_reference`, :func:`transfer_cells`) from one set of transfers."""
-    frame, rows, fronts = _transfer_rows(df, cross, specs, inputs)
-    return _reference_table(frame, rows, fronts), _cells_table(frame, rows)
-
-
-def _cells_table(
-    frame: pd.DataFrame, rows: list[tuple[str, np.ndarray, np.ndarray]]
-) -> pd.DataFrame:
-    """:func:`transfer_cells`' table from :func:`_transfer_rows`."""
-    cell = (frame["accelerator"] + " x " + frame["precision"]).to_numpy(object)
-    out = []
+    cell = _cell_of(frame)
+    per_cell = []
     for c in sorted(set(cell.tolist())):
         mc = cell == c
-        rec: dict[str, Any] = {"cell": c, "points": int(mc.sum())}
-        rec.update({label: float(np.median(ape[mc])) for label, ape, _ in rows})
-        out.append(rec)
-    return pd.DataFrame(out)
+        row: dict[str, Any] = {"cell": c, "points": int(mc.sum())}
+        row.update({label: float(np.median(ape[mc])) for label, ape, _ in rows})
+        per_cell.append(row)
+    return pd.DataFrame(records), pd.DataFrame(per_cell)
 
 
 def _transfer_rows(
@@ -750,7 +731,7 @@ def _transfer_rows(
     fronts = [_frontier_errors(frame, None)] + [_frontier_errors(frame, m) for m in moved_by_rule]
     frame = frame[ok].reset_index(drop=True)
     measured = frame["measured"].to_numpy(float)
-    cell = (frame["accelerator"] + " x " + frame["precision"]).to_numpy(object)
+    cell = _cell_of(frame)
     model_ape = np.abs(frame["predicted"].to_numpy(float) / measured - 1.0) * 100.0
     rows: list[tuple[str, np.ndarray, np.ndarray]] = [
         ("the model alone (as held out)", model_ape, np.zeros(len(frame), dtype=bool))
