@@ -627,12 +627,18 @@ charts.table(
 # accelerator for the workload (the vendor ran the model on other parts), a new workload for
 # the vendor, or both. Each case carries the median held-out error of the validation scheme
 # that matches it (never less than the round scheme's, which every prediction carried to
-# today's software faces), and the cost chapter's Monte Carlo draws that accelerator's
-# throughput with that spread, so P(AMD cheaper) widens where the model extrapolates.
+# today's software faces). Where InferenceX measured the model, each tier's figure also
+# carries the held-out error of the way it was made: a measured point (how far a
+# configuration moves between run dates), the deployment model at the part's own
+# measurements (one configuration held out) or at its vendor's (the part held out whole),
+# or the MLPerf-calibrated path under a TPOT bound (against the measured frontiers). The
+# larger of the two is the tier's error, and the cost chapter's Monte Carlo draws that
+# tier's throughput with that spread, so P(AMD cheaper) widens where the model extrapolates.
 
 # %%
 cases = inference.prediction_cases(sc.accelerators, inf.model, validations=checks.validations)
-Markdown(inference.case_note(cases, winners))
+tier_errors = measurements.tier_errors(tiers, mcal, sc, cases=cases)
+Markdown(inference.case_note(cases, winners, tier_errors))
 
 # %%
 #| detail: "Prediction case per accelerator: the matching validation scheme, its held-out error for the vendor and the throughput spread the Monte Carlo draws"
@@ -645,6 +651,26 @@ charts.table(
     ],
     decimals={"median_ape_pct": 1},
     wide_text=("case",),
+)
+
+# %%
+#| detail: "Per tier: how each figure was made, the held-out error of its case and of that way, and the spread the Monte Carlo draws"
+charts.table(
+    tier_errors,
+    "inference-tier-errors",
+    columns=[
+        "tier", "accelerator", "deployment_basis", "case_ape_pct", "check", "check_ape_pct",
+        "error_source", "median_ape_pct", "throughput_log_sigma",
+    ],
+    labels={
+        "deployment_basis": "Figure made by", "case_ape_pct": "Case error (%)",
+        "check": "Latency-resolved check", "check_ape_pct": "Check error (%)",
+        "error_source": "Larger", "median_ape_pct": "Drawn error (%)",
+        "throughput_log_sigma": "Log sigma",
+    },
+    decimals={"case_ape_pct": 1, "check_ape_pct": 1, "median_ape_pct": 1,
+              "throughput_log_sigma": 3},
+    wide_text=("check",),
 )
 
 # %%

@@ -40,13 +40,18 @@ from analysis import charts, data, inference, measurements, results, tco, traini
 
 charts.enable()
 # Serving throughput is drawn with the held-out error of each accelerator's prediction
-# case (chapter "Inference": measured combination, new accelerator or new workload); the
-# team's own runs (scenario key `measurements`) correct the measured accelerators'
-# throughput and replace that error with the runs' residual (chapter "Your measurements").
+# case (chapter "Inference": measured combination, new accelerator or new workload), per
+# tier the larger of that and the held-out error of how the tier's figure was made where
+# InferenceX measured the model (a measured point, the deployment model, the serving path
+# under a TPOT bound); the team's own runs (scenario key `measurements`) correct the
+# measured accelerators' throughput and replace that error with the runs' residual
+# (chapter "Your measurements").
 mcal = measurements.calibrate(data.load_measurements(sc.measurements))
-sigmas = measurements.serving_sigmas(mcal, sc)
+cases = inference.prediction_cases(sc.accelerators, sc.inference.model)
+sigmas = measurements.serving_sigmas(mcal, sc, cases=cases)
 inp, inp_buy, inp_rent = (tco.with_throughput_sigmas(i, sigmas) for i in tco.scenario_inputs(sc))
 tiers = measurements.apply_to_tiers(inference.evaluate_tiers(sc, with_cost=False), mcal, sc)
+tiers = measurements.with_tier_sigmas(tiers, measurements.tier_errors(tiers, mcal, sc, cases=cases))
 train = training.evaluate_training(sc)
 print(f"Scenario {sc.name!r}: mode = {sc.cost.mode}, rental pool = {sc.cost.rental_pool}, "
       f"{sc.cost.mc_draws:,} Monte Carlo draws (seed {sc.cost.seed}).")

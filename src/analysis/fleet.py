@@ -118,7 +118,9 @@ def _draw_costs(
     tr = [pos[a] for a in train["accelerator"]]
     tps = tier["tokens_per_s_per_gpu"].to_numpy(dtype=float)[:, None]
     with np.errstate(all="ignore"):
-        mtok = tco.cost_per_million_tokens(useful[ti], tps * d["inference_throughput_factor"][ti])
+        mtok = tco.cost_per_million_tokens(
+            useful[ti], tps * tco.tier_throughput_factors(tier, ti, d)
+        )
         job = useful[tr] * train["gpu_hours"].to_numpy(dtype=float)[:, None]
         job = job / d["throughput_factor"][tr]
     return {

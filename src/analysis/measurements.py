@@ -361,22 +361,70 @@ def throughput_sigmas(mc: MeasuredCalibration, sc: Any) -> dict[str, float]:
     return mc.sigmas(sc.inference.model, sc.inference.precision)
 
 
-def case_sigmas(sc: Any, *, inputs: Inputs | None = None) -> dict[str, float]:
-    """Accelerator -> serving sigma of its prediction case (:func:`inference.prediction_cases`)."""
-    cases = inference.prediction_cases(sc.accelerators, sc.inference.model, inputs=inputs)
+def case_sigmas(
+    sc: Any, *, inputs: Inputs | None = None, cases: pd.DataFrame | None = None
+) -> dict[str, float]:
+    """Accelerator -> serving sigma of its prediction case (:func:`inference.prediction_cases`).
+
+    ``cases``: that function's output when the caller has it already.
+    """
+    if cases is None:
+        cases = inference.prediction_cases(sc.accelerators, sc.inference.model, inputs=inputs)
     return inference.case_sigmas(cases)
 
 
 def serving_sigmas(
-    mc: MeasuredCalibration, sc: Any, *, inputs: Inputs | None = None
+    mc: MeasuredCalibration,
+    sc: Any,
+    *,
+    inputs: Inputs | None = None,
+    cases: pd.DataFrame | None = None,
 ) -> dict[str, float]:
     """Accelerator -> the serving-throughput sigma the Monte Carlo draws with.
 
     Its prediction case's held-out error (:func:`case_sigmas`), replaced by the residual
     of the team's own runs where it measured the scenario's combination
-    (:func:`throughput_sigmas`).
+    (:func:`throughput_sigmas`). A tier row may draw with its own sigma
+    (:func:`with_tier_sigmas`); this is the one its accelerator's other uses draw with.
     """
-    return {**case_sigmas(sc, inputs=inputs), **throughput_sigmas(mc, sc)}
+    return {**case_sigmas(sc, inputs=inputs, cases=cases), **throughput_sigmas(mc, sc)}
+
+
+def tier_errors(
+    tiers: pd.DataFrame,
+    mc: MeasuredCalibration,
+    sc: Any,
+    *,
+    inputs: Inputs | None = None,
+    cases: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Per tier x accelerator: the error its figure carries and the sigma the Monte Carlo draws.
+
+    :func:`analysis.inference.tier_uncertainty` (the larger of the accelerator's
+    prediction case and the latency-resolved check of how the tier's figure was made);
+    where the team measured the scenario's combination, its runs' residual
+    (:func:`throughput_sigmas`) replaces both, as in :func:`serving_sigmas`
+    (``error_source`` "your measurements", ``median_ape_pct`` NaN). ``cases``: the
+    chapter's :func:`analysis.inference.prediction_cases`, so they are not recomputed.
+    """
+    if cases is None:
+        cases = inference.prediction_cases(sc.accelerators, sc.inference.model, inputs=inputs)
+    out = inference.tier_uncertainty(tiers, cases, sc.inference.model, inputs=inputs)
+    own = throughput_sigmas(mc, sc)
+    hit = out["accelerator"].isin(list(own))
+    out.loc[hit, "throughput_log_sigma"] = out.loc[hit, "accelerator"].map(own).astype(float)
+    out.loc[hit, "median_ape_pct"] = np.nan
+    out.loc[hit, "error_source"] = "your measurements"
+    return out
+
+
+def with_tier_sigmas(tiers: pd.DataFrame, errors: pd.DataFrame) -> pd.DataFrame:
+    """``tiers`` with each row's ``throughput_log_sigma`` from :func:`tier_errors`."""
+    keys = ["tier_index", "accelerator"]
+    sig = errors[[*keys, "throughput_log_sigma"]]
+    return tiers.drop(columns=["throughput_log_sigma"], errors="ignore").merge(
+        sig, on=keys, how="left", validate="one_to_one"
+    )
 
 
 # --------------------------------------------------------------------------- energy

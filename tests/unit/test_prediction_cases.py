@@ -114,3 +114,37 @@ def test_serving_sigmas_are_the_case_sigmas_with_the_teams_residual_on_top():
     assert set(got) == set(by_case) | set(team)
     for acc, sig in got.items():
         assert sig == pytest.approx(team.get(acc, by_case.get(acc)))
+
+
+def test_case_note_with_tier_errors_names_how_each_winner_was_made():
+    cases = uncertainty.prediction_cases(["B200"], "llama2-70b", validations=_validations())
+    winners = pd.DataFrame(
+        [
+            {
+                "tier_index": 0,
+                "tier": "<25 ms",
+                "winner": "B200",
+                "margin_pct": 5.0,
+                "runner_up_other_vendor": "MI355X",
+            }
+        ]
+    )
+    errors = pd.DataFrame(
+        [
+            {
+                "tier_index": 0,
+                "accelerator": "B200",
+                "vendor": "NVIDIA",
+                "deployment_basis": "measured-calibrated",
+                "case": "measured combination",
+                "case_ape_pct": 20.0,
+                "check": "deployment model, one configuration held out (aggregated runs)",
+                "check_ape_pct": 70.2,
+                "error_source": "check",
+                "median_ape_pct": 70.2,
+            }
+        ]
+    )
+    note = inference.case_note(cases, winners, errors)
+    assert "calibrated" in note and "70.2 %" in note and "20.0 %" in note
+    assert "&lt;25 ms" in note or "\\<25 ms" in note

@@ -317,6 +317,7 @@ from analysis.inference.tables import (
     power_cap_runs,
     power_table,
 )
+from analysis.inference.tier_checks import tier_uncertainty
 from analysis.inference.tiers import (
     MAPE_TARGET_PCT,
     _envelope,
@@ -602,6 +603,7 @@ __all__ = [
     "sweep",
     "sweep_configurations",
     "tier_bands",
+    "tier_uncertainty",
     "tier_winners",
     "tp_choices",
     "usable_rows",

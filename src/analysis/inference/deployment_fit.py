@@ -97,6 +97,8 @@ CONFIG_KEYS = (
     "num_prefill_gpu",
     "num_decode_gpu",
 )
+#: A whole accelerator x precision (every configuration, both kinds): a part unmeasured here.
+CELL_KEYS = ("accelerator", "precision")
 
 
 def _layout(tp: float, ep: float, dp: float, pool: float) -> Layout:
@@ -584,19 +586,27 @@ def predict_points(
 
 
 def validate_by_configuration(
-    implied: pd.DataFrame, kind: str = "disaggregated", *, matched: bool = False
+    implied: pd.DataFrame,
+    kind: str = "disaggregated",
+    *,
+    matched: bool = False,
+    unit: tuple[str, ...] = CONFIG_KEYS,
 ) -> pd.DataFrame:
     """Leave one configuration out: each ``kind`` configuration predicted without its rows.
 
     Returns the held-out rows with ``predicted``, ``measured`` (``tput_per_gpu``),
     ``ape_pct`` and ``config`` (the held-out key); factors are refitted per fold from
     every other row (both kinds), so nothing of the held-out configuration is used.
+    ``unit``: the columns naming what is held out; :data:`CELL_KEYS` holds out a whole
+    accelerator x precision (every configuration of both kinds) and scores its ``kind``
+    rows, a part measured at another precision or not at all.
     """
-    keys = list(CONFIG_KEYS)
+    keys = list(unit)
     codes = implied[keys].astype(str).agg(" | ".join, axis=1)
+    of_kind = implied["kind"] == kind
     parts = []
-    for cfg in sorted(codes[implied["kind"] == kind].unique()):
-        held = implied[codes == cfg]
+    for cfg in sorted(codes[of_kind].unique()):
+        held = implied[(codes == cfg) & of_kind]
         cal = fit_calibration(implied[codes != cfg])
         pred = predict_points(held, cal, matched=matched)
         parts.append(held.assign(config=cfg, predicted=pred))
@@ -696,6 +706,22 @@ def validation(inputs: Inputs | None = None) -> pd.DataFrame:
     inp = resolve(inputs)
     return inp.derived(
         "deployment_validation", lambda: validate_by_configuration(implied(inp), "disaggregated")
+    ).copy(deep=False)
+
+
+def held_out(kind: str, unit: str = "configuration", inputs: Inputs | None = None) -> pd.DataFrame:
+    """Held-out predictions of the ``kind`` points of ``inputs``, fitted once per inputs.
+
+    ``unit``: "configuration" (:data:`CONFIG_KEYS`: the accelerator's other configurations
+    stay in the fit) or "cell" (:data:`CELL_KEYS`: the accelerator x precision held out whole).
+    """
+    inp = resolve(inputs)
+    keys = {"configuration": CONFIG_KEYS, "cell": CELL_KEYS}[unit]
+    if (kind, unit) == ("disaggregated", "configuration"):
+        return validation(inp)
+    return inp.derived(
+        ("deployment_held_out", kind, unit),
+        lambda: validate_by_configuration(implied(inp), kind, unit=keys),
     ).copy(deep=False)
 
 

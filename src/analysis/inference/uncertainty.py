@@ -153,21 +153,62 @@ def case_sigmas(cases: pd.DataFrame) -> dict[str, float]:
     return {str(a): float(s) for a, s in zip(cases["accelerator"], cases["log_sigma"], strict=True)}
 
 
-def case_note(cases: pd.DataFrame, winners: pd.DataFrame) -> str:
-    """Markdown: each tier's winner with the held-out error of its prediction case."""
+def _tier_error_text(e: pd.Series) -> str:
+    """How one tier row's figure was made and the error it carries (a clause)."""
+    case = (
+        f"a {e['case']} (held-out error {e['case_ape_pct']:.1f} % median, MLPerf)"
+        if e["case"]
+        else "outside the MLPerf cases"
+    )
+    if e["error_source"] == "your measurements":
+        return f"{case}; your measurements of it set its spread"
+    if not e["check"]:
+        return (
+            f"{case}; its figure is {markdown_text(e['deployment_basis'])}, with no "
+            "latency-resolved check for this model and bound"
+        )
+    made = (
+        f"its figure is {markdown_text(e['deployment_basis'])}, and the {e['check']} "
+        f"misses by {e['check_ape_pct']:.1f} % median for {markdown_text(e['vendor'])}"
+    )
+    return f"{case}; {made}"
+
+
+def case_note(
+    cases: pd.DataFrame, winners: pd.DataFrame, errors: pd.DataFrame | None = None
+) -> str:
+    """Markdown: each tier's winner with the held-out error of its prediction.
+
+    ``errors``: :func:`analysis.inference.tier_uncertainty` rows (or
+    :func:`analysis.measurements.tier_errors`); when given, each winner's error is its
+    tier row's, the larger of the case's and the check of how the figure was made.
+    """
     by = cases.set_index("accelerator")
+    per_tier = errors.set_index(["tier_index", "accelerator"]) if errors is not None else None
     lines = []
     for _, w in winners.iterrows():
         acc = str(w.get("winner", ""))
         if not acc or acc not in by.index:
             continue
         c = by.loc[acc]
-        lines.append(
+        head = (
             f"- **{markdown_text(w['tier'])}**: {markdown_text(acc)} serves the most, "
             f"{float(w['margin_pct']):.0f} % more tokens/s per GPU than "
-            f"{markdown_text(w['runner_up_other_vendor'])}; its prediction is a "
-            f"{c['case']}, whose held-out error ({c['scheme']} scheme, "
-            f"{markdown_text(c['vendor'])}) is {c['median_ape_pct']:.1f} % median"
+            f"{markdown_text(w['runner_up_other_vendor'])}; "
+        )
+        key = (w.get("tier_index"), acc)
+        if per_tier is not None and key in per_tier.index:
+            e = per_tier.loc[key]
+            spread = (
+                f" (the Monte Carlo draws {e['median_ape_pct']:.1f} % median)"
+                if np.isfinite(e["median_ape_pct"])
+                else ""
+            )
+            lines.append(f"{head}its prediction is {_tier_error_text(e)}{spread}")
+            continue
+        lines.append(
+            f"{head}its prediction is a {c['case']}, whose held-out error ({c['scheme']} "
+            f"scheme, {markdown_text(c['vendor'])}) is {c['median_ape_pct']:.1f} % median"
         )
     if not lines:
         return "No tier has a shipping winner to qualify."
@@ -176,4 +217,11 @@ def case_note(cases: pd.DataFrame, winners: pd.DataFrame) -> str:
         "error of the validation scheme that matches its situation (the Monte Carlo draws "
         "each accelerator's serving throughput with that spread)."
     )
+    if errors is not None:
+        head = (
+            "Each tier's throughput winner and how far its figure can be trusted: the larger "
+            "of the MLPerf held-out error of its prediction case and, where InferenceX "
+            "measured the model, the held-out error of the way the figure was made (the "
+            "Monte Carlo draws each tier's throughput with that spread)."
+        )
     return "\n".join([head, "", *lines])

@@ -106,6 +106,7 @@ from analysis.tco.montecarlo import (
     draw_inputs,
     rent_simulation,
     simulate,
+    tier_throughput_factors,
     with_throughput_sigmas,
 )
 from analysis.tco.pricing import (
@@ -228,5 +229,6 @@ __all__ = [
     "tier_cost_point",
     "tier_sensitivity",
     "useful_gpu_hour_usd",
+    "tier_throughput_factors",
     "with_throughput_sigmas",
 ]

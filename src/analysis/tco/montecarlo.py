@@ -62,7 +62,28 @@ def draw_inputs(inp: CostInputs, n: int, seed: int) -> dict[str, np.ndarray]:
         [inp.inference_log_sigma.get(a, inp.throughput_log_sigma) for a in inp.accelerators]
     )
     d["inference_throughput_factor"] = np.exp(sig[:, None] * z)
+    d["throughput_z"] = z
     return d
+
+
+def tier_throughput_factors(
+    grp: pd.DataFrame, idx: list[int], d: dict[str, np.ndarray]
+) -> np.ndarray:
+    """Per tier row and draw: the factor its serving throughput is drawn with.
+
+    A row with a finite ``throughput_log_sigma`` (the error of how its figure was made,
+    :func:`analysis.inference.tier_uncertainty`) scales its accelerator's standard normal
+    by that sigma; the others take the accelerator's serving factor. The same normal per
+    accelerator keeps its tiers in one "faster or slower than modelled" world.
+    """
+    factor = d["inference_throughput_factor"][idx]
+    if "throughput_log_sigma" not in grp.columns:
+        return factor
+    sig = grp["throughput_log_sigma"].to_numpy(dtype=float)
+    own = np.isfinite(sig)
+    return np.where(
+        own[:, None], np.exp(np.where(own, sig, 0.0)[:, None] * d["throughput_z"][idx]), factor
+    )
 
 
 def with_throughput_sigmas(inp: CostInputs, sigmas: Mapping[str, float]) -> CostInputs:
@@ -219,9 +240,7 @@ def simulate(
             tps = grp["tokens_per_s_per_gpu"].to_numpy(dtype=float)[:, None]
             feas = grp["feasible"].to_numpy(dtype=bool)[:, None]
             with np.errstate(all="ignore"):
-                c = cost_per_million_tokens(
-                    useful[idx], tps * d["inference_throughput_factor"][idx]
-                )
+                c = cost_per_million_tokens(useful[idx], tps * tier_throughput_factors(grp, idx, d))
             c = np.where(feas & np.isfinite(tps), c, np.nan)
             lo, mid, hi = _q(c)
             meta = grp.assign(**_id_columns(grp["accelerator"]))
