@@ -49,9 +49,10 @@ from analysis import charts, data, inference, measurements, results, tco  # noqa
 charts.enable()
 mcal = measurements.calibrate(data.load_measurements(sc.measurements))
 public_tiers = inference.evaluate_tiers(sc, with_cost=False)
+cases = inference.prediction_cases(sc.accelerators, sc.inference.model)
 shift = measurements.decision_shift(
-    sc, mcal, public_tiers=public_tiers,
-    inputs=tco.with_throughput_sigmas(tco.cost_inputs(sc), measurements.case_sigmas(sc)))
+    sc, mcal, public_tiers=public_tiers, cases=cases,
+    inputs=tco.with_throughput_sigmas(tco.cost_inputs(sc), measurements.case_sigmas(sc, cases=cases)))
 Markdown(measurements.shift_markdown(shift, measurements.fit_summary(mcal)))
 
 # %% [markdown]

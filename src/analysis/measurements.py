@@ -507,17 +507,26 @@ def decision_shift(
     *,
     public_tiers: pd.DataFrame,
     inputs: Any,
+    cases: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Per tier: winner and P(AMD cheaper) on public data only vs with the measurements.
 
     ``public_tiers``: ``inference.evaluate_tiers(sc)``; ``inputs``: the scenario's
     :func:`analysis.tco.cost_inputs`, with the prediction-case sigmas as chapter 40 draws
-    them (``tco.with_throughput_sigmas(inputs, case_sigmas(sc))``); the measured run
+    them (``tco.with_throughput_sigmas(inputs, case_sigmas(sc))``). Each tier row draws
+    with its own error as chapter 40 does (:func:`tier_errors`); the measured run
     replaces the measured accelerators' sigma with the runs' residual. Both Monte Carlo
     runs use the scenario's seed and draws, so the difference is the measurements' alone.
+    ``cases``: :func:`analysis.inference.prediction_cases` when the caller has it.
     """
+    if cases is None:
+        cases = inference.prediction_cases(sc.accelerators, sc.inference.model)
     measured = apply_to_tiers(public_tiers, mc, sc)
-    sim_pub = tco.simulate(sc, public_tiers, None, inputs=inputs)
+    public = with_tier_sigmas(
+        public_tiers, inference.tier_uncertainty(public_tiers, cases, sc.inference.model)
+    )
+    measured = with_tier_sigmas(measured, tier_errors(measured, mc, sc, cases=cases))
+    sim_pub = tco.simulate(sc, public, None, inputs=inputs)
     inp_meas = tco.with_throughput_sigmas(inputs, throughput_sigmas(mc, sc))
     sim_meas = tco.simulate(sc, measured, None, inputs=inp_meas)
     win_pub = inference.tier_winners(public_tiers).set_index("tier_index")

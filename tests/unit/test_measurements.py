@@ -197,9 +197,11 @@ def test_your_measurements_numbers() -> None:
     assert (fit["points"], fit["used"], fit["combinations"], fit["files"]) == (3, 3, 2, 2)
     assert fit["rms_log_error_after"] < fit["rms_log_error_before"]
     public = inference.evaluate_tiers(SC, with_cost=False)
-    inp = tco.cost_inputs(SC)
+    inp = tco.with_throughput_sigmas(tco.cost_inputs(SC), measurements.case_sigmas(SC))
     shift = measurements.decision_shift(SC, mc, public_tiers=public, inputs=inp)
-    # The public column is the public-data model's own Monte Carlo, unchanged ...
+    # The public column is the public-data model's own Monte Carlo, unchanged (every
+    # figure of this model is MLPerf-calibrated: each tier row draws its case's sigma) ...
+    assert set(public["deployment_basis"]) == {"MLPerf-calibrated"}
     pub = tco.simulate(SC, public, None, inputs=inp).tier_summary.set_index("tier_index")
     np.testing.assert_allclose(shift["p_amd_cheaper_public"], pub["p_amd_cheaper"])
     # ... and a faster measured AMD part and a slower NVIDIA one raise P(AMD cheaper).

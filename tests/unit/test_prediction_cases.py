@@ -148,3 +148,50 @@ def test_case_note_with_tier_errors_names_how_each_winner_was_made():
     note = inference.case_note(cases, winners, errors)
     assert "calibrated" in note and "70.2 %" in note and "20.0 %" in note
     assert "&lt;25 ms" in note or "\\<25 ms" in note
+
+
+def test_case_note_names_the_teams_runs_and_a_missing_check_plainly():
+    cases = uncertainty.prediction_cases(["B200"], "llama2-70b", validations=_validations())
+    winners = pd.DataFrame(
+        [
+            {
+                "tier_index": i,
+                "tier": f"t{i}",
+                "winner": "B200",
+                "margin_pct": 5.0,
+                "runner_up_other_vendor": "MI355X",
+            }
+            for i in (0, 1)
+        ]
+    )
+    common = {
+        "accelerator": "B200",
+        "vendor": "NVIDIA",
+        "deployment_basis": "measured",
+        "case": "measured combination",
+        "case_ape_pct": 20.0,
+    }
+    errors = pd.DataFrame(
+        [
+            {
+                **common,
+                "tier_index": 0,
+                "check": "",
+                "check_ape_pct": np.nan,
+                "error_source": "your measurements",
+                "median_ape_pct": np.nan,
+            },
+            {
+                **common,
+                "tier_index": 1,
+                "check": "some check",
+                "check_ape_pct": np.nan,
+                "error_source": "case",
+                "median_ape_pct": 20.0,
+            },
+        ]
+    )
+    lines = inference.case_note(cases, winners, errors).splitlines()[2:]
+    assert "your measurements of it set its spread" in lines[0] and "draws" not in lines[0]
+    assert "no latency-resolved check" in lines[1] and "nan" not in lines[1]
+    assert "round scheme, NVIDIA" in lines[1]

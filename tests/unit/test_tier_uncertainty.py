@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import inference, measurements, params, paths, tco
+from analysis import fleet, inference, measurements, params, paths, tco
 from analysis.inference import deployment_fit, frontier_validation
 from analysis.inference import tier_checks as tu
 from analysis.inference.uncertainty import sigma_for_median_ape
@@ -90,11 +90,42 @@ def test_each_basis_reads_its_check_and_takes_the_larger_error(stub_checks):
     ]
 
 
-def test_a_model_without_sweeps_keeps_the_case_error_and_runs_no_check(stub_checks):
-    tiers = pd.DataFrame([_tier(0, "B300", "NVIDIA", "MLPerf-calibrated", "aggregated")])
+def test_a_model_without_sweeps_checks_only_its_deployment_model_figures(stub_checks):
+    tiers = pd.DataFrame(
+        [
+            _tier(0, "B300", "NVIDIA", "MLPerf-calibrated", "aggregated"),
+            _tier(0, "MI455X", "AMD", "modelled, no measurement", "disaggregated"),
+        ]
+    )
     got = tu.tier_uncertainty(tiers, CASES, "llama2-70b", inputs=resolve(None))
+    # MLPerf-calibrated: no sweep of this model, the case error alone, no check run.
     assert got.loc[0, "error_source"] == "case" and got.loc[0, "median_ape_pct"] == 10.0
-    assert stub_checks == []
+    # The deployment model carried to this model: the part-held-out check is its floor.
+    assert got.loc[1, "error_source"] == "check" and got.loc[1, "median_ape_pct"] == 19.0
+    assert stub_checks == ["cell:disaggregated"]
+
+
+def test_the_disaggregated_configuration_check_is_the_chapters_validation(monkeypatch):
+    sentinel = pd.DataFrame({"vendor": ["AMD"], "ape_pct": [12.0]})
+    monkeypatch.setattr(deployment_fit, "validation", lambda inputs=None: sentinel)
+    got = deployment_fit.held_out("disaggregated", "configuration", resolve(None))
+    assert got is sentinel
+
+
+def test_the_hybrid_plan_draws_a_tier_row_with_its_own_sigma():
+    sc = params.load_scenario(paths.PARAMS / "ci.yaml")
+    inp = tco.cost_inputs(sc)
+    tier = tco.example_tiers(sc)
+    tier = tier[tier["tier_index"] == tier["tier_index"].min()].reset_index(drop=True)
+    train = tco.example_training(sc)
+    base = fleet._draw_costs(sc, inp, tier, train)["mtok"]
+    wide = fleet._draw_costs(sc, inp, tier.assign(throughput_log_sigma=0.8), train)["mtok"]
+
+    def spread(x: np.ndarray) -> np.ndarray:
+        lo, hi = np.nanquantile(x, [0.05, 0.95], axis=1)
+        return hi / lo
+
+    assert (spread(wide) > spread(base) * 1.5).all()
 
 
 def _grp(sigmas: list[float]) -> pd.DataFrame:

@@ -153,25 +153,25 @@ def case_sigmas(cases: pd.DataFrame) -> dict[str, float]:
     return {str(a): float(s) for a, s in zip(cases["accelerator"], cases["log_sigma"], strict=True)}
 
 
-def _tier_error_text(e: pd.Series) -> str:
-    """How one tier row's figure was made and the error it carries (a clause)."""
+def _tier_error_text(e: pd.Series, c: pd.Series) -> str:
+    """How one tier row's figure was made and the error it carries (a clause).
+
+    ``e``: the row of :func:`analysis.inference.tier_uncertainty`; ``c``: its
+    accelerator's row of :func:`prediction_cases` (the scheme and vendor of the case).
+    """
     case = (
-        f"a {e['case']} (held-out error {e['case_ape_pct']:.1f} % median, MLPerf)"
-        if e["case"]
-        else "outside the MLPerf cases"
+        f"a {e['case']} (held-out error {e['case_ape_pct']:.1f} % median, MLPerf "
+        f"{c['scheme']} scheme, {markdown_text(c['vendor'])})"
     )
+    basis = markdown_text(e["deployment_basis"])
     if e["error_source"] == "your measurements":
         return f"{case}; your measurements of it set its spread"
-    if not e["check"]:
-        return (
-            f"{case}; its figure is {markdown_text(e['deployment_basis'])}, with no "
-            "latency-resolved check for this model and bound"
-        )
-    made = (
-        f"its figure is {markdown_text(e['deployment_basis'])}, and the {e['check']} "
-        f"misses by {e['check_ape_pct']:.1f} % median for {markdown_text(e['vendor'])}"
+    if not e["check"] or not np.isfinite(e["check_ape_pct"]):
+        return f"{case}; its figure is {basis}, with no latency-resolved check for it"
+    return (
+        f"{case}; its figure is {basis}, and the {markdown_text(e['check'])} misses by "
+        f"{e['check_ape_pct']:.1f} % median for {markdown_text(e['vendor'])}"
     )
-    return f"{case}; {made}"
 
 
 def case_note(
@@ -200,11 +200,11 @@ def case_note(
         if per_tier is not None and key in per_tier.index:
             e = per_tier.loc[key]
             spread = (
-                f" (the Monte Carlo draws {e['median_ape_pct']:.1f} % median)"
+                f" (the Monte Carlo draws a {e['median_ape_pct']:.1f} % median error)"
                 if np.isfinite(e["median_ape_pct"])
                 else ""
             )
-            lines.append(f"{head}its prediction is {_tier_error_text(e)}{spread}")
+            lines.append(f"{head}its prediction is {_tier_error_text(e, c)}{spread}")
             continue
         lines.append(
             f"{head}its prediction is a {c['case']}, whose held-out error ({c['scheme']} "

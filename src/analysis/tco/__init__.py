@@ -228,7 +228,7 @@ __all__ = [
     "tco_crosscheck",
     "tier_cost_point",
     "tier_sensitivity",
-    "useful_gpu_hour_usd",
     "tier_throughput_factors",
+    "useful_gpu_hour_usd",
     "with_throughput_sigmas",
 ]
