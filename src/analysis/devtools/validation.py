@@ -58,6 +58,20 @@ def print_model_validation(console: Console) -> None:
         "out, tokens/s per GPU at the measured concurrency)",
         inference.deployment_fit.validation_summary(inference.deployment_fit.validation()),
     )
+    # The other held-out checks a tier's figure can carry (inference.tier_uncertainty).
+    for kind, unit, what in (
+        ("aggregated", "configuration", "leave one configuration out"),
+        ("disaggregated", "cell", "leave one accelerator x precision out"),
+        ("aggregated", "cell", "leave one accelerator x precision out"),
+    ):
+        _print_frame(
+            console,
+            f"Deployment model vs InferenceX {kind} DeepSeek-R1 ({what}, tokens/s per GPU "
+            "at the measured concurrency)",
+            inference.deployment_fit.validation_summary(
+                inference.deployment_fit.held_out(kind, unit)
+            ),
+        )
     # training: one GPU-count validation, the scheme table's "leave one GPU count out"
     # (each count refitted without it); the per-benchmark scaling check of chapter 20 is
     # not a validation and is not printed here

@@ -23,7 +23,10 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` states the r
   better of the bounded model and the measurement.
 * **No extrapolation of layouts.** Decode workers wider than the widest expert-parallel
   worker measured (for the accelerator at the model, else for its vendor) and prefill
-  workers larger than the largest measured one are not offered.
+  workers larger than the largest measured one are not offered; an expert-parallel
+  aggregated option is also held to the widest expert-parallel worker measured
+  aggregated where there is one (NVIDIA: 8 GPUs; AMD measured none), since a
+  disaggregated run's decode pool does no prefill.
 """
 
 from __future__ import annotations
@@ -109,14 +112,23 @@ class Envelope:
 
 @dataclass(frozen=True)
 class LayoutLimits:
-    """The widest measured workers: expert-parallel decode and prefill (GPUs)."""
+    """The widest measured workers (GPUs).
+
+    Expert-parallel decode (any kind) and prefill workers bound a disaggregated option;
+    an expert-parallel aggregated option (``pre`` None) also by the widest
+    expert-parallel worker measured *aggregated* (where the accelerator or its vendor
+    has one): one worker doing prefill and decode at that width is not the decode pool
+    of a disaggregated run.
+    """
 
     decode_ep_gpus: float = float("inf")
     prefill_gpus: float = float("inf")
+    aggregated_ep_gpus: float = float("inf")
 
     def allows(self, dec: Layout, pre: Layout | None) -> bool:
         """Whether a (decode, prefill) pair stays within the measured sizes."""
-        if dec.ep and dec.gpus > self.decode_ep_gpus:
+        widest = self.decode_ep_gpus if pre is not None else self.aggregated_ep_gpus
+        if dec.ep and dec.gpus > widest:
             return False
         return pre is None or pre.gpus <= self.prefill_gpus
 
@@ -206,7 +218,12 @@ def layout_limits(layouts: pd.DataFrame, accelerator: str, vendor: str, model: s
                 return float(at.loc[scope, col].max())
         return float("inf")
 
+    is_ep = at["decode_is_ep"].astype(bool)
+    decode_ep = widest("decode_gpus", is_ep)
     return LayoutLimits(
-        decode_ep_gpus=widest("decode_gpus", at["decode_is_ep"].astype(bool)),
+        decode_ep_gpus=decode_ep,
         prefill_gpus=widest("prefill_gpus_worker", at["kind"] == "disaggregated"),
+        aggregated_ep_gpus=min(
+            decode_ep, widest("decode_gpus", is_ep & (at["kind"] == "aggregated"))
+        ),
     )

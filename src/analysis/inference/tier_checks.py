@@ -53,16 +53,19 @@ Analytical decisions taken here:
   point) is not modelled: the check scores the way the figure is made, not the winner
   among ways, so a chosen modelled option's error is, if anything, understated.
 * The spread is a symmetric lognormal even where a check's misses lean one way (the
-  deployment model under-predicts NVIDIA's held-out aggregated configurations: signed
-  medians -26 to -82 % per stack), so it widens both tails, not only the likely one.
+  deployment model over-predicts AMD's held-out MI300X and MI325X configurations by a
+  median 36 %), so it widens both tails, not only the likely one.
 
 Today (2026-12-06, the bundled data; median APE AMD / NVIDIA): date-to-date repeatability
 16.9 / 3.9 %; deployment model, one configuration held out, disaggregated runs 17.5 /
-19.8 %, aggregated runs 30.5 / 70.2 %; one accelerator x precision held out,
-disaggregated 20.1 / 18.4 %, aggregated 26.9 / 63.6 %; MLPerf-calibrated path vs the
-measured frontiers 42.0 / 36.9 %. Against MLPerf case errors of 8.6-10.4 %, the DeepSeek-R1
-rack-scale scenario's P(AMD cheaper) moves 0.0 -> 0.0 % (<25 ms), 2.7 -> 15.3 % (25-50 ms)
-and 88.6 -> 78.4 % (no bound); the llama2-70b scenarios run no check and draw as before.
+19.8 %, aggregated runs 30.5 / 12.6 %; one accelerator x precision held out,
+disaggregated 20.1 / 18.4 %, aggregated 26.9 / 11.1 %; MLPerf-calibrated path vs the
+measured frontiers 42.0 / 36.9 %. (NVIDIA's aggregated figures were 70.2 and 63.6 %
+until the expert-parallel runs were read at their real GPU count,
+:func:`analysis.inference.deployment_fit.measured_points`.) Against MLPerf case errors
+of 8.6-10.4 %, the DeepSeek-R1 rack-scale scenario's P(AMD cheaper) moves 0.0 -> 0.0 %
+(<25 ms), 2.7 -> 15.3 % (25-50 ms) and 88.6 -> 78.4 % (no bound); the llama2-70b
+scenarios run no check and draw as before.
 """
 
 from __future__ import annotations
