@@ -530,8 +530,9 @@ charts.table(
 
 # %% [markdown]
 # Deployment per tier (the tiers table above names each layout): aggregated (TP within a
-# server), disaggregated (prefill and decode pools sized to balance) or expert-parallel (up
-# to the scale-up domain: 72 GPUs on NVL72, or 8-GPU servers over the network).
+# server), disaggregated (prefill and decode pools sized to balance, expert-parallel decode
+# up to the scale-up domain: 72 GPUs on NVL72, or 8-GPU servers over the network) or
+# expert-parallel aggregated (one worker as wide as the widest measured aggregated one).
 #
 # **The measurements bound the model.** Where InferenceX has measured an accelerator at
 # the scenario's model, precision and request lengths in a deployment kind, no modelled
@@ -543,8 +544,9 @@ charts.table(
 # measured envelope gives way to the measured point. Beyond the TPOT a sweep reached, the
 # measurements say nothing and the model stands, limited to the concurrency per GPU its
 # calibration saw. Decode workers wider than the widest expert-parallel worker measured
-# (for the accelerator, else its vendor) and prefill workers larger than the largest
-# measured one are not offered.
+# (for the accelerator, else its vendor), prefill workers larger than the largest
+# measured one and aggregated workers wider than the widest measured aggregated one are
+# not offered.
 
 # %%
 Markdown(deployments.deployment_note(tiers))

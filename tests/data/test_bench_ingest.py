@@ -89,6 +89,18 @@ def test_inferencex_rows_carry_their_own_ids(tmp_path: Path) -> None:
     assert first["flags"] == "(none)"
 
 
+def test_an_aggregated_expert_parallel_row_counts_its_worker(tmp_path: Path) -> None:
+    # InferenceX records an aggregated TP8 EP8 run as 64 GPUs; it ran on 8.
+    raw = json.loads(INFERENCEX.read_text().splitlines()[0])
+    raw.update(decode_tp=8, decode_ep=8, num_decode_gpu=64, num_prefill_gpu=64)
+    src = tmp_path / "ep.jsonl"
+    src.write_text(json.dumps(raw) + "\n")
+    row = _ingest(tmp_path, str(src)).iloc[0]
+    assert row["gpus"] == 8
+    out_gpu = raw["metrics"]["output_tput_per_gpu"]
+    assert row["output_tokens_per_s"] == pytest.approx(out_gpu * 8)
+
+
 def test_mlperf_summary_with_nvidia_smi_log(tmp_path: Path) -> None:
     args = ["--accelerator", "H200", "--model", "llama2-70b", "--precision", "fp8", "--tp", "8"]
     rows = _ingest(tmp_path, str(MLPERF), *args, "--isl", "1024", "--power", str(NV_POWER))

@@ -502,6 +502,8 @@ def test_layouts_are_not_wider_than_the_widest_measured():
     for r in t[t["deployment"].str.contains("EP", na=False)].itertuples(index=False):
         lim = envelope.layout_limits(layouts, r.accelerator, r.vendor, sc.inference.model)
         assert r.tp <= lim.decode_ep_gpus, (r.accelerator, r.deployment)
+        if str(r.deployment).startswith("expert-parallel"):
+            assert r.tp <= lim.aggregated_ep_gpus, (r.accelerator, r.deployment)
     amd = envelope.layout_limits(layouts, "MI455X", "AMD", "deepseek-r1")
     assert (
         amd.decode_ep_gpus
@@ -661,9 +663,15 @@ def test_an_aggregated_run_counts_the_gpus_it_ran_on():
     a = points[points["kind"] == "aggregated"]
     mx = np.maximum(a["decode_tp"], a["decode_ep"])
     assert (a["num_decode_gpu"] == mx).all() and (a["num_prefill_gpu"] == mx).all()
-    d = points[points["kind"] == "disaggregated"]
-    src = raw[raw["disagg"].astype(int) == 1]
-    assert set(d["num_decode_gpu"]) <= set(src["num_decode_gpu"])  # pools as recorded
+    # Every other row (disaggregated pools, TP-only aggregated runs) keeps its count.
+    tagged = deployment_fit.measured_points(raw.assign(row=np.arange(len(raw))))
+    src = raw.reset_index(drop=True).iloc[tagged["row"].to_numpy()]
+    fixed = (tagged["kind"] == "aggregated") & (tagged["decode_ep"].astype(int) > 1)
+    assert fixed.any() and (~fixed).any()
+    for col in ("num_decode_gpu", "num_prefill_gpu"):
+        np.testing.assert_array_equal(
+            tagged.loc[~fixed, col].to_numpy(int), src.loc[(~fixed).to_numpy(), col].to_numpy(int)
+        )
 
 
 def test_the_deployment_model_fits_expert_parallel_aggregated_runs_in_sample():
@@ -697,5 +705,15 @@ def test_an_aggregated_expert_parallel_option_is_held_to_the_widest_aggregated_w
     assert n2.allows(Layout(32, ep=True), Layout(4, ep=False))
     assert not n2.allows(Layout(16, ep=True), None)
     assert n2.allows(Layout(8, ep=True), None)
-    a1 = envelope.layout_limits(layouts, "A1", "AMD", "m")  # AMD measured none aggregated
-    assert a1.aggregated_ep_gpus == a1.decode_ep_gpus == 16
+    # An aggregated TP run counts as an aggregated worker too.
+    amd_tp = layouts.assign(decode_is_ep=[True, True, True, False], kind="aggregated")
+    a1 = envelope.layout_limits(amd_tp.iloc[[0, 1, 2]], "A1", "AMD", "m")  # AMD: nothing
+    assert a1.aggregated_ep_gpus == a1.decode_ep_gpus == float("inf")
+    with_tp = pd.concat([layouts, amd_tp.iloc[[3]].assign(decode_gpus=4.0)], ignore_index=True)
+    assert envelope.layout_limits(with_tp, "A1", "AMD", "m").aggregated_ep_gpus == 4
+    # The decode limit caps the aggregated one: a part whose own widest EP worker is 4.
+    n3 = pd.concat(
+        [layouts, layouts.iloc[[2]].assign(accelerator="N3", decode_gpus=4.0)], ignore_index=True
+    )
+    lim = envelope.layout_limits(n3, "N3", "NVIDIA", "m")
+    assert lim.decode_ep_gpus == 4 and lim.aggregated_ep_gpus == 4

@@ -117,17 +117,21 @@ def measured_points(inferencex: pd.DataFrame) -> pd.DataFrame:
     """The InferenceX rows this module fits: no speculative decoding, with a ``kind``.
 
     ``kind`` is "disaggregated" for separate prefill/decode pools, "aggregated" otherwise.
-    An aggregated row's ``num_decode_gpu`` / ``num_prefill_gpu`` become the GPUs it ran
-    on (:func:`_aggregated_gpus`).
+    An aggregated expert-parallel row recorded with tp x ep GPUs gets the GPUs it ran on
+    in ``num_decode_gpu`` / ``num_prefill_gpu`` (:func:`_aggregated_gpus`).
     """
     df = inferencex[inferencex["spec_method"].astype(str) == "none"].copy()
     df["kind"] = np.where(df["disagg"].astype(int) == 1, "disaggregated", "aggregated")
     for col in ("median_tpot_ms", "median_ttft_ms", "tput_per_gpu", "conc"):
         df = df[pd.to_numeric(df[col], errors="coerce") > 0]
-    agg = (df["kind"] == "aggregated").to_numpy()
+    tp = pd.to_numeric(df["decode_tp"], errors="coerce").to_numpy(float)
+    ep = pd.to_numeric(df["decode_ep"], errors="coerce").to_numpy(float)
+    recorded = pd.to_numeric(df["num_decode_gpu"], errors="coerce").to_numpy(float)
+    # Only the rows recorded as tp x ep: another count (a multi-replica run) stands.
+    fix = (df["kind"] == "aggregated").to_numpy() & (ep > 1) & (recorded == tp * ep)
     gpus = _aggregated_gpus(df)
     for col in ("num_decode_gpu", "num_prefill_gpu"):
-        df[col] = np.where(agg, gpus, df[col].astype(int))
+        df[col] = np.where(fix, gpus, df[col].astype(int))
     return df[_pools_add_up(df)].reset_index(drop=True)
 
 
@@ -138,10 +142,11 @@ def _aggregated_gpus(df: pd.DataFrame) -> np.ndarray:
     TP4 EP4: 16), though it ran on one worker. Little's law on the rows themselves says
     so: concurrency / (OSL x TPOT + TTFT) x (ISL + OSL) / ``tput_per_gpu`` is a median
     8.22 GPUs for TP8 EP8 rows (8.27 with DP attention) and 4.13 for TP4 EP4, as for TP8
-    and TP4 EP1 rows (8.21, 4.10), not 64 or 16 (2026-12-06, the bundled sweeps). Read
-    as recorded, an expert-parallel row's throughput and batch per GPU were 8x (4x) too
-    low: the deployment model under-predicted NVIDIA's held-out aggregated
-    configurations by a median 70 %.
+    and TP4 EP1 rows (8.21, 4.10), not 64 or 16 (2026-12-06, the bundled sweeps; every
+    aggregated row is single-node). ``tput_per_gpu`` is per GPU used; read with the
+    recorded count, an expert-parallel row's batch per GPU was 8x (4x) too small and its
+    request rate 8x (4x) too large, and the deployment model under-predicted NVIDIA's
+    held-out aggregated configurations by a median 70 %.
     """
     tp = pd.to_numeric(df["decode_tp"], errors="coerce").fillna(1.0).to_numpy(float)
     ep = pd.to_numeric(df["decode_ep"], errors="coerce").fillna(1.0).to_numpy(float)

@@ -24,9 +24,8 @@ Analytical decisions taken here (the chapter ``30-inference-tiers`` states the r
 * **No extrapolation of layouts.** Decode workers wider than the widest expert-parallel
   worker measured (for the accelerator at the model, else for its vendor) and prefill
   workers larger than the largest measured one are not offered; an expert-parallel
-  aggregated option is also held to the widest expert-parallel worker measured
-  aggregated where there is one (NVIDIA: 8 GPUs; AMD measured none), since a
-  disaggregated run's decode pool does no prefill.
+  aggregated option is also held to the widest worker measured aggregated (8 GPUs for
+  both vendors today), since a disaggregated run's decode pool does no prefill.
 """
 
 from __future__ import annotations
@@ -115,10 +114,9 @@ class LayoutLimits:
     """The widest measured workers (GPUs).
 
     Expert-parallel decode (any kind) and prefill workers bound a disaggregated option;
-    an expert-parallel aggregated option (``pre`` None) also by the widest
-    expert-parallel worker measured *aggregated* (where the accelerator or its vendor
-    has one): one worker doing prefill and decode at that width is not the decode pool
-    of a disaggregated run.
+    an expert-parallel aggregated option (``pre`` None) also by the widest worker
+    measured *aggregated* (tensor- or expert-parallel): one worker doing prefill and
+    decode at that width is not the decode pool of a disaggregated run.
     """
 
     decode_ep_gpus: float = float("inf")
@@ -202,7 +200,7 @@ def envelopes(
 
 
 def layout_limits(layouts: pd.DataFrame, accelerator: str, vendor: str, model: str) -> LayoutLimits:
-    """The widest measured expert-parallel decode and prefill workers at ``model``.
+    """The widest measured expert-parallel decode, prefill and aggregated workers at ``model``.
 
     The accelerator's own measurements where it has any, else its vendor's.
     """
@@ -223,7 +221,5 @@ def layout_limits(layouts: pd.DataFrame, accelerator: str, vendor: str, model: s
     return LayoutLimits(
         decode_ep_gpus=decode_ep,
         prefill_gpus=widest("prefill_gpus_worker", at["kind"] == "disaggregated"),
-        aggregated_ep_gpus=min(
-            decode_ep, widest("decode_gpus", is_ep & (at["kind"] == "aggregated"))
-        ),
+        aggregated_ep_gpus=min(decode_ep, widest("decode_gpus", at["kind"] == "aggregated")),
     )

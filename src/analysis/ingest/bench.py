@@ -248,6 +248,11 @@ def _inferencex(
     acc, raw_model, model, precision = _inferencex_ids(w, rec)
     tp = _num(w, rec, "decode_tp", positive=True, integer=True)
     gpus = _num(w, rec, "num_decode_gpu", positive=True, integer=True)
+    ep = _num(w, rec, "decode_ep", required=False, positive=True, integer=True)
+    if rec.get("disagg") is not True and tp and ep and ep > 1 and gpus == tp * ep:
+        # InferenceX records an aggregated expert-parallel run's GPUs as tp x ep; it ran
+        # on one worker (analysis.inference.deployment_fit._aggregated_gpus).
+        gpus = max(tp, ep)
     for name, mine in (("accelerator", acc), ("model", model), ("precision", precision)):
         given = getattr(flags, name)
         if given is not None and given != mine:
