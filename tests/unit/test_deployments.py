@@ -717,3 +717,13 @@ def test_an_aggregated_expert_parallel_option_is_held_to_the_widest_aggregated_w
     )
     lim = envelope.layout_limits(n3, "N3", "NVIDIA", "m")
     assert lim.decode_ep_gpus == 4 and lim.aggregated_ep_gpus == 4
+
+
+def test_aggregated_run_gpus_replaces_only_a_tp_x_ep_count():
+    from analysis.tables.benchmarks.inferencex import aggregated_run_gpus
+
+    got = aggregated_run_gpus([8, 4, 8, 8, 8], [8, 4, 1, 8, 8], [64, 16, 8, 8, 128])
+    # TP8 EP8 as 64 -> 8; TP4 EP4 as 16 -> 4; TP-only, an already-right 8 and a
+    # multi-replica 128 (not tp x ep) stand.
+    assert got.tolist() == [8, 4, 8, 8, 128]
+    assert int(aggregated_run_gpus(8, 8, 64)) == 8

@@ -65,6 +65,7 @@ from analysis.inference.disaggregation import evidence_key_results as evidence_k
 from analysis.inference.roofline import model_params
 from analysis.inference.shape import hardware_params
 from analysis.inputs import Inputs, resolve
+from analysis.tables.benchmarks.inferencex import aggregated_run_gpus
 
 #: Quantiles of the per-row prefill efficiencies kept as the factor (see fit_calibration).
 PREFILL_QUANTILE = 0.75
@@ -118,40 +119,18 @@ def measured_points(inferencex: pd.DataFrame) -> pd.DataFrame:
 
     ``kind`` is "disaggregated" for separate prefill/decode pools, "aggregated" otherwise.
     An aggregated expert-parallel row recorded with tp x ep GPUs gets the GPUs it ran on
-    in ``num_decode_gpu`` / ``num_prefill_gpu`` (:func:`_aggregated_gpus`).
+    in ``num_decode_gpu`` / ``num_prefill_gpu``
+    (:func:`analysis.tables.benchmarks.inferencex.aggregated_run_gpus`).
     """
     df = inferencex[inferencex["spec_method"].astype(str) == "none"].copy()
     df["kind"] = np.where(df["disagg"].astype(int) == 1, "disaggregated", "aggregated")
     for col in ("median_tpot_ms", "median_ttft_ms", "tput_per_gpu", "conc"):
         df = df[pd.to_numeric(df[col], errors="coerce") > 0]
-    tp = pd.to_numeric(df["decode_tp"], errors="coerce").to_numpy(float)
-    ep = pd.to_numeric(df["decode_ep"], errors="coerce").to_numpy(float)
-    recorded = pd.to_numeric(df["num_decode_gpu"], errors="coerce").to_numpy(float)
-    # Only the rows recorded as tp x ep: another count (a multi-replica run) stands.
-    fix = (df["kind"] == "aggregated").to_numpy() & (ep > 1) & (recorded == tp * ep)
-    gpus = _aggregated_gpus(df)
+    agg = (df["kind"] == "aggregated").to_numpy()
+    gpus = aggregated_run_gpus(df["decode_tp"], df["decode_ep"], df["num_decode_gpu"])
     for col in ("num_decode_gpu", "num_prefill_gpu"):
-        df[col] = np.where(fix, gpus, df[col].astype(int))
+        df[col] = np.where(agg, gpus, df[col].astype(int))
     return df[_pools_add_up(df)].reset_index(drop=True)
-
-
-def _aggregated_gpus(df: pd.DataFrame) -> np.ndarray:
-    """GPUs of an aggregated run: its worker, max(decode tp, decode ep).
-
-    InferenceX records an aggregated expert-parallel run's GPUs as tp x ep (TP8 EP8: 64,
-    TP4 EP4: 16), though it ran on one worker. Little's law on the rows themselves says
-    so: concurrency / (OSL x TPOT + TTFT) x (ISL + OSL) / ``tput_per_gpu`` is a median
-    8.22 GPUs for TP8 EP8 rows (8.27 with DP attention) and 4.13 for TP4 EP4, as for TP8
-    and TP4 EP1 rows (8.21, 4.10), not 64 or 16 (2026-12-06, the bundled sweeps; every
-    aggregated row is single-node). ``tput_per_gpu`` is per GPU used; read with the
-    recorded count, an expert-parallel row's batch per GPU was 8x (4x) too small and its
-    request rate 8x (4x) too large, and the deployment model under-predicted NVIDIA's
-    held-out aggregated configurations by a median 70 %.
-    """
-    tp = pd.to_numeric(df["decode_tp"], errors="coerce").fillna(1.0).to_numpy(float)
-    ep = pd.to_numeric(df["decode_ep"], errors="coerce").fillna(1.0).to_numpy(float)
-    gpus: np.ndarray = np.maximum(np.maximum(tp, ep), 1.0).astype(int)
-    return gpus
 
 
 def _pools_add_up(df: pd.DataFrame) -> pd.Series:

@@ -67,6 +67,7 @@ from analysis.ingest.bench_formats import (
 from analysis.ingest.mlperf import render_csv
 from analysis.schema import DATE_RE, DataValidationError, read_raw_csv
 from analysis.tables.benchmarks import USER_BENCHMARKS
+from analysis.tables.benchmarks.inferencex import aggregated_run_gpus
 from analysis.textsafe import excerpt, one_line
 
 __all__ = [
@@ -249,10 +250,8 @@ def _inferencex(
     tp = _num(w, rec, "decode_tp", positive=True, integer=True)
     gpus = _num(w, rec, "num_decode_gpu", positive=True, integer=True)
     ep = _num(w, rec, "decode_ep", required=False, positive=True, integer=True)
-    if rec.get("disagg") is not True and tp and ep and ep > 1 and gpus == tp * ep:
-        # InferenceX records an aggregated expert-parallel run's GPUs as tp x ep; it ran
-        # on one worker (analysis.inference.deployment_fit._aggregated_gpus).
-        gpus = max(tp, ep)
+    if rec.get("disagg") is not True and tp and gpus:  # tp x ep recorded: one worker ran
+        gpus = float(aggregated_run_gpus(tp, ep or 1.0, gpus))
     for name, mine in (("accelerator", acc), ("model", model), ("precision", precision)):
         given = getattr(flags, name)
         if given is not None and given != mine:
