@@ -362,6 +362,38 @@ def test_unmeasured_stack_is_labelled_modelled():
     assert g.label == deployments.MEASURED
 
 
+def test_an_unmeasured_part_takes_its_generations_efficiency_before_its_vendors():
+    implied = deployment_fit.implied()
+    mi300x = implied[(implied["accelerator"] == "MI300X") & (implied["precision"] == "fp8")]
+    assert set(mi300x["generation"]) == {"CDNA 3"} and (mi300x["kind"] == "aggregated").all()
+    cal = deployment_fit.fit_calibration(implied[implied["accelerator"] != "MI300X"])
+    args = ("AMD", "MI300X", "fp8", "aggregated", "deepseek-r1")
+    sister = cal._pick("accelerator", accelerator="MI325X", precision="fp8", kind="aggregated")
+    vendor = cal._pick("vendor", vendor="AMD", kind="aggregated")
+    assert len(sister) == len(vendor) == 1 and sister["n"].iloc[0] >= 40
+    # MI325X alone is CDNA 3's fp8 aggregated measurement: MI300X takes it, not the pool
+    # that CDNA 4's MI355X dominates; without a generation it takes the vendor's.
+    f = cal.lookup(*args, generation="CDNA 3")
+    assert f.label == deployments.MODELLED
+    assert f.log_eta_d == pytest.approx(float(sister["log_eta_d"].iloc[0]))
+    assert f.eta_p == pytest.approx(float(sister["eta_p"].iloc[0]))
+    pooled = cal.lookup(*args)
+    assert pooled.log_eta_d == pytest.approx(float(vendor["log_eta_d"].iloc[0]))
+    assert abs(f.log_eta_d - pooled.log_eta_d) > 0.1
+    # A generation with fewer points than the minimum does not stand in for the vendor.
+    few = implied[(implied["accelerator"] != "MI300X")]
+    few = few[~((few["accelerator"] == "MI325X") & (few.index % 4 != 0))]
+    assert 0 < ((few["accelerator"] == "MI325X").sum()) < deployment_fit.GENERATION_MIN_POINTS
+    thin = deployment_fit.fit_calibration(few)
+    g = thin.lookup(*args, generation="CDNA 3")
+    assert g.log_eta_d == pytest.approx(thin.lookup(*args).log_eta_d)
+    # The other vendor's parts of a like-named generation never stand in.
+    other = cal.lookup("NVIDIA", "X", "fp8", "aggregated", "deepseek-r1", generation="CDNA 3")
+    assert (
+        other.log_eta_d == cal.lookup("NVIDIA", "X", "fp8", "aggregated", "deepseek-r1").log_eta_d
+    )
+
+
 def test_amd_disaggregated_points_are_measured():
     ev = deployment_fit.disaggregation_evidence(deployment_fit.implied())
     amd = ev.set_index("vendor").loc["AMD"]

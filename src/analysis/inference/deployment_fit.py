@@ -62,7 +62,7 @@ from analysis.inference.disaggregation import (  # re-exported: the claims chapt
 from analysis.inference.disaggregation import disaggregation_gains as disaggregation_gains
 from analysis.inference.disaggregation import disaggregation_verdict as disaggregation_verdict
 from analysis.inference.disaggregation import evidence_key_results as evidence_key_results
-from analysis.inference.roofline import model_params
+from analysis.inference.roofline import _generation, model_params
 from analysis.inference.shape import hardware_params
 from analysis.inputs import Inputs, resolve
 from analysis.tables.benchmarks.inferencex import aggregated_run_gpus
@@ -100,6 +100,11 @@ CONFIG_KEYS = (
 )
 #: A whole accelerator x precision (every configuration, both kinds): a part unmeasured here.
 CELL_KEYS = ("accelerator", "precision")
+#: Points a generation x precision x kind needs before a part without measurements of its
+#: own takes that generation's efficiency rather than its vendor's (the count the serving
+#: shape asks of a generation, :data:`analysis.inference.latency.SHAPE_GENERATION_MIN_POINTS`,
+#: fixed before this level was scored; see :meth:`DeploymentCalibration.lookup`).
+GENERATION_MIN_POINTS = 40
 
 
 def _layout(tp: float, ep: float, dp: float, pool: float) -> Layout:
@@ -286,6 +291,7 @@ def implied_efficiencies(
         recs.append(
             {
                 **t,
+                "generation": _generation(spec_by[key[0]]),
                 # The prefill pool served at least the measured request rate: a lower bound
                 # of its compute efficiency (tight where the pool was the bottleneck).
                 "eta_c": rate * float(row["isl"]) * t["ft"] / t["prefill_gpus"],
@@ -301,7 +307,8 @@ class DeploymentCalibration:
     """Median efficiencies per level, finest first.
 
     Levels: ``stack`` (accelerator x framework x precision x kind x model),
-    ``accelerator`` (any framework) and ``vendor`` (x kind).
+    ``accelerator`` (any framework), ``generation`` (the vendor's parts of one
+    architecture, x precision x kind x model) and ``vendor`` (x kind).
     """
 
     #: columns: level, the level's keys, log_eta_d, eta_p, eta_c, n
@@ -310,6 +317,11 @@ class DeploymentCalibration:
     slopes: Mapping[tuple[str, str], tuple[float, float, float]]
     #: (vendor, kind) -> fixed decode time per layer per step (fit_layer_overhead), s
     layer_overheads: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    #: :meth:`lookup`'s answers by its arguments: a fold predicts hundreds of points of a
+    #: few configurations, and each lookup filters ``eta`` level by level.
+    _looked_up: dict[tuple[str | None, ...], Factors] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def _pick(self, level: str, **keys: str) -> pd.DataFrame:
         e = self.eta[self.eta["level"] == level]
@@ -325,22 +337,56 @@ class DeploymentCalibration:
         kind: str,
         model: str,
         framework: str | None = None,
+        generation: str | None = None,
     ) -> Factors:
         """The finest level with data; its label says whether it was measured.
 
         "measured-calibrated" when the accelerator has measured points of this kind for
-        this model (at this precision), else "modelled, no measurement".
+        this model (at this precision), else "modelled, no measurement". An unmeasured part
+        takes, before its vendor's pool, what its ``generation``'s other parts measured at
+        this precision and kind where they have :data:`GENERATION_MIN_POINTS` points: a
+        sister shares the die and the stack's kernels; the pool mixes generations (it
+        over-predicted MI300X and MI325X, CDNA 4 being the more efficient). One part x
+        precision held out (2026-12-07), median APE AMD / NVIDIA / overall: aggregated
+        26.9 / 11.1 / 16.3 -> 19.9 / 11.1 / 14.5 % (MI300X 36.3 -> 17.9, MI325X 35.9 ->
+        14.1); disaggregated 20.1 / 18.4 / 19.0 -> 20.1 / 18.3 / 19.0 % (B200 fp4 10.7 ->
+        4.9, from GB200); one configuration out, aggregated AMD 30.5 -> 20.1 %; no cell
+        worse. Not kept: a 20-point minimum (disaggregated NVIDIA 16.5 %; not chosen by
+        held-out error); shrinking by n / (n + 10) with no minimum (H200 disaggregated 11.0
+        -> 32.7 %: seven H100 points of unusual layouts).
         """
+        key = (vendor, accelerator, precision, kind, model, framework, generation)
+        if key not in self._looked_up:
+            self._looked_up[key] = self._lookup(*key)
+        return self._looked_up[key]
+
+    def _lookup(
+        self,
+        vendor: str,
+        accelerator: str,
+        precision: str,
+        kind: str,
+        model: str,
+        framework: str | None,
+        generation: str | None,
+    ) -> Factors:
         base = {"accelerator": accelerator, "precision": precision, "kind": kind}
         tries = [
             ("stack", {**base, "model": model, "framework": framework or ""}, MEASURED),
             ("accelerator", {**base, "model": model}, MEASURED),
             ("accelerator", base, MODELLED),
+        ]
+        if generation:
+            same = {"vendor": vendor, "generation": generation, "precision": precision}
+            tries.append(("generation", {**same, "kind": kind, "model": model}, MODELLED))
+        tries += [
             ("vendor", {"vendor": vendor, "kind": kind}, MODELLED),
             ("vendor", {"vendor": vendor}, MODELLED),
         ]
         for level, keys, label in tries:
             hit = self._pick(level, **keys)
+            if level == "generation":
+                hit = hit[hit["n"] >= GENERATION_MIN_POINTS]
             if len(hit):
                 r = hit.iloc[0]
                 slope = self.slopes.get(
@@ -364,6 +410,7 @@ class DeploymentCalibration:
 _LEVELS = {
     "stack": ["vendor", "accelerator", "framework", "precision", "kind", "model"],
     "accelerator": ["vendor", "accelerator", "precision", "kind", "model"],
+    "generation": ["vendor", "generation", "precision", "kind", "model"],
     "vendor": ["vendor", "kind"],
 }
 
@@ -458,7 +505,7 @@ def fit_calibration(implied: pd.DataFrame) -> DeploymentCalibration:
         - slope[:, 1] * np.log(ok["worker_gpus"])
         - slope[:, 2] * ok["worker_ep"]
     )
-    frames = []
+    frames = {}
     for level, keys in _LEVELS.items():
         grouped = ok.groupby(keys)
         g = grouped.agg(
@@ -473,17 +520,17 @@ def fit_calibration(implied: pd.DataFrame) -> DeploymentCalibration:
             # bottleneck in those runs).
             eta_c=grouped["eta_c"].quantile(CAPACITY_QUANTILE),
         )
-        frames.append(g.reset_index().assign(level=level))
-    eta = pd.concat(frames, ignore_index=True)
+        frames[level] = g.reset_index().assign(level=level)
+    eta = pd.concat(frames.values(), ignore_index=True)
     # A group whose prefill rows all failed borrows its vendor's prefill factor.
     for col in ("eta_p", "eta_c"):
-        fill = frames[-1].set_index(["vendor", "kind"])[col]
+        fill = frames["vendor"].set_index(["vendor", "kind"])[col]
         miss = eta[col].isna()
         eta.loc[miss, col] = [
             fill.get((v, k), np.nan)
             for v, k in eta.loc[miss, ["vendor", "kind"]].itertuples(index=False)
         ]
-    order = ["level", *_LEVELS["stack"]]
+    order = ["level", *_LEVELS["stack"], "generation"]
     return DeploymentCalibration(
         eta=eta.sort_values(order).reset_index(drop=True), slopes=slopes, layer_overheads=overheads
     )
@@ -494,6 +541,7 @@ class PointRow(Protocol):
 
     vendor: str
     accelerator: str
+    generation: str
     precision: str
     kind: str
     model: str
@@ -518,7 +566,15 @@ class PointRow(Protocol):
 
 
 def _point_factors(r: PointRow, cal: DeploymentCalibration) -> Factors:
-    return cal.lookup(r.vendor, r.accelerator, r.precision, r.kind, r.model, framework=r.framework)
+    return cal.lookup(
+        r.vendor,
+        r.accelerator,
+        r.precision,
+        r.kind,
+        r.model,
+        framework=r.framework,
+        generation=r.generation,
+    )
 
 
 #: The grid's batch multiples at or below the concurrency (a decode batch never exceeds it).

@@ -69,6 +69,7 @@ from analysis.inference.roofline import (
     MEMORY_USABLE_FRACTION,
     P99_Z,
     STEP_OVERHEAD_S,
+    _generation,
     attention_flops,
     model_params,
     prefill_chunk,
@@ -307,9 +308,16 @@ class FactorSource(Protocol):
     """What :func:`apply_to_tiers` needs of a calibration (``deployment_fit``'s)."""
 
     def lookup(
-        self, vendor: str, accelerator: str, precision: str, kind: str, model: str
+        self,
+        vendor: str,
+        accelerator: str,
+        precision: str,
+        kind: str,
+        model: str,
+        *,
+        generation: str | None = None,
     ) -> Factors:
-        """The factors of one option kind for one accelerator and workload."""
+        """The factors of one option kind for one accelerator (of ``generation``) and workload."""
         ...
 
 
@@ -571,13 +579,14 @@ def best_options(
     return best
 
 
-def _factors_for(
-    cal: FactorSource, vendor: str, accelerator: str, req: Request
-) -> dict[str, Factors]:
+def _factors_for(cal: FactorSource, spec: pd.Series, req: Request) -> dict[str, Factors]:
     out = {}
+    vendor, accelerator = str(spec["vendor"]), str(spec["accelerator"])
     for kind in ("disaggregated", "aggregated"):
         try:
-            out[kind] = cal.lookup(vendor, accelerator, req.precision, kind, req.model)
+            out[kind] = cal.lookup(
+                vendor, accelerator, req.precision, kind, req.model, generation=_generation(spec)
+            )
         except ValueError:
             continue
     return out
@@ -679,7 +688,7 @@ def apply_to_tiers(
             spec = spec_by.loc[acc].copy()
             spec["accelerator"] = acc
             hw = hardware_params(spec, req.precision, inputs=inputs)
-            factors = _factors_for(calibration, str(spec["vendor"]), str(acc), req)
+            factors = _factors_for(calibration, spec, req)
             bounds = list(zip(g["tpot_ms_max"], g["ttft_ms_max"], strict=True))
             bounds = [(_bound(a), _bound(b)) for a, b in bounds]
             opts = best_options(

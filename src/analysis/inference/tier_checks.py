@@ -52,17 +52,21 @@ Analytical decisions taken here:
 * The selection of a tier's option (the best of the bounded model and the measured
   point) is not modelled: the check scores the way the figure is made, not the winner
   among ways, so a chosen modelled option's error is, if anything, understated.
-* The spread is a symmetric lognormal even where a check's misses lean one way (the
-  deployment model over-predicts AMD's held-out MI300X and MI325X configurations by a
-  median 36 %), so it widens both tails, not only the likely one.
+* The spread is a symmetric lognormal even where a check's misses lean one way (held
+  out whole, MI355X's aggregated runs come out a median 18 % low: CDNA 4 has no sister
+  part measured, so it takes AMD's pool, which CDNA 3 pulls down), so it widens both
+  tails, not only the likely one.
 
-Today (2026-12-06, the bundled data; median APE AMD / NVIDIA): date-to-date repeatability
+Today (2026-12-07, the bundled data; median APE AMD / NVIDIA): date-to-date repeatability
 16.9 / 3.9 %; deployment model, one configuration held out, disaggregated runs 17.5 /
-19.8 %, aggregated runs 30.5 / 12.6 %; one accelerator x precision held out,
-disaggregated 20.1 / 18.4 %, aggregated 26.9 / 11.1 %; MLPerf-calibrated path vs the
+19.8 %, aggregated runs 20.1 / 12.6 %; one accelerator x precision held out,
+disaggregated 20.1 / 18.3 %, aggregated 19.9 / 11.1 %; MLPerf-calibrated path vs the
 measured frontiers 42.0 / 36.9 %. (NVIDIA's aggregated figures were 70.2 and 63.6 %
 until the expert-parallel runs were read at their real GPU count,
-:func:`analysis.inference.deployment_fit.measured_points`.) Against MLPerf case errors
+:func:`analysis.inference.deployment_fit.measured_points`; AMD's were 30.5 and 26.9 %,
+over-predicting MI300X and MI325X by a median 36 %, until a part without measurements
+took its generation's efficiency before its vendor's,
+:meth:`analysis.inference.deployment_fit.DeploymentCalibration.lookup`.) Against MLPerf case errors
 of 8.6-10.4 %, the DeepSeek-R1 rack-scale scenario's P(AMD cheaper) moves 0.0 -> 0.0 %
 (<25 ms), 2.7 -> 15.3 % (25-50 ms) and 88.6 -> 78.4 % (no bound); the llama2-70b
 scenarios run no check and draw as before.
