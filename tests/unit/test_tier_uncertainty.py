@@ -147,7 +147,8 @@ def test_the_monte_carlo_widens_a_tier_with_a_larger_sigma_and_nothing_else():
     tiers = tco.example_tiers(sc)
     base = tco.simulate(sc, tiers, None, n=4000)
     same = tco.simulate(sc, tiers.assign(throughput_log_sigma=np.nan), None, n=4000)
-    pd.testing.assert_frame_equal(base.tiers, same.tiers)
+    assert same.tiers["throughput_log_sigma"].isna().all()
+    pd.testing.assert_frame_equal(base.tiers, same.tiers.drop(columns="throughput_log_sigma"))
     acc = str(tiers["accelerator"].iloc[0])
     wide = tiers.assign(throughput_log_sigma=np.where(tiers["accelerator"] == acc, 0.8, np.nan))
     got = tco.simulate(sc, wide, None, n=4000).tiers
@@ -156,6 +157,28 @@ def test_the_monte_carlo_widens_a_tier_with_a_larger_sigma_and_nothing_else():
     base_span = base.tiers["cost_per_mtok_p95"] / base.tiers["cost_per_mtok_p05"]
     assert (span[mine] > base_span[mine] * 1.5).all()
     np.testing.assert_allclose(span[other], base_span[other])
+
+
+def test_the_tornado_swings_a_tier_row_over_its_own_sigma():
+    sc = params.load_scenario(paths.PARAMS / "ci.yaml")
+    tiers = tco.example_tiers(sc)
+    inp = tco.cost_inputs(sc)
+    title, base = tco.tier_sensitivity(tco.simulate(sc, tiers, None, n=500), inp)
+    nan = tiers.assign(throughput_log_sigma=np.nan)
+    pd.testing.assert_frame_equal(
+        tco.tier_sensitivity(tco.simulate(sc, nan, None, n=500), inp)[1], base
+    )
+    amd = title.split(" minus ")[0]
+    wide = tiers.assign(throughput_log_sigma=np.where(tiers["accelerator"] == amd, 0.8, np.nan))
+    got = tco.tier_sensitivity(tco.simulate(sc, wide, None, n=500), inp)[1].set_index("input")
+    row = got.loc[[i for i in got.index if "throughput" in i and amd in i][0]]
+    assert (row["low"], row["high"]) == pytest.approx((np.exp(-1.645 * 0.8), np.exp(1.645 * 0.8)))
+    before = base.set_index("input").loc[row.name]
+    assert row["swing"] > before["swing"] * 2
+    others = got.drop(index=row.name)
+    pd.testing.assert_frame_equal(
+        others.sort_index(), base.set_index("input").drop(index=row.name).sort_index()
+    )
 
 
 def test_the_teams_residual_replaces_the_tier_error(monkeypatch):

@@ -14,9 +14,10 @@ score each way directly. Per tier row:
   own measured points. The error is the deployment validation that holds out one
   configuration at a time of the option's kind (:func:`deployment_fit.held_out`, unit
   "configuration"; expert-parallel options are aggregated runs).
-* **"modelled, no measurement"**: the deployment model with the factors of the vendor
-  (the part has no measured point of the kind at this precision). The error is the same
-  validation holding out each accelerator x precision whole (unit "cell").
+* **"modelled, no measurement"**: the deployment model with the factors of the part's
+  generation where its sister parts measured enough points, else of the vendor (the part
+  has no measured point of the kind at this precision). The error is the same validation
+  holding out each accelerator x precision whole (unit "cell").
 * **"MLPerf-calibrated"** in a tier with a TPOT bound, for a model InferenceX measured:
   the report's serving path against the measured frontiers
   (:func:`analysis.inference.frontier_validation.validate_public_path`). Without a bound

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -95,8 +95,6 @@ def with_throughput_sigmas(inp: CostInputs, sigmas: Mapping[str, float]) -> Cost
     their ``throughput_factor`` over its 5-95 % range; accelerators not listed, and the
     training run, keep ``A-throughput-error``.
     """
-    import dataclasses
-
     known = {a: float(v) for a, v in sigmas.items() if a in inp.accelerators}
     if not known:
         return inp
@@ -104,9 +102,7 @@ def with_throughput_sigmas(inp: CostInputs, sigmas: Mapping[str, float]) -> Cost
     for a, sig in known.items():
         per.at[a, "throughput_factor_low"] = float(np.exp(-Z_95 * sig))
         per.at[a, "throughput_factor_high"] = float(np.exp(Z_95 * sig))
-    return dataclasses.replace(
-        inp, per_acc=per, inference_log_sigma={**inp.inference_log_sigma, **known}
-    )
+    return replace(inp, per_acc=per, inference_log_sigma={**inp.inference_log_sigma, **known})
 
 
 @dataclass(frozen=True)
@@ -114,6 +110,8 @@ class Simulation:
     """Monte Carlo results: summaries plus the joint draws (for tests and charts)."""
 
     gpu_hour: pd.DataFrame
+    #: per tier and accelerator: the cost quantiles, and ``throughput_log_sigma`` (the
+    #: sigma the row drew with, NaN: its part's) where the tiers carried one
     tiers: pd.DataFrame
     tier_summary: pd.DataFrame
     training: pd.DataFrame
@@ -266,6 +264,8 @@ def simulate(
             tier_rows[-1]["cost_per_mtok_point"] = np.where(
                 feas[:, 0] & np.isfinite(tps[:, 0]), pt, np.nan
             )
+            if "throughput_log_sigma" in grp.columns:  # the sigma a row drew with (NaN: its part's)
+                tier_rows[-1]["throughput_log_sigma"] = grp["throughput_log_sigma"].astype(float)
             summ.append({"tier_index": ti, "tier": tname, **_compare(c, meta)})
     tier_df = pd.concat(tier_rows, ignore_index=True) if tier_rows else pd.DataFrame()
     tsum = pd.DataFrame(summ)

@@ -10,7 +10,7 @@ import pandas as pd
 from analysis import ids
 from analysis.tco.costs import CostInputs, _point_params
 from analysis.tco.formulas import cost_per_million_tokens, useful_gpu_hour_usd
-from analysis.tco.montecarlo import Simulation
+from analysis.tco.montecarlo import Simulation, with_throughput_sigmas
 
 # --- sensitivity ------------------------------------------------------------------------
 #: Inputs shown in the sensitivity table and the tornado chart (largest swings first):
@@ -115,7 +115,11 @@ def tier_sensitivity(sim: Simulation, inp: CostInputs) -> tuple[str, pd.DataFram
     Returns ``(title, frame)``: the frame is :func:`sensitivity` for that tier's cheapest
     AMD and NVIDIA pair; when no tier has a feasible candidate of each vendor (e.g. a model
     no AMD part can serve under the tightest bound), the frame is empty and the title says
-    why, instead of comparing against a missing candidate.
+    why, instead of comparing against a missing candidate. A tier row with its own
+    ``throughput_log_sigma`` (the error of how its figure was made,
+    :func:`analysis.inference.tier_uncertainty`) swings that accelerator's throughput over
+    that sigma's 5-95 % range, as the Monte Carlo draws it
+    (:func:`analysis.tco.montecarlo.tier_throughput_factors`).
     """
     summary = sim.tier_summary
     both = summary[(summary["cheapest_amd"] != "") & (summary["cheapest_nvidia"] != "")]
@@ -125,6 +129,9 @@ def tier_sensitivity(sim: Simulation, inp: CostInputs) -> tuple[str, pd.DataFram
     pair = both.sort_values("tier_index", kind="stable").iloc[0]
     tt = sim.tiers[sim.tiers["tier_index"] == pair["tier_index"]].set_index("accelerator")
     amd, nv = pair["cheapest_amd"], pair["cheapest_nvidia"]
+    if "throughput_log_sigma" in tt.columns:
+        own = tt.loc[[amd, nv], "throughput_log_sigma"].astype(float)
+        inp = with_throughput_sigmas(inp, own[np.isfinite(own)].to_dict())
     sens = sensitivity(
         inp,
         amd,
