@@ -632,10 +632,11 @@ charts.table(
 # today's software faces). Where InferenceX measured the model, each tier's figure also
 # carries the held-out error of the way it was made: a measured point (how far a
 # configuration moves between run dates), the deployment model at the part's own
-# measurements (one configuration held out) or at its vendor's (the part held out whole),
-# or the MLPerf-calibrated path under a TPOT bound (against the measured frontiers). The
-# larger of the two is the tier's error, and the cost chapter's Monte Carlo draws that
-# tier's throughput with that spread, so P(AMD cheaper) widens where the model extrapolates.
+# measurements (one configuration held out) or at its generation's or vendor's (the part
+# held out whole), or the MLPerf-calibrated path under a TPOT bound (against the measured
+# frontiers). The larger of the two is the tier's error, and the cost chapter's Monte Carlo
+# draws that tier's throughput with that spread, so P(AMD cheaper) widens where the model
+# extrapolates.
 
 # %%
 cases = inference.prediction_cases(sc.accelerators, inf.model, validations=checks.validations)

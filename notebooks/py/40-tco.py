@@ -260,8 +260,10 @@ charts.table(be, "tco-breakeven", columns=["workload", "statement"])
 # ## Sensitivity
 #
 # Each input swung across its range ([register](90-appendix.ipynb#A-utilization) low/high; price tables for
-# prices and quotes), all others at their defaults: the AMD-minus-NVIDIA cost per million
-# tokens in the tightest tier where both vendors have a feasible candidate (its cheapest pair).
+# prices and quotes; an accelerator's serving throughput over the 5-95 % range of the error
+# its tier figure is drawn with, as in the Monte Carlo above), all others at their defaults:
+# the AMD-minus-NVIDIA cost per million tokens in the tightest tier where both vendors have
+# a feasible candidate (its cheapest pair).
 
 # %%
 #| detail: "The sensitivity table behind the tornado chart"

@@ -17,7 +17,7 @@ Analytical decisions taken here (the physics is in :mod:`analysis.deployments`):
   decode batch, and the prefill efficiency that reproduces its median TTFT less
   transfer and one decode step (closed form, like the aggregated model's calibration).
   A stack's factor is the median of its rows (accelerator x framework x precision x
-  kind x model), falling back to the accelerator (any framework), then the vendor.
+  kind x model), falling back to the accelerator, its generation, then the vendor.
   Per vendor x kind: a fixed time per layer per decode step (:func:`fit_layer_overhead`:
   launches and synchronization, what a step costs at one sequence beyond its weight
   reads; a layer counted in DeepSeek-R1 layers by its kernels,
@@ -376,7 +376,7 @@ class DeploymentCalibration:
             ("accelerator", {**base, "model": model}, MEASURED),
             ("accelerator", base, MODELLED),
         ]
-        if generation:
+        if generation and generation != "unknown":  # roofline._generation's "no architecture"
             same = {"vendor": vendor, "generation": generation, "precision": precision}
             tries.append(("generation", {**same, "kind": kind, "model": model}, MODELLED))
         tries += [
