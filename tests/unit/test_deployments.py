@@ -17,6 +17,7 @@ from analysis.inference import deployment_fit, deployments, worker
 from analysis.inference.deployments import Layout
 from analysis.inference.layer_kernels import REFERENCE_LAYER_KERNELS, overhead_layers
 from analysis.inputs import resolve
+from analysis.tables.benchmarks.inferencex import aggregated_run_gpus
 
 # A toy MoE on a toy GPU, chosen so the terms can be checked by hand: 1 TB/s, 1 PFLOP/s.
 HW = {
@@ -770,8 +771,6 @@ def test_an_aggregated_expert_parallel_option_is_held_to_the_widest_aggregated_w
 
 
 def test_aggregated_run_gpus_replaces_only_a_tp_x_ep_count():
-    from analysis.tables.benchmarks.inferencex import aggregated_run_gpus
-
     got = aggregated_run_gpus([8, 4, 8, 8, 8], [8, 4, 1, 8, 8], [64, 16, 8, 8, 128])
     # TP8 EP8 as 64 -> 8; TP4 EP4 as 16 -> 4; TP-only, an already-right 8 and a
     # multi-replica 128 (not tp x ep) stand.

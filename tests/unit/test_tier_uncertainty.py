@@ -17,6 +17,7 @@ from analysis.inference import deployment_fit, frontier_validation
 from analysis.inference import tier_checks as tu
 from analysis.inference.uncertainty import sigma_for_median_ape
 from analysis.inputs import resolve
+from analysis.tco.formulas import Z_95
 
 #: Check key -> per-vendor median APE the stubbed checks report.
 CHECK_ERRORS = {
@@ -172,7 +173,7 @@ def test_the_tornado_swings_a_tier_row_over_its_own_sigma():
     wide = tiers.assign(throughput_log_sigma=np.where(tiers["accelerator"] == amd, 0.8, np.nan))
     got = tco.tier_sensitivity(tco.simulate(sc, wide, None, n=500), inp)[1].set_index("input")
     row = got.loc[[i for i in got.index if "throughput" in i and amd in i][0]]
-    assert (row["low"], row["high"]) == pytest.approx((np.exp(-1.645 * 0.8), np.exp(1.645 * 0.8)))
+    assert (row["low"], row["high"]) == pytest.approx((np.exp(-Z_95 * 0.8), np.exp(Z_95 * 0.8)))
     before = base.set_index("input").loc[row.name]
     assert row["swing"] > before["swing"] * 2
     others = got.drop(index=row.name)

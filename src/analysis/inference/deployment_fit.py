@@ -62,6 +62,7 @@ from analysis.inference.disaggregation import (  # re-exported: the claims chapt
 from analysis.inference.disaggregation import disaggregation_gains as disaggregation_gains
 from analysis.inference.disaggregation import disaggregation_verdict as disaggregation_verdict
 from analysis.inference.disaggregation import evidence_key_results as evidence_key_results
+from analysis.inference.latency import SHAPE_GENERATION_MIN_POINTS
 from analysis.inference.roofline import _generation, model_params
 from analysis.inference.shape import hardware_params
 from analysis.inputs import Inputs, resolve
@@ -101,10 +102,10 @@ CONFIG_KEYS = (
 #: A whole accelerator x precision (every configuration, both kinds): a part unmeasured here.
 CELL_KEYS = ("accelerator", "precision")
 #: Points a generation x precision x kind needs before a part without measurements of its
-#: own takes that generation's efficiency rather than its vendor's (the count the serving
-#: shape asks of a generation, :data:`analysis.inference.latency.SHAPE_GENERATION_MIN_POINTS`,
-#: fixed before this level was scored; see :meth:`DeploymentCalibration.lookup`).
-GENERATION_MIN_POINTS = 40
+#: own takes that generation's efficiency rather than its vendor's: the serving shape's
+#: count for a generation, fixed before this level was scored (see
+#: :meth:`DeploymentCalibration.lookup`).
+GENERATION_MIN_POINTS = SHAPE_GENERATION_MIN_POINTS
 
 
 def _layout(tp: float, ep: float, dp: float, pool: float) -> Layout:
@@ -302,6 +303,11 @@ def implied_efficiencies(
     return pd.concat([points.reset_index(drop=True), pd.DataFrame(recs)], axis=1)
 
 
+#: :meth:`DeploymentCalibration.lookup`'s arguments: vendor, accelerator, precision, kind,
+#: model, framework, generation.
+_Query = tuple[str, str, str, str, str, str | None, str | None]
+
+
 @dataclass(frozen=True)
 class DeploymentCalibration:
     """Median efficiencies per level, finest first.
@@ -319,7 +325,7 @@ class DeploymentCalibration:
     layer_overheads: Mapping[tuple[str, str], float] = field(default_factory=dict)
     #: :meth:`lookup`'s answers by its arguments: a fold predicts hundreds of points of a
     #: few configurations, and each lookup filters ``eta`` level by level.
-    _looked_up: dict[tuple[str | None, ...], Factors] = field(
+    _looked_up: dict[_Query, Factors] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -357,19 +363,11 @@ class DeploymentCalibration:
         """
         key = (vendor, accelerator, precision, kind, model, framework, generation)
         if key not in self._looked_up:
-            self._looked_up[key] = self._lookup(*key)
+            self._looked_up[key] = self._lookup(key)
         return self._looked_up[key]
 
-    def _lookup(
-        self,
-        vendor: str,
-        accelerator: str,
-        precision: str,
-        kind: str,
-        model: str,
-        framework: str | None,
-        generation: str | None,
-    ) -> Factors:
+    def _lookup(self, key: _Query) -> Factors:
+        vendor, accelerator, precision, kind, model, framework, generation = key
         base = {"accelerator": accelerator, "precision": precision, "kind": kind}
         tries = [
             ("stack", {**base, "model": model, "framework": framework or ""}, MEASURED),

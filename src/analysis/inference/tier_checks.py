@@ -67,8 +67,8 @@ until the expert-parallel runs were read at their real GPU count,
 :func:`analysis.inference.deployment_fit.measured_points`; AMD's were 30.5 and 26.9 %,
 over-predicting MI300X and MI325X by a median 36 %, until a part without measurements
 took its generation's efficiency before its vendor's,
-:meth:`analysis.inference.deployment_fit.DeploymentCalibration.lookup`.) Against MLPerf case errors
-of 8.6-10.4 %, the DeepSeek-R1 rack-scale scenario's P(AMD cheaper) moves 0.0 -> 0.0 %
+:meth:`analysis.inference.deployment_fit.DeploymentCalibration.lookup`.) Against MLPerf
+case errors of 8.6-10.4 %, the DeepSeek-R1 rack-scale scenario's P(AMD cheaper) moves 0.0 -> 0.0 %
 (<25 ms), 2.7 -> 15.3 % (25-50 ms) and 88.6 -> 78.4 % (no bound); the llama2-70b
 scenarios run no check and draw as before.
 """
