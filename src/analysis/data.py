@@ -21,12 +21,13 @@ Analytical decisions taken here:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pandas as pd
 
-from analysis import ids, paths
+from analysis import derived_store, ids, paths
 from analysis.inputs import SPEC_FIELDS as SPEC_FIELDS  # noqa: PLC0414 - re-exported
 from analysis.inputs import Inputs, raise_problems, set_default_provider, source_problems
 from analysis.schema import DataValidationError, read_raw_csv
@@ -94,7 +95,21 @@ def load_inputs(root: Path | None = None) -> Inputs:
             raise KeyError(f"unknown table {name!r}; known tables: {', '.join(ALL)}")
         return ALL[name].read(base)
 
-    return Inputs(reader=reader, where=lambda name: _where(name, base))
+    digest = functools.cache(lambda: content_digest(base))
+
+    def store(key: object, factory: Callable[[], object]) -> object:
+        return derived_store.load_or_build(digest(), key, factory)
+
+    return Inputs(reader=reader, where=lambda name: _where(name, base), store=store)
+
+
+def content_digest(root: Path | None = None) -> str:
+    """SHA-256 of every file under ``root`` (default ``data/``): what stored results are named by.
+
+    See :mod:`analysis.derived_store`; a changed, added or removed file changes it.
+    """
+    base = paths.DATA if root is None else Path(root)
+    return derived_store.files_digest((f for f in base.rglob("*") if f.is_file()), base)
 
 
 #: The process-wide inputs (:func:`default_inputs`); :func:`clear_cache` empties it.

@@ -4,7 +4,10 @@
 object holding the validated tables by name (read lazily through its ``reader``), the
 wide spec frame and the model frame (:attr:`Inputs.specs`, :attr:`Inputs.models`), and a
 per-instance memo of derived results (calibrations, fits: :meth:`Inputs.derived`). A new
-instance therefore starts with no derived result; nothing is cached anywhere else.
+instance therefore starts with no derived result. The one exception is opt-in and keyed by
+content: a result asked to ``persist`` (the scenario-independent validations) passes
+through the instance's ``store``, which ``load_inputs`` sets to
+:mod:`analysis.derived_store` (on only where a report run enables it).
 
 ``analysis.data.load_inputs()`` builds one from ``data/`` (or another root) and
 ``analysis.data.default_inputs()`` keeps the process-wide one (``data.clear_cache()``
@@ -173,11 +176,17 @@ class Inputs:
         where: how error messages name a table (a file path for ``data/``).
         measurements: a team's ingested benchmark rows (``user_benchmarks`` format) when
             the scenario lists ``measurements``; ``None`` otherwise.
+        store: keeps a derived result asked to persist beyond this instance,
+            ``store(key, factory)`` returning the kept value or ``factory()``
+            (``load_inputs``: :mod:`analysis.derived_store`, named by the data folder's
+            content); ``None``: the per-instance memo only. Like ``reader``, it is where
+            files are touched, so this module does no I/O of its own.
     """
 
     reader: Callable[[str], pd.DataFrame]
     where: Callable[[str], str] = _table_label
     measurements: pd.DataFrame | None = None
+    store: Callable[[object, Callable[[], object]], object] | None = None
     _memo: dict[object, object] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
@@ -198,11 +207,21 @@ class Inputs:
 
         return cls(reader=reader, measurements=measurements)
 
-    def derived(self, key: object, factory: Callable[[], T]) -> T:
-        """``factory()`` computed once per instance and ``key`` (a fit, a calibration)."""
+    def derived(self, key: object, factory: Callable[[], T], *, persist: bool = False) -> T:
+        """``factory()`` computed once per instance and ``key`` (a fit, a calibration).
+
+        ``persist``: also pass it through :attr:`store` (when these inputs have one and
+        no team measurements), so another process over the same tables and code reads it
+        back instead of recomputing. For the expensive results that depend on the inputs
+        alone (the held-out validations); ``key`` must then be made of strings, numbers
+        and tuples.
+        """
         memo = self._memo
         if key not in memo:
-            memo[key] = factory()
+            if persist and self.store is not None and self.measurements is None:
+                memo[key] = self.store(key, factory)
+            else:
+                memo[key] = factory()
         return memo[key]  # type: ignore[return-value]
 
     def _frame(self, name: str) -> pd.DataFrame:

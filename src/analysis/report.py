@@ -53,7 +53,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from analysis import __version__, data, paths
+from analysis import __version__, data, derived_store, paths
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -111,6 +111,8 @@ VERSION_DIR = re.compile(r"^v(\d{4,})-\d{8}T\d{6}Z-[0-9a-f]{8}\Z")
 #: Build folders kept per scenario (~29 MB each); older ones are pruned after every run.
 KEEP_BUILDS = 5
 KEEP_BUILDS_ENV = "GPU_REPORT_KEEP_BUILDS"
+#: The derived store's folder under ``_build/`` (a dot name: never a scenario's build folder).
+DERIVED_STORE = ".derived-store"
 #: Refuse to start with less free space than this where the report is published (a
 #: report is ~5-30 MB; a run that dies at publish after minutes of execution is worse).
 MIN_FREE_BYTES = 200 * 1024**2
@@ -558,7 +560,10 @@ def run_report(
         with _Progress(chapters, progress) as prog:
             t = time.perf_counter()
             try:
-                executed = execute_all(chapters, exec_dir, base, jobs=jobs, on_cell=prog.cell)
+                # The kernels share the scenario-independent validations through the
+                # derived store (analysis.derived_store; GPU_REPORT_DERIVED_CACHE= turns it off).
+                with derived_store.enabled(paths.BUILD / DERIVED_STORE):
+                    executed = execute_all(chapters, exec_dir, base, jobs=jobs, on_cell=prog.cell)
             except ChapterError as err:
                 raise RunError(str(err)) from None
             timings["execute"] = time.perf_counter() - t

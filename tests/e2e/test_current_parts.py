@@ -13,7 +13,7 @@ from pathlib import Path
 import papermill as pm
 import pytest
 
-from analysis import data, ids, params, paths, tco
+from analysis import data, derived_store, ids, params, paths, report, tco
 
 pytestmark = pytest.mark.slow
 
@@ -45,7 +45,9 @@ def _cases() -> list:
 
 
 @pytest.mark.parametrize(("cands", "mode", "pool"), _cases())
-def test_chapters_run_for_current_parts(cands, mode, pool, tmp_path: Path) -> None:
+def test_chapters_run_for_current_parts(cands, mode, pool, tmp_path: Path, monkeypatch) -> None:
+    # the kernels share the validations as a report run's do (analysis.derived_store)
+    monkeypatch.setenv(derived_store.ENV, str(paths.BUILD / report.DERIVED_STORE))
     raw = params.scenario_to_parameters(params.load_scenario(paths.CI_PARAMS))["scenario"]
     raw["candidates"] = list(cands)
     raw["cost"]["mode"] = mode

@@ -6,6 +6,11 @@ while ``analysis diff`` said none. Here the CI scenario is published twice for r
 one temporary reports folder (HTML only, to keep it fast) and the second version's summary
 (its key results and the sentence in its HTML) and ``python -m analysis diff`` must agree
 on zero changes.
+
+The two runs share an empty derived store of their own (:mod:`analysis.derived_store`):
+the first computes the validations and writes them, the second reads them back, as a
+user's re-run does, so the same comparison also shows that what is read back is what was
+computed. That each fresh computation repeats itself is the nbval goldens' check.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import paths, report
+from analysis import derived_store, paths, report
 
 pytestmark = pytest.mark.slow
 
@@ -36,9 +41,13 @@ def _run(reports: Path, build: Path) -> report.RunResult:
     )
 
 
-def test_identical_rerun_reports_zero_changed_figures(tmp_path: Path) -> None:
+def test_identical_rerun_reports_zero_changed_figures(tmp_path: Path, monkeypatch) -> None:
     reports, build = tmp_path / "reports", tmp_path / "_build"
+    store = tmp_path / "store"
+    monkeypatch.setenv(derived_store.ENV, str(store))
     first = _run(reports, build)
+    written = {p: p.stat().st_mtime_ns for p in store.rglob("*.pkl")}
+    assert written, "the first run stored no validation"
     # what a killed run leaves: its staging folder and temporary latest link (the pid is
     # above pid_max's default, so no such process); the next run removes both
     dead = 2**22 + 12345
@@ -49,6 +58,8 @@ def test_identical_rerun_reports_zero_changed_figures(tmp_path: Path) -> None:
     (stale[0] / "notebooks").mkdir(parents=True)
     stale[1].symlink_to(first.version)
     second = _run(reports, build)
+    # the second run read the stored validations back and rewrote none of them
+    assert {p: p.stat().st_mtime_ns for p in store.rglob("*.pkl")} == written
     assert not [p for p in stale if p.exists() or p.is_symlink()]
     assert second.version_dir != first.version_dir
     assert second.version.startswith("v0002-")

@@ -20,6 +20,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from analysis import derived_store
+
 __all__ = [
     "BENCH_MODULES",
     "PDF_PAGES_TARGET",
@@ -71,7 +73,10 @@ def run_bench(
     if include_report:
         from analysis import report
 
-        with tempfile.TemporaryDirectory(prefix="gpu-report-bench-") as tmp:
+        with (
+            tempfile.TemporaryDirectory(prefix="gpu-report-bench-") as tmp,
+            derived_store.enabled(Path(tmp) / "store", override=True),  # a cold run
+        ):
             result = report.run_report(params, out_dir=Path(tmp), formats=("html", "pdf"), jobs=2)
             pages = pdf_pages(result.version_dir / "report.pdf")
         timings = dict(result.timings)

@@ -102,9 +102,8 @@ CONFIG_KEYS = (
 #: A whole accelerator x precision (every configuration, both kinds): a part unmeasured here.
 CELL_KEYS = ("accelerator", "precision")
 #: Points a generation x precision x kind needs before a part without measurements of its
-#: own takes that generation's efficiency rather than its vendor's: the serving shape's
-#: count for a generation, fixed before this level was scored (see
-#: :meth:`DeploymentCalibration.lookup`).
+#: own takes that generation's efficiency rather than its vendor's: the serving shape's count
+#: for a generation, fixed before this level was scored (:meth:`DeploymentCalibration.lookup`).
 GENERATION_MIN_POINTS = SHAPE_GENERATION_MIN_POINTS
 
 
@@ -767,7 +766,9 @@ def validation(inputs: Inputs | None = None) -> pd.DataFrame:
     """Leave-one-configuration-out predictions of the disaggregated points of ``inputs``."""
     inp = resolve(inputs)
     return inp.derived(
-        "deployment_validation", lambda: validate_by_configuration(implied(inp), "disaggregated")
+        "deployment_validation",
+        lambda: validate_by_configuration(implied(inp), "disaggregated"),
+        persist=True,
     ).copy(deep=False)
 
 
@@ -784,6 +785,7 @@ def held_out(kind: str, unit: str = "configuration", inputs: Inputs | None = Non
     return inp.derived(
         ("deployment_held_out", kind, unit),
         lambda: validate_by_configuration(implied(inp), kind, unit=keys),
+        persist=True,
     ).copy(deep=False)
 
 

@@ -67,7 +67,7 @@ from analysis.inference.roofline import (
     model_params,
     prompt_attention_flops,
 )
-from analysis.inputs import Inputs
+from analysis.inputs import Inputs, resolve
 
 #: The groupings of :func:`error_budget`, coarsest first: (label, the columns whose every
 #: combination gets its own level, taken from its other points).
@@ -408,7 +408,24 @@ def date_repeatability(
     point's concurrency. Columns as the validations' (``vendor``, ``accelerator``,
     ``precision``, ``conc``, ``median_tpot_ms``, ``measured``, ``predicted``, ``ape_pct``,
     ``predicted_tpot_ms``, ``tpot_ape_pct``), for the points with another date.
+    Without frames given: once per inputs, persisted (:mod:`analysis.derived_store`).
     """
+    if ix is None and specs is None and models is None:
+        inp = resolve(inputs)
+        return inp.derived(
+            ("latency_diagnostics", "date_repeatability"),
+            lambda: _date_repeatability(None, None, None, inp),
+            persist=True,
+        ).copy(deep=False)
+    return _date_repeatability(ix, specs, models, inputs)
+
+
+def _date_repeatability(
+    ix: pd.DataFrame | None,
+    specs: pd.DataFrame | None,
+    models: pd.DataFrame | None,
+    inputs: Inputs | None,
+) -> pd.DataFrame:
     ix, specs, models = _load(ix, specs, models, inputs)
     pts = select(ix, specs, models)
     cfg = [k for k in SWEEP_KEYS if k != "date"]

@@ -62,7 +62,7 @@ not kept; held out 32.2 %, FP8/FP4 ratio error B200 7.8 %, MI355X 21.4 % as the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -212,7 +212,12 @@ def validate_serving_model(
     :func:`validate_sweep_model` (``predicted_fp4``: each fp8 point's engine at fp4, at the
     shape and level of the fold that held the fp4 cell out).
     """
-    return _serving_folds(ix, specs, models, inputs).held_out()
+    return _stored(
+        "serving_held_out",
+        (ix, specs, models),
+        inputs,
+        lambda: _serving_folds(ix, specs, models, inputs).held_out(),
+    )
 
 
 def fit_serving_model(
@@ -251,7 +256,12 @@ def fit_serving_model(
     alone (both on the in-sample shape, levels from implied efficiencies): not a robust
     gain.
     """
-    return _serving_folds(ix, specs, models, inputs).in_sample()
+    return _stored(
+        "serving_in_sample",
+        (ix, specs, models),
+        inputs,
+        lambda: _serving_folds(ix, specs, models, inputs).in_sample(),
+    )
 
 
 def cross_fold_predictions(
@@ -270,7 +280,12 @@ def cross_fold_predictions(
     reads, so that a ratio of two parts comes from one fold. The folds are the held-out
     validation's, fitted once per inputs.
     """
-    return _serving_folds(ix, specs, models, inputs).cross_predicted()
+    return _stored(
+        "serving_cross_fold",
+        (ix, specs, models),
+        inputs,
+        lambda: _serving_folds(ix, specs, models, inputs).cross_predicted(),
+    )
 
 
 def _serving_folds(
@@ -291,6 +306,23 @@ def _serving_folds(
             "inference.serving_folds", lambda: _ServingFolds(*_load(None, None, None, inp))
         )
     return _ServingFolds(*_load(ix, specs, models, inputs))
+
+
+def _stored(
+    name: str,
+    frames: tuple[pd.DataFrame | None, ...],
+    inputs: Inputs | None,
+    compute: Callable[[], pd.DataFrame],
+) -> pd.DataFrame:
+    """``compute()``, memoized per inputs and persisted when no frame was given.
+
+    The held-out folds do not depend on the scenario, so every chapter kernel of a report
+    run reads them back (:mod:`analysis.derived_store`) instead of refitting them.
+    """
+    if any(f is not None for f in frames):
+        return compute()
+    inp = resolve(inputs)
+    return inp.derived(("latency_validation", name), compute, persist=True).copy(deep=False)
 
 
 def _holdout_labels(cell: np.ndarray) -> np.ndarray:
@@ -441,6 +473,20 @@ def validate_sweep_model(
     throughput of the same engine at the point's TPOT, from the fold that held the fp4
     cell out; what :func:`fp8_fp4_ratio` compares).
     """
+    return _stored(
+        "sweep_held_out",
+        (ix, specs, models),
+        inputs,
+        lambda: _sweep_held_out(ix, specs, models, inputs),
+    )
+
+
+def _sweep_held_out(
+    ix: pd.DataFrame | None,
+    specs: pd.DataFrame | None,
+    models: pd.DataFrame | None,
+    inputs: Inputs | None,
+) -> pd.DataFrame:
     ix, specs, models = _load(ix, specs, models, inputs)
     pts = select(ix, specs, models)
     twins = _twins(pts, specs)

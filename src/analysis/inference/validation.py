@@ -640,6 +640,10 @@ class HoldoutValidation:
     #: scheme -> :func:`same_fold_ratio_pairs` (schemes of :data:`PARTNER_SCHEMES` only).
     same_fold_pairs: dict[str, pd.DataFrame] = field(default_factory=dict)
 
+    def parts(self) -> tuple[dict[str, pd.DataFrame], ...]:
+        """The three dicts, in field order."""
+        return self.validations, self.summaries, self.same_fold_pairs
+
     def combined(self) -> pd.DataFrame:
         """Every scheme's summary stacked in scheme order, with a ``scheme`` column last."""
         return pd.concat([s.assign(scheme=k) for k, s in self.summaries.items()], ignore_index=True)
@@ -687,8 +691,19 @@ def validation_summaries(
         inputs: the tables and fits to validate on (default: the default inputs).
 
     Returns:
-        The per-scheme held-out rows and their :func:`validation_summary` tables.
+        The per-scheme held-out rows and their :func:`validation_summary` tables; computed
+        once per inputs and schemes, and persisted (:mod:`analysis.derived_store`): they
+        do not depend on the scenario.
     """
+    inp = resolve(inputs)
+    key = ("inference.validation_summaries", tuple(schemes))
+    held = inp.derived(key, lambda: _validation_summaries(schemes, inp), persist=True)
+    return HoldoutValidation(  # cheap copies: a caller's edit never reaches the memo
+        *({k: v.copy(deep=False) for k, v in d.items()} for d in held.parts())
+    )
+
+
+def _validation_summaries(schemes: Sequence[str], inputs: Inputs) -> HoldoutValidation:
     validations: dict[str, pd.DataFrame] = {}
     same_fold: dict[str, pd.DataFrame] = {}
     for scheme in schemes:

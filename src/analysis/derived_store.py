@@ -1,0 +1,171 @@
+"""A content-addressed store on disk for the expensive derived results a report reuses.
+
+Why: the held-out validations (the MLPerf schemes, the InferenceX folds, the deployment
+checks) take about 80 s and do not depend on the scenario, yet every chapter kernel of
+every report run recomputed them: chapters 30 and 40 both did, and a test suite that
+renders many scenarios paid for them dozens of times. :meth:`analysis.inputs.Inputs.derived`
+with ``persist=True`` keeps such a result here, so that a kernel computing it again reads
+the same bytes back instead.
+
+Analytical decisions taken here:
+
+* **Opt-in.** Nothing is stored unless :data:`ENV` names a folder. The report runner
+  (:func:`enabled`, used by :func:`analysis.report.run_report`) sets it for its kernels;
+  code that imports the package and calls a model (a notebook, a test, ``validate-models``)
+  computes afresh, so a test that patches a model function is never answered from disk.
+  ``GPU_REPORT_DERIVED_CACHE=`` (empty) turns the store off for a report run too.
+* **Keyed by content, never by time.** An entry's name is the SHA-256 of the derived key,
+  the inputs' content digest (every file of the data folder, path and bytes) and the code
+  digest (every ``.py`` file of this package, the Python version and the versions of
+  numpy, pandas and scipy). A changed table, model line or library gives a new name:
+  there is no stale entry to invalidate, and an identical run reads exactly the numbers a
+  fresh one computes (pickle round-trips frames bit for bit).
+* **Inputs that carry a team's measurements are not stored** (their digest would have to
+  cover the measurement files as well; they are small and rare).
+* **A cache, never a source of failure.** An entry that cannot be read (truncated,
+  corrupt, from another Python) is computed afresh and rewritten; a store that cannot be
+  written (read-only or full disk) is skipped. Entries are written to a temporary file and
+  renamed, so two kernels computing the same key at once both leave a whole file.
+* **Old code's entries are dropped**: entries live in one folder per code digest, and the
+  first write into a new folder removes the other folders.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pickle
+import shutil
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import TypeVar
+
+__all__ = ["ENV", "code_digest", "directory", "enabled", "files_digest", "load_or_build"]
+
+T = TypeVar("T")
+
+#: Environment variable naming the store's folder; unset or empty: nothing is stored.
+ENV = "GPU_REPORT_DERIVED_CACHE"
+#: Distributions whose versions change what a stored result would be.
+_LIBRARIES = ("numpy", "pandas", "scipy")
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def directory() -> Path | None:
+    """The store's folder from :data:`ENV`, or ``None`` (unset or empty: off)."""
+    value = os.environ.get(ENV, "").strip()
+    return Path(value) if value else None
+
+
+@contextlib.contextmanager
+def enabled(folder: Path, *, override: bool = False) -> Iterator[None]:
+    """Within the block, :data:`ENV` names ``folder`` unless the caller already set it.
+
+    A value set by the user (another folder, or empty to turn the store off) wins unless
+    ``override`` (a benchmark's cold run in a folder of its own); the previous
+    environment is restored on exit.
+    """
+    before = os.environ.get(ENV)
+    if before is not None and not override:
+        yield
+        return
+    os.environ[ENV] = str(folder)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = before
+
+
+def files_digest(files: Iterable[Path], root: Path) -> str:
+    """SHA-256 over each file's path relative to ``root`` and its bytes, in path order."""
+    h = hashlib.sha256()
+    for p in sorted(files, key=lambda q: q.relative_to(root).as_posix()):
+        h.update(p.relative_to(root).as_posix().encode())
+        h.update(b"\0")
+        h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
+@cache
+def code_digest() -> str:
+    """Digest of this package's source, the Python version and the numeric libraries."""
+    h = hashlib.sha256(files_digest(_PACKAGE.rglob("*.py"), _PACKAGE).encode())
+    h.update(sys.version.encode())
+    for name in _LIBRARIES:
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            version = "absent"
+        h.update(f"|{name}={version}".encode())
+    return h.hexdigest()
+
+
+def _stable(key: object) -> str:
+    """``repr`` of a key made of strings, numbers, booleans, None and tuples of them.
+
+    Anything else (an object whose repr holds its address) would give a name that
+    changes from run to run, so it is refused.
+    """
+    if key is None or isinstance(key, str | int | float | bool):
+        return repr(key)
+    if isinstance(key, tuple):
+        return "(" + ",".join(_stable(k) for k in key) + ")"
+    raise TypeError(f"derived-store key part {key!r} ({type(key).__name__}) has no stable name")
+
+
+def _entry(folder: Path, inputs_digest: str, key: object) -> Path:
+    name = hashlib.sha256(f"{inputs_digest}\0{_stable(key)}".encode()).hexdigest()
+    return folder / code_digest()[:24] / f"{name}.pkl"
+
+
+def _read(path: Path) -> tuple[bool, object]:
+    try:
+        with path.open("rb") as fh:
+            return True, pickle.load(fh)
+    except FileNotFoundError:
+        return False, None
+    except Exception:  # noqa: BLE001 - any unreadable entry is recomputed, never raised
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return False, None
+
+
+def _write(path: Path, value: object) -> None:
+    fresh = not path.parent.is_dir()
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if fresh:  # the first entry of this code: older code's entries are dead weight
+            for other in path.parent.parent.iterdir():
+                if other.is_dir() and other != path.parent:
+                    shutil.rmtree(other, ignore_errors=True)
+        with tmp.open("wb") as fh:
+            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(path)
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def load_or_build(inputs_digest: str, key: object, factory: Callable[[], T]) -> T:
+    """The stored value of ``key`` for these inputs, else ``factory()`` (then stored).
+
+    Without a store (:func:`directory` is ``None``) this is ``factory()``.
+    """
+    folder = directory()
+    if folder is None:
+        return factory()
+    path = _entry(folder, inputs_digest, key)
+    found, value = _read(path)
+    if found:
+        return value  # type: ignore[return-value]
+    value = factory()
+    _write(path, value)
+    return value
