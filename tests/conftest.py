@@ -15,10 +15,20 @@ from pathlib import Path
 
 import pytest
 
-from analysis import execute, paths
+from analysis import derived_store, execute, paths
 from analysis.devtools.fixtures import make_project_copy
 
 __all__ = ["make_project_copy"]
+
+
+@pytest.fixture(autouse=True)
+def _no_inherited_derived_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A derived store exported in the shell must not answer a test that patches a model.
+
+    Report runs still use theirs (``run_report`` sets it); a test that wants one sets it.
+    """
+    monkeypatch.delenv(derived_store.ENV, raising=False)
+
 
 FIXTURE_CHAPTERS = paths.TESTS / "e2e" / "fixtures" / "chapters"
 

@@ -21,7 +21,6 @@ Analytical decisions taken here:
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -95,10 +94,17 @@ def load_inputs(root: Path | None = None) -> Inputs:
             raise KeyError(f"unknown table {name!r}; known tables: {', '.join(ALL)}")
         return ALL[name].read(base)
 
-    digest = functools.cache(lambda: content_digest(base))
+    try:  # taken now: what these inputs read is this content (derived_store)
+        digest: str | None = content_digest(base)
+    except OSError:
+        digest = None  # a folder that cannot be listed: nothing is stored
 
     def store(key: object, factory: Callable[[], object]) -> object:
-        return derived_store.load_or_build(digest(), key, factory)
+        if digest is None:
+            return factory()
+        return derived_store.load_or_build(
+            digest, key, factory, still=lambda: content_digest(base) == digest
+        )
 
     return Inputs(reader=reader, where=lambda name: _where(name, base), store=store)
 

@@ -16,18 +16,26 @@ Analytical decisions taken here:
   ``GPU_REPORT_DERIVED_CACHE=`` (empty) turns the store off for a report run too.
 * **Keyed by content, never by time.** An entry's name is the SHA-256 of the derived key,
   the inputs' content digest (every file of the data folder, path and bytes) and the code
-  digest (every ``.py`` file of this package, the Python version and the versions of
-  numpy, pandas and scipy). A changed table, model line or library gives a new name:
-  there is no stale entry to invalidate, and an identical run reads exactly the numbers a
-  fresh one computes (pickle round-trips frames bit for bit).
+  digest (every ``.py`` file of this package, the Python version, the machine type and
+  the versions of the libraries that make or hold the numbers, :data:`_LIBRARIES`). A
+  changed table, model line or library gives a new name: there is no stale entry to
+  invalidate, and an identical run reads exactly the numbers a fresh one computes
+  (pickle round-trips frames bit for bit).
+* **Digests taken before the work, checked after it.** The code digest is taken when this
+  module is imported (the code the process runs) and the data digest when the inputs are
+  made; an entry is written only if both still hold once its value is computed, so a file
+  edited during a run never files one version's result under the other's name.
 * **Inputs that carry a team's measurements are not stored** (their digest would have to
-  cover the measurement files as well; they are small and rare).
+  cover the measurement files as well).
 * **A cache, never a source of failure.** An entry that cannot be read (truncated,
   corrupt, from another Python) is computed afresh and rewritten; a store that cannot be
-  written (read-only or full disk) is skipped. Entries are written to a temporary file and
-  renamed, so two kernels computing the same key at once both leave a whole file.
-* **Old code's entries are dropped**: entries live in one folder per code digest, and the
-  first write into a new folder removes the other folders.
+  entered or written (permissions, a full disk, a file in the way) is skipped. Entries are
+  written to a uniquely named temporary file and renamed, so two kernels computing the
+  same key at once both leave a whole file.
+* **Old code's entries are dropped**: entries live in one folder per code digest (24 hex
+  digits), and the first write into a new one removes the store's other such folders and
+  nothing else (a store pointed at a folder with other content leaves that content alone);
+  a killed writer's temporary file goes with its folder.
 """
 
 from __future__ import annotations
@@ -36,29 +44,42 @@ import contextlib
 import hashlib
 import os
 import pickle
+import platform
+import re
+import secrets
 import shutil
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import TypeVar
 
-__all__ = ["ENV", "code_digest", "directory", "enabled", "files_digest", "load_or_build"]
+__all__ = [
+    "ENV",
+    "code_digest",
+    "current_code_digest",
+    "directory",
+    "enabled",
+    "files_digest",
+    "load_or_build",
+]
 
 T = TypeVar("T")
 
 #: Environment variable naming the store's folder; unset or empty: nothing is stored.
 ENV = "GPU_REPORT_DERIVED_CACHE"
-#: Distributions whose versions change what a stored result would be.
-_LIBRARIES = ("numpy", "pandas", "scipy")
+#: Distributions whose versions change what a stored result would be, or how it unpickles.
+_LIBRARIES = ("numpy", "pandas", "scipy", "pyarrow")
 _PACKAGE = Path(__file__).resolve().parent
+#: The name of one code version's folder in the store.
+_CODE_FOLDER = re.compile(r"[0-9a-f]{24}")
+_DIGEST_CHARS = 24
 
 
 def directory() -> Path | None:
-    """The store's folder from :data:`ENV`, or ``None`` (unset or empty: off)."""
+    """The store's folder from :data:`ENV` (absolute), or ``None`` (unset or empty: off)."""
     value = os.environ.get(ENV, "").strip()
-    return Path(value) if value else None
+    return Path(value).absolute() if value else None
 
 
 @contextlib.contextmanager
@@ -67,13 +88,14 @@ def enabled(folder: Path, *, override: bool = False) -> Iterator[None]:
 
     A value set by the user (another folder, or empty to turn the store off) wins unless
     ``override`` (a benchmark's cold run in a folder of its own); the previous
-    environment is restored on exit.
+    environment is restored on exit. The folder is made absolute: kernels run in folders
+    of their own.
     """
     before = os.environ.get(ENV)
     if before is not None and not override:
         yield
         return
-    os.environ[ENV] = str(folder)
+    os.environ[ENV] = str(Path(folder).absolute())
     try:
         yield
     finally:
@@ -93,11 +115,10 @@ def files_digest(files: Iterable[Path], root: Path) -> str:
     return h.hexdigest()
 
 
-@cache
-def code_digest() -> str:
-    """Digest of this package's source, the Python version and the numeric libraries."""
+def current_code_digest() -> str:
+    """Digest of the package source on disk now, Python, machine and :data:`_LIBRARIES`."""
     h = hashlib.sha256(files_digest(_PACKAGE.rglob("*.py"), _PACKAGE).encode())
-    h.update(sys.version.encode())
+    h.update(f"{sys.version}|{platform.machine()}".encode())
     for name in _LIBRARIES:
         try:
             version = metadata.version(name)
@@ -105,6 +126,14 @@ def code_digest() -> str:
             version = "absent"
         h.update(f"|{name}={version}".encode())
     return h.hexdigest()
+
+
+_IMPORTED_CODE = current_code_digest()
+
+
+def code_digest() -> str:
+    """:func:`current_code_digest` as it was when this process imported the package."""
+    return _IMPORTED_CODE
 
 
 def _stable(key: object) -> str:
@@ -122,7 +151,7 @@ def _stable(key: object) -> str:
 
 def _entry(folder: Path, inputs_digest: str, key: object) -> Path:
     name = hashlib.sha256(f"{inputs_digest}\0{_stable(key)}".encode()).hexdigest()
-    return folder / code_digest()[:24] / f"{name}.pkl"
+    return folder / code_digest()[:_DIGEST_CHARS] / f"{name}.pkl"
 
 
 def _read(path: Path) -> tuple[bool, object]:
@@ -137,27 +166,36 @@ def _read(path: Path) -> tuple[bool, object]:
         return False, None
 
 
+def _prune(store: Path, keep: Path) -> None:
+    """Remove the other code versions' folders of ``store`` (and nothing else)."""
+    for other in store.iterdir():
+        if other != keep and other.is_dir() and _CODE_FOLDER.fullmatch(other.name):
+            shutil.rmtree(other, ignore_errors=True)
+
+
 def _write(path: Path, value: object) -> None:
-    fresh = not path.parent.is_dir()
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
+        fresh = not path.parent.is_dir()
         path.parent.mkdir(parents=True, exist_ok=True)
         if fresh:  # the first entry of this code: older code's entries are dead weight
-            for other in path.parent.parent.iterdir():
-                if other.is_dir() and other != path.parent:
-                    shutil.rmtree(other, ignore_errors=True)
+            _prune(path.parent.parent, path.parent)
         with tmp.open("wb") as fh:
             pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
         tmp.replace(path)
-    except (OSError, pickle.PicklingError, TypeError, AttributeError):
+    except Exception:  # noqa: BLE001 - an unwritable store or value is skipped, never raised
         with contextlib.suppress(OSError):
             tmp.unlink()
 
 
-def load_or_build(inputs_digest: str, key: object, factory: Callable[[], T]) -> T:
+def load_or_build(
+    inputs_digest: str, key: object, factory: Callable[[], T], *, still: Callable[[], bool]
+) -> T:
     """The stored value of ``key`` for these inputs, else ``factory()`` (then stored).
 
-    Without a store (:func:`directory` is ``None``) this is ``factory()``.
+    ``still()`` says, after ``factory()`` ran, whether the inputs are still the ones
+    ``inputs_digest`` names; the code is checked the same way. Without a store
+    (:func:`directory` is ``None``) this is ``factory()``.
     """
     folder = directory()
     if folder is None:
@@ -167,5 +205,13 @@ def load_or_build(inputs_digest: str, key: object, factory: Callable[[], T]) -> 
     if found:
         return value  # type: ignore[return-value]
     value = factory()
-    _write(path, value)
+    if _unchanged(still):
+        _write(path, value)
     return value
+
+
+def _unchanged(still: Callable[[], bool]) -> bool:
+    try:
+        return still() and current_code_digest() == code_digest()
+    except OSError:
+        return False

@@ -41,12 +41,17 @@ def _run(reports: Path, build: Path) -> report.RunResult:
     )
 
 
+def _entries(store: Path) -> dict[Path, tuple[int, int]]:
+    """Each stored entry's inode and modification time (a rewrite by rename changes both)."""
+    return {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in store.rglob("*.pkl")}
+
+
 def test_identical_rerun_reports_zero_changed_figures(tmp_path: Path, monkeypatch) -> None:
     reports, build = tmp_path / "reports", tmp_path / "_build"
     store = tmp_path / "store"
     monkeypatch.setenv(derived_store.ENV, str(store))
     first = _run(reports, build)
-    written = {p: p.stat().st_mtime_ns for p in store.rglob("*.pkl")}
+    written = _entries(store)
     assert written, "the first run stored no validation"
     # what a killed run leaves: its staging folder and temporary latest link (the pid is
     # above pid_max's default, so no such process); the next run removes both
@@ -59,7 +64,7 @@ def test_identical_rerun_reports_zero_changed_figures(tmp_path: Path, monkeypatc
     stale[1].symlink_to(first.version)
     second = _run(reports, build)
     # the second run read the stored validations back and rewrote none of them
-    assert {p: p.stat().st_mtime_ns for p in store.rglob("*.pkl")} == written
+    assert _entries(store) == written
     assert not [p for p in stale if p.exists() or p.is_symlink()]
     assert second.version_dir != first.version_dir
     assert second.version.startswith("v0002-")

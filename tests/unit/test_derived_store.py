@@ -5,6 +5,7 @@ And the validations it holds read back exactly as a fresh process computes them.
 
 from __future__ import annotations
 
+import errno
 import os
 import pickle
 from pathlib import Path
@@ -28,12 +29,15 @@ class Calls:
         return self.value
 
 
-def _inputs(digest: str = "tables-v1", measurements: pd.DataFrame | None = None) -> Inputs:
-    return Inputs(
-        reader=lambda name: pd.DataFrame(),
-        measurements=measurements,
-        store=lambda key, factory: derived_store.load_or_build(digest, key, factory),
-    )
+def _inputs(
+    digest: str = "tables-v1",
+    measurements: pd.DataFrame | None = None,
+    still: bool = True,
+) -> Inputs:
+    def store(key, factory):
+        return derived_store.load_or_build(digest, key, factory, still=lambda: still)
+
+    return Inputs(reader=lambda name: pd.DataFrame(), measurements=measurements, store=store)
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -47,17 +51,23 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def test_off_unless_the_variable_names_a_folder(tmp_path, monkeypatch) -> None:
+def _untouched(*_: object) -> None:
+    raise AssertionError("the store was used")
+
+
+def test_off_unless_the_variable_names_a_folder(monkeypatch) -> None:
+    monkeypatch.setattr(derived_store, "_read", _untouched)
+    monkeypatch.setattr(derived_store, "_write", _untouched)
     for value in (None, "", "  "):
         if value is None:
             monkeypatch.delenv(derived_store.ENV, raising=False)
         else:
             monkeypatch.setenv(derived_store.ENV, value)
+        assert derived_store.directory() is None
         calls = Calls()
         for _ in range(2):  # two processes' worth of inputs: each computes
             assert _inputs().derived("k", calls, persist=True) == 42
         assert calls.n == 2
-    assert not list(tmp_path.rglob("*.pkl"))
 
 
 def test_a_second_inputs_over_the_same_content_reads_the_stored_value(store) -> None:
@@ -79,15 +89,31 @@ def test_other_content_other_key_or_no_persist_computes_afresh(store) -> None:
     assert len(_entries(store)) == 3
 
 
-def test_new_code_gets_its_own_folder_and_old_folders_go(store, monkeypatch) -> None:
+def test_nothing_is_written_when_data_or_code_changed_during_the_work(store, monkeypatch) -> None:
+    calls = Calls()
+    _inputs(still=False).derived("k", calls, persist=True)  # a data file edited meanwhile
+    assert not _entries(store)
+    monkeypatch.setattr(derived_store, "current_code_digest", lambda: "edited")
+    _inputs().derived("k", calls, persist=True)  # a source file edited meanwhile
+    assert not _entries(store)
+    assert calls.n == 2
+
+
+def test_new_code_gets_its_own_folder_and_only_old_code_folders_go(store, monkeypatch) -> None:
     _inputs().derived("k", Calls(), persist=True)
     (old,) = [p for p in store.iterdir() if p.is_dir()]
-    monkeypatch.setattr(derived_store, "code_digest", lambda: "f" * 64)
+    (store / "precious").mkdir()  # a store pointed at a folder with other content
+    (store / "precious" / "notes.txt").write_text("keep me")
+    (store / "abc").mkdir()
+    new_code = "f" * 64
+    monkeypatch.setattr(derived_store, "code_digest", lambda: new_code)
+    monkeypatch.setattr(derived_store, "current_code_digest", lambda: new_code)
     calls = Calls()
     _inputs().derived("k", calls, persist=True)
     assert calls.n == 1  # another code version never reads the old entry
     assert not old.exists()
-    assert [p.name for p in store.iterdir()] == ["f" * 24]
+    assert sorted(p.name for p in store.iterdir()) == ["abc", "f" * 24, "precious"]
+    assert (store / "precious" / "notes.txt").read_text() == "keep me"
 
 
 def test_inputs_with_measurements_or_without_a_store_are_not_stored(store) -> None:
@@ -109,17 +135,27 @@ def test_a_corrupt_entry_is_recomputed_and_rewritten(store) -> None:
     assert pickle.loads(entry.read_bytes()) == 7
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
-def test_an_unwritable_store_is_skipped(store) -> None:
-    store.mkdir()
-    store.chmod(0o500)
-    try:
-        calls = Calls()
+@pytest.mark.parametrize(
+    ("attr", "error"),
+    [
+        ("is_dir", PermissionError(errno.EACCES, "Permission denied")),
+        ("mkdir", PermissionError(errno.EACCES, "Permission denied")),
+        ("open", OSError(errno.ENOSPC, "No space left on device")),
+    ],
+)
+def test_a_store_that_cannot_be_entered_or_written_is_skipped(
+    store, monkeypatch, attr, error
+) -> None:
+    def fail(*_: object, **__: object) -> None:
+        raise error
+
+    calls = Calls()
+    with monkeypatch.context() as m:
+        m.setattr(Path, attr, fail)
         assert _inputs().derived("k", calls, persist=True) == 42
         assert _inputs().derived("k", calls, persist=True) == 42
-        assert calls.n == 2
-    finally:
-        store.chmod(0o700)
+    assert calls.n == 2
+    assert not store.exists() or not (_entries(store) or list(store.rglob("*.tmp")))
 
 
 def test_a_store_that_is_a_file_is_skipped(tmp_path, monkeypatch) -> None:
@@ -157,6 +193,15 @@ def test_enabled_defers_to_the_user_and_restores(monkeypatch, tmp_path) -> None:
     assert os.environ[derived_store.ENV] == ""
 
 
+def test_a_relative_folder_is_made_absolute(monkeypatch, tmp_path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(derived_store.ENV, raising=False)
+    with derived_store.enabled(Path("rel")):
+        assert os.environ[derived_store.ENV] == str(tmp_path / "rel")
+    monkeypatch.setenv(derived_store.ENV, "rel2")
+    assert derived_store.directory() == tmp_path / "rel2"
+
+
 def test_the_data_folder_digest_follows_every_file(tmp_path) -> None:
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "a.csv").write_text("x\n1\n")
@@ -180,9 +225,24 @@ def test_load_inputs_stores_under_its_folders_digest(tmp_path, store) -> None:
     calls = Calls()
     data.load_inputs(root).derived("k", calls, persist=True)
     data.load_inputs(root).derived("k", calls, persist=True)
+    assert calls.n == 1
     (root / "a.csv").write_text("x\n2\n")
     data.load_inputs(root).derived("k", calls, persist=True)
     assert calls.n == 2
+
+
+def test_load_inputs_over_an_edited_folder_does_not_store(tmp_path, store) -> None:
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "a.csv").write_text("x\n1\n")
+    inp = data.load_inputs(root)
+
+    def edits_meanwhile() -> int:
+        (root / "a.csv").write_text("x\n2\n")
+        return 1
+
+    assert inp.derived("k", edits_meanwhile, persist=True) == 1
+    assert not _entries(store)
 
 
 def test_a_stored_validation_equals_a_fresh_one(store, monkeypatch) -> None:
@@ -191,7 +251,12 @@ def test_a_stored_validation_equals_a_fresh_one(store, monkeypatch) -> None:
     fresh = deployment_fit.held_out("aggregated", "cell", data.load_inputs())
     monkeypatch.setenv(derived_store.ENV, str(store))
     written = deployment_fit.held_out("aggregated", "cell", data.load_inputs())
+    assert len(_entries(store)) == 1
+
+    def refit(*_: object, **__: object) -> None:
+        raise AssertionError("refitted instead of read back")
+
+    monkeypatch.setattr(deployment_fit, "validate_by_configuration", refit)
     read = deployment_fit.held_out("aggregated", "cell", data.load_inputs())
-    assert len(_entries(store)) >= 1
     pd.testing.assert_frame_equal(written, fresh, check_exact=True)
     pd.testing.assert_frame_equal(read, fresh, check_exact=True)

@@ -696,7 +696,8 @@ def validation_summaries(
         do not depend on the scenario.
     """
     inp = resolve(inputs)
-    key = ("inference.validation_summaries", tuple(schemes))
+    schemes = tuple(schemes)
+    key = ("inference.validation_summaries", schemes)
     held = inp.derived(key, lambda: _validation_summaries(schemes, inp), persist=True)
     return HoldoutValidation(  # cheap copies: a caller's edit never reaches the memo
         *({k: v.copy(deep=False) for k, v in d.items()} for d in held.parts())
