@@ -680,7 +680,10 @@ def transfer_reference(
     reaches of 0.1-1.0 (log TPOT) around the ones fixed here the same-vendor rule ranges
     19.7-23.7 %. The measurements themselves allow about the held-out bar of 20 %; what
     keeps the model from it is each cell's configuration curve, which a measured
-    neighbour carries and the model's shape does not.
+    neighbour carries and the model's shape does not. Examined (one-off, 2026-12-07, not
+    kept): the transfer's correction shrunk toward the model, model x (transfer / model)^a,
+    a = 0.5 / 0.75: same vendor 24.8 / 22.3 %, any other cell 24.5 / 22.4 %, sister part
+    30.4 / 26.5 % (a = 1 is the table's): no blend of the two reaches the bar either.
     """
     return transfer_tables(df, cross, specs, inputs=inputs)[0]
 
