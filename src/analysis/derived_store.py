@@ -1,11 +1,11 @@
 """A content-addressed store on disk for the expensive derived results a report reuses.
 
-Why: the held-out validations (the MLPerf schemes, the InferenceX folds, the deployment
-checks) take about 80 s and do not depend on the scenario, yet every chapter kernel of
-every report run recomputed them: chapters 30 and 40 both did, and a test suite that
-renders many scenarios paid for them dozens of times. :meth:`analysis.inputs.Inputs.derived`
-with ``persist=True`` keeps such a result here, so that a kernel computing it again reads
-the same bytes back instead.
+Why: the calibrations and the held-out validations (the MLPerf schemes, the InferenceX
+folds, the deployment checks) take about 80 s and do not depend on the scenario, yet every
+chapter kernel of every report run recomputed them: chapters 30 and 40 both did, and a
+test suite that renders many scenarios paid for them dozens of times.
+:meth:`analysis.inputs.Inputs.derived` with ``persist=True`` keeps such a result here, so
+that a kernel computing it again reads the same bytes back instead.
 
 Analytical decisions taken here:
 

@@ -730,6 +730,7 @@ def default_calibration(*, inputs: Inputs | None = None) -> Calibration:
     return inp.derived(
         "inference.calibration",
         lambda: fit_calibration(_default_implied(inputs=inp), inputs=inp),
+        persist=True,
     )
 
 

@@ -20,12 +20,12 @@ Analytical decisions taken here (the physics is in :mod:`analysis.deployments`):
   kind x model), falling back to the accelerator, its generation, then the vendor.
   Per vendor x kind: a fixed time per layer per decode step (:func:`fit_layer_overhead`:
   launches and synchronization, what a step costs at one sequence beyond its weight
-  reads; a layer counted in DeepSeek-R1 layers by its kernels,
-  :mod:`analysis.inference.layer_kernels`, so another model pays in proportion), and two
-  slopes fitted within stacks: of log efficiency on log sequences per decode GPU and the
-  step of an expert-parallel (DP attention) worker over a TP one (the roofline misses
-  the all-to-all's overlap with compute). The prefill factor is
-  the upper quartile of the rows' (TTFT mixes queueing into it), and a prefill pool's
+  reads; a layer counted in DeepSeek-R1 layers by its kernels, :mod:`analysis.inference.
+  layer_kernels`, so another model pays in proportion), and two slopes fitted within
+  stacks: of log efficiency on log sequences per decode GPU and the step of an
+  expert-parallel (DP attention) worker over a TP one (the roofline misses the
+  all-to-all's overlap with compute). The prefill factor is the upper quartile of the
+  rows' (TTFT mixes queueing into it), and a prefill pool's
   capacity the upper decile of the rows' lower bounds (the pool served at least the
   measured request rate). A worker-size slope was tried and dropped
   (``SLOPE_COVARIATES``): it moved the held-out error by under one point.
@@ -759,7 +759,7 @@ def implied(inputs: Inputs | None = None) -> pd.DataFrame:
 def default_calibration(inputs: Inputs | None = None) -> DeploymentCalibration:
     """Factors fitted on every point of ``inputs`` (what the tiers use)."""
     inp = resolve(inputs)
-    return inp.derived("deployment_calibration", lambda: fit_calibration(implied(inp)))
+    return inp.derived("deployment_factors", lambda: fit_calibration(implied(inp)), persist=True)
 
 
 def validation(inputs: Inputs | None = None) -> pd.DataFrame:

@@ -95,7 +95,7 @@ from analysis.inference.latency import select
 from analysis.inference.serving import frontier
 from analysis.inference.validation import ratio_medians, validation_breakdown, validation_summary
 from analysis.inference.validation import ratio_pairs as _ratio_pairs
-from analysis.inputs import Inputs
+from analysis.inputs import Inputs, resolve
 
 #: The run window of the measured frontier: a cell's last this many days of runs.
 RECENT_DAYS = 60
@@ -257,8 +257,15 @@ def validate_public_path(
     """The report's serving path against the measured frontiers.
 
     One row per (cell, TPOT bound) of :func:`measured_frontiers`: ``predicted`` (output
-    tokens/s per GPU, the module docstring's rule) and ``ape_pct``.
+    tokens/s per GPU, the module docstring's rule) and ``ape_pct``. Once per inputs and
+    bounds, persisted (:mod:`analysis.derived_store`): it does not depend on the scenario.
     """
+    inp = resolve(inputs)
+    key = ("frontier_validation.public_path", tuple(float(b) for b in bounds))
+    return inp.derived(key, lambda: _public_path(inp, bounds), persist=True).copy(deep=False)
+
+
+def _public_path(inputs: Inputs, bounds: tuple[float, ...]) -> pd.DataFrame:
     front = measured_frontiers(select(inputs=inputs), bounds)
     cal = default_calibration(inputs=inputs)
     pred = np.full(len(front), np.nan)

@@ -609,4 +609,4 @@ def default_shape(inputs: Inputs | None = None) -> ServingShape:
 def fitted_shape(inputs: Inputs | None = None) -> ServingShape:
     """:func:`fit_default_shape` of ``inputs``, memoized on the instance (the model's default)."""
     inp = resolve(inputs)
-    return inp.derived("inference.shape", lambda: fit_default_shape(inp))
+    return inp.derived("inference.shape", lambda: fit_default_shape(inp), persist=True)
