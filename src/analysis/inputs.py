@@ -5,7 +5,7 @@ object holding the validated tables by name (read lazily through its ``reader``)
 wide spec frame and the model frame (:attr:`Inputs.specs`, :attr:`Inputs.models`), and a
 per-instance memo of derived results (calibrations, fits: :meth:`Inputs.derived`). A new
 instance therefore starts with no derived result. The one exception is opt-in and keyed by
-content: a result asked to ``persist`` (the scenario-independent validations) passes
+content: a result asked to ``persist`` (the scenario-independent fits and validations) passes
 through the instance's ``store``, which ``load_inputs`` sets to
 :mod:`analysis.derived_store` (on only where a report run enables it).
 
@@ -213,8 +213,8 @@ class Inputs:
         ``persist``: also pass it through :attr:`store` (when these inputs have one and
         no team measurements), so another process over the same tables and code reads it
         back instead of recomputing. For the expensive results that depend on the inputs
-        alone (the held-out validations); ``key`` must then be made of strings, numbers
-        and tuples.
+        alone (the calibrations, the held-out validations); ``key`` must then be made of
+        strings, numbers and tuples.
         """
         memo = self._memo
         if key not in memo:
