@@ -409,6 +409,12 @@ def fit_sweep_shape(
 #: an MI355X format then take NVIDIA's Blackwell effect, of the opposite sign to AMD's:
 #: MI355X fp4 +12.9 -> +93.2 % signed, fp8 -11.5 -> -42.9 %, FP8/FP4 ratio error MI355X
 #: 29.0 -> 66.4 %, B200 31.6 -> 35.9 %, serving model overall 30.7 -> 34.7 %.
+#: Examined (one-off, 2026-12-07, not kept): the prior set to MI355X's own measured effect,
+#: +0.128 (fp4 at 0.88x fp8's efficiency), which no fold may know: the serving model's
+#: FP8/FP4 ratio error on MI355X 21.4 -> 38.9 % (modelled median ratio 0.52 -> 0.62 against
+#: 0.51 measured), B200 7.8 -> 14.4 %; -0.128: 26.8 / 15.4 %. The MI355X ratio error is
+#: point-to-point scatter (each configuration's own median ratio misses by 29.7 %), not
+#: the prior.
 PRECISION_PRIOR = 0.0
 _REF_CLASS = "native"
 
