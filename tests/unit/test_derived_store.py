@@ -15,6 +15,8 @@ import pytest
 
 from analysis import data, derived_store
 from analysis.inference import deployment_fit
+from analysis.inference.latency import stored_frame
+from analysis.inference.validation import HoldoutValidation
 from analysis.inputs import Inputs
 
 
@@ -260,3 +262,28 @@ def test_a_stored_validation_equals_a_fresh_one(store, monkeypatch) -> None:
     read = deployment_fit.held_out("aggregated", "cell", data.load_inputs())
     pd.testing.assert_frame_equal(written, fresh, check_exact=True)
     pd.testing.assert_frame_equal(read, fresh, check_exact=True)
+
+
+def test_stored_frame_keeps_only_the_bundled_inputs_result(store) -> None:
+    calls = Calls(pd.DataFrame({"x": [1.0]}))
+    given = pd.DataFrame()
+    stored_frame("check", (given, None, None), _inputs(), calls)  # a caller's frame
+    assert calls.n == 1 and not _entries(store)
+    inp = _inputs()
+    first = stored_frame("check", (None, None, None), inp, calls)
+    first["x"] = 2.0  # a caller's edit reaches neither the memo nor the store
+    again = stored_frame("check", (None, None, None), inp, calls)
+    fresh = stored_frame("check", (None, None, None), _inputs(), calls)
+    assert calls.n == 2
+    assert again["x"].tolist() == fresh["x"].tolist() == [1.0]
+    assert len(_entries(store)) == 1
+
+
+def test_a_holdout_validation_copy_shares_no_frame_object() -> None:
+    frame = pd.DataFrame({"ape_pct": [5.0]})
+    held = HoldoutValidation({"round": frame}, {"round": frame}, {"round": frame})
+    copy = held.copy()
+    copy.validations["round"]["ape_pct"] = 9.0
+    copy.summaries.pop("round")
+    assert frame["ape_pct"].tolist() == [5.0]
+    assert list(held.summaries) == ["round"]

@@ -20,10 +20,10 @@ Analytical decisions taken here (the physics is in :mod:`analysis.deployments`):
   kind x model), falling back to the accelerator, its generation, then the vendor.
   Per vendor x kind: a fixed time per layer per decode step (:func:`fit_layer_overhead`:
   launches and synchronization, what a step costs at one sequence beyond its weight
-  reads; a layer counted in DeepSeek-R1 layers by its kernels, :mod:`analysis.inference.
-  layer_kernels`, so another model pays in proportion), and two slopes fitted within
-  stacks: of log efficiency on log sequences per decode GPU and the step of an
-  expert-parallel (DP attention) worker over a TP one (the roofline misses the
+  reads; a layer counted in DeepSeek-R1 layers by its kernels,
+  :mod:`analysis.inference.layer_kernels`, so another model pays in proportion), and two
+  slopes fitted within stacks: of log efficiency on log sequences per decode GPU and the
+  step of an expert-parallel (DP attention) worker over a TP one (the roofline misses the
   all-to-all's overlap with compute). The prefill factor is the upper quartile of the
   rows' (TTFT mixes queueing into it), and a prefill pool's
   capacity the upper decile of the rows' lower bounds (the pool served at least the

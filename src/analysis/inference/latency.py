@@ -45,7 +45,7 @@ checked on it directly. Analytical decisions taken here:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -552,6 +552,25 @@ def _load(
         specs = inp.specs if specs is None else specs
         models = inp.models if models is None else models
     return ix, specs, models
+
+
+def stored_frame(
+    name: str,
+    frames: tuple[pd.DataFrame | None, ...],
+    inputs: Inputs | None,
+    compute: Callable[[], pd.DataFrame],
+) -> pd.DataFrame:
+    """``compute()``; with no frame given, memoized per inputs and persisted.
+
+    For the InferenceX checks that read the bundled sweeps alone (no scenario): every
+    chapter kernel of a report run reads them back (:mod:`analysis.derived_store`)
+    instead of refitting them. With a frame given (``ix``, ``specs``, ``models``) the
+    result is the caller's to keep.
+    """
+    if any(f is not None for f in frames):
+        return compute()
+    inp = resolve(inputs)
+    return inp.derived(("inferencex", name), compute, persist=True).copy(deep=False)
 
 
 def select(

@@ -60,14 +60,14 @@ import numpy as np
 import pandas as pd
 
 from analysis.inference import frontier_validation
-from analysis.inference.latency import SWEEP_KEYS, _load, select, select_points
+from analysis.inference.latency import SWEEP_KEYS, _load, select, select_points, stored_frame
 from analysis.inference.roofline import (
     PEAK_COLUMN,
     _generation,
     model_params,
     prompt_attention_flops,
 )
-from analysis.inputs import Inputs, resolve
+from analysis.inputs import Inputs
 
 #: The groupings of :func:`error_budget`, coarsest first: (label, the columns whose every
 #: combination gets its own level, taken from its other points).
@@ -410,14 +410,12 @@ def date_repeatability(
     ``predicted_tpot_ms``, ``tpot_ape_pct``), for the points with another date.
     Without frames given: once per inputs, persisted (:mod:`analysis.derived_store`).
     """
-    if ix is None and specs is None and models is None:
-        inp = resolve(inputs)
-        return inp.derived(
-            ("latency_diagnostics", "date_repeatability"),
-            lambda: _date_repeatability(None, None, None, inp),
-            persist=True,
-        ).copy(deep=False)
-    return _date_repeatability(ix, specs, models, inputs)
+    return stored_frame(
+        "date_repeatability",
+        (ix, specs, models),
+        inputs,
+        lambda: _date_repeatability(ix, specs, models, inputs),
+    )
 
 
 def _date_repeatability(

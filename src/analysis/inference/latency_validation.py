@@ -62,7 +62,7 @@ not kept; held out 32.2 %, FP8/FP4 ratio error B200 7.8 %, MI355X 21.4 % as the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -76,6 +76,7 @@ from analysis.inference.latency import (
     implied_eta,
     point_terms,
     select,
+    stored_frame,
     throughput_at_tpot,
 )
 from analysis.inference.latency_diagnostics import IN_SAMPLE, error_budget
@@ -212,7 +213,7 @@ def validate_serving_model(
     :func:`validate_sweep_model` (``predicted_fp4``: each fp8 point's engine at fp4, at the
     shape and level of the fold that held the fp4 cell out).
     """
-    return _stored(
+    return stored_frame(
         "serving_held_out",
         (ix, specs, models),
         inputs,
@@ -256,7 +257,7 @@ def fit_serving_model(
     alone (both on the in-sample shape, levels from implied efficiencies): not a robust
     gain.
     """
-    return _stored(
+    return stored_frame(
         "serving_in_sample",
         (ix, specs, models),
         inputs,
@@ -280,7 +281,7 @@ def cross_fold_predictions(
     reads, so that a ratio of two parts comes from one fold. The folds are the held-out
     validation's, fitted once per inputs.
     """
-    return _stored(
+    return stored_frame(
         "serving_cross_fold",
         (ix, specs, models),
         inputs,
@@ -306,23 +307,6 @@ def _serving_folds(
             "inference.serving_folds", lambda: _ServingFolds(*_load(None, None, None, inp))
         )
     return _ServingFolds(*_load(ix, specs, models, inputs))
-
-
-def _stored(
-    name: str,
-    frames: tuple[pd.DataFrame | None, ...],
-    inputs: Inputs | None,
-    compute: Callable[[], pd.DataFrame],
-) -> pd.DataFrame:
-    """``compute()``, memoized per inputs and persisted when no frame was given.
-
-    The held-out folds do not depend on the scenario, so every chapter kernel of a report
-    run reads them back (:mod:`analysis.derived_store`) instead of refitting them.
-    """
-    if any(f is not None for f in frames):
-        return compute()
-    inp = resolve(inputs)
-    return inp.derived(("latency_validation", name), compute, persist=True).copy(deep=False)
 
 
 def _holdout_labels(cell: np.ndarray) -> np.ndarray:
@@ -473,7 +457,7 @@ def validate_sweep_model(
     throughput of the same engine at the point's TPOT, from the fold that held the fp4
     cell out; what :func:`fp8_fp4_ratio` compares).
     """
-    return _stored(
+    return stored_frame(
         "sweep_held_out",
         (ix, specs, models),
         inputs,

@@ -640,9 +640,15 @@ class HoldoutValidation:
     #: scheme -> :func:`same_fold_ratio_pairs` (schemes of :data:`PARTNER_SCHEMES` only).
     same_fold_pairs: dict[str, pd.DataFrame] = field(default_factory=dict)
 
-    def parts(self) -> tuple[dict[str, pd.DataFrame], ...]:
-        """The three dicts, in field order."""
-        return self.validations, self.summaries, self.same_fold_pairs
+    def copy(self) -> HoldoutValidation:
+        """Cheap (copy-on-write) copies of every frame: a caller's edit never reaches a memo."""
+
+        def each(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+            return {k: v.copy(deep=False) for k, v in frames.items()}
+
+        return HoldoutValidation(
+            each(self.validations), each(self.summaries), each(self.same_fold_pairs)
+        )
 
     def combined(self) -> pd.DataFrame:
         """Every scheme's summary stacked in scheme order, with a ``scheme`` column last."""
@@ -698,10 +704,7 @@ def validation_summaries(
     inp = resolve(inputs)
     schemes = tuple(schemes)
     key = ("inference.validation_summaries", schemes)
-    held = inp.derived(key, lambda: _validation_summaries(schemes, inp), persist=True)
-    return HoldoutValidation(  # cheap copies: a caller's edit never reaches the memo
-        *({k: v.copy(deep=False) for k, v in d.items()} for d in held.parts())
-    )
+    return inp.derived(key, lambda: _validation_summaries(schemes, inp), persist=True).copy()
 
 
 def _validation_summaries(schemes: Sequence[str], inputs: Inputs) -> HoldoutValidation:
